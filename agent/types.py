@@ -1,0 +1,52 @@
+"""Plain data crossing the bot/agent boundary: no Telegram types ever pass here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class IncomingMessage:
+    """One user message as the agent sees it."""
+
+    user_key: str  # telegram_<id> or cli_<name>
+    text: str
+    time: datetime  # timezone-aware
+    message_id: str = ""  # the transport's id, used as the daily-log ref
+    reply_to_id: str = ""  # the id of the bot message this replies to, if any
+    language: str = ""  # "zh" / "en" hint from the transport ("" = detect from text)
+    in_group: bool = False  # memories are never proposed from or shown in a group
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalView:
+    """A pending memory the transport must show with Confirm / Edit / Discard."""
+
+    proposal_id: str
+    text: str
+    section: str
+    expires_at: datetime
+    conflict_note: str = ""  # e.g. "replaces m-...: ..." when a same-topic memory exists
+
+
+@dataclass(frozen=True, slots=True)
+class InjectedMemory:
+    """One memory that was put in the prompt (for /why and access counts)."""
+
+    id: str
+    layer: str  # "L0" | "L1" | "L2" | "short_term" | "fallback"
+    score: float
+    text: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """The agent's answer to one message."""
+
+    text: str
+    proposals: tuple[ProposalView, ...] = ()
+    injected: tuple[InjectedMemory, ...] = ()
+    error: bool = False  # True when the text is a failure notice (e.g. Ollama down)
+    notices: tuple[str, ...] = field(default=())  # extra one-line notices (expired proposals)

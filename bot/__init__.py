@@ -1,0 +1,1 @@
+"""Telegram and the terminal: handlers, commands, jobs, the CLI and the composition root."""

@@ -1,0 +1,54 @@
+"""The composition root: reads the settings once and builds every service from them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bot.settings import Settings
+from memory.embedders import E5Embedder, Embedder
+from memory.index import IndexStore
+from memory.indexer import Indexer
+from memory.search import HybridSearcher
+from memory.service import MemoryService
+from memory.tokens import TokenCounter, load_counter
+
+
+def build_embedder(settings: Settings) -> Embedder:
+    """The embedder the settings name (the embedded e5 model unless told otherwise)."""
+    if settings.embedder == "ollama":
+        from agent.ollama_client import OllamaEmbedder
+
+        return OllamaEmbedder(
+            settings.ollama_host,
+            settings.embed_model,
+            batch_size=settings.index.embed_batch_size,
+            timeout=settings.ollama_timeout_seconds,
+        )
+    return E5Embedder(batch_size=settings.index.embed_batch_size)
+
+
+@dataclass(slots=True)
+class Services:
+    """Every long-lived object of one PCAI process."""
+
+    settings: Settings
+    counter: TokenCounter
+    embedder: Embedder
+    store: IndexStore
+    memory: MemoryService
+
+    def close(self) -> None:
+        """Release what the services hold open."""
+        self.store.close()
+
+
+def build_services(settings: Settings, embedder: Embedder | None = None) -> Services:
+    """Build the services of one process from ``settings``."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    counter = load_counter()
+    embedder = embedder or build_embedder(settings)
+    store = IndexStore(settings.index_path, embedder.name, embedder.dim)
+    indexer = Indexer(settings.data_dir, store, embedder, counter, settings.index)
+    searcher = HybridSearcher(store, embedder, settings.retrieval)
+    memory = MemoryService(settings.data_dir, indexer, searcher)
+    return Services(settings, counter, embedder, store, memory)

@@ -1,0 +1,214 @@
+"""The ``pcai`` command: run the bot, chat in a terminal, and operate on the memory store."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from bot.app import Services, build_services
+from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
+from memory.errors import MemoryStoreError
+
+log = logging.getLogger("pcai")
+
+
+def _progress(label: str) -> Any:
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        print(f"\r{label} [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
+        if done >= total:
+            print(file=sys.stderr)
+
+    return show
+
+
+def _hit_dict(hit: Any, explain: bool) -> dict[str, Any]:
+    c = hit.chunk
+    out: dict[str, Any] = {
+        "score": round(hit.score, 6),
+        "text": c.text,
+        "user_key": c.user_key,
+        "kind": c.kind,
+        "path": c.path,
+        "section": c.section,
+        "date": c.date,
+        "id": c.unit_id,
+        "refs": list(c.refs),
+        "lines": [c.line_start, c.line_end],
+    }
+    if explain:
+        out["explain"] = {k: round(v, 6) for k, v in hit.stages.items()}
+        out["vector_similarity"] = hit.vector_similarity
+        out["bm25_rank"] = hit.bm25_rank
+    return out
+
+
+def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
+    """Print the effective settings with secrets masked."""
+    print(json.dumps(settings_as_dict(settings), ensure_ascii=False, indent=2))
+    return 0
+
+
+def cmd_remember(services: Services, args: argparse.Namespace) -> int:
+    """Add a confirmed memory directly."""
+    entry = services.memory.remember(args.user, " ".join(args.text), section=args.section)
+    if args.json:
+        print(json.dumps({"id": entry.id, "section": entry.section}, ensure_ascii=False))
+    else:
+        print(f"remembered {entry.id} in section {entry.section!r}")
+    return 0
+
+
+def cmd_search(services: Services, args: argparse.Namespace) -> int:
+    """Search a user's memory."""
+    hits = services.memory.search(args.user, " ".join(args.query), args.k)
+    rows = [_hit_dict(h, args.explain) for h in hits]
+    if args.json:
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        return 0
+    if not rows:
+        print("no results")
+    for i, row in enumerate(rows, start=1):
+        print(f"{i}. [{row['score']:.3f}] {row['text']}")
+        print(f"   {row['kind']} {row['path']} {row['section']} {row['date']} id={row['id']}")
+        if args.explain:
+            stages = " -> ".join(f"{k} {v:.3f}" for k, v in row["explain"].items())
+            print(f"   {stages}")
+    return 0
+
+
+def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
+    """Re-index from the Markdown."""
+    stats = services.memory.reindex(args.user, progress=_progress("reindex"))
+    print(f"indexed {stats.added} units from {stats.files} files, removed {stats.removed}")
+    return 0
+
+
+def cmd_export(services: Services, args: argparse.Namespace) -> int:
+    """Print all of a user's memories."""
+    if args.format == "json":
+        print(json.dumps(services.memory.export_json(args.user), ensure_ascii=False, indent=2))
+    else:
+        print(services.memory.export_markdown(args.user), end="")
+    return 0
+
+
+def cmd_chat(services: Services, args: argparse.Namespace) -> int:
+    """Chat in the terminal."""
+    from bot.chat import TerminalChat
+
+    TerminalChat(services, f"cli_{args.user}").run()
+    return 0
+
+
+def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
+    """Start the bot: Telegram when a token is set, else the terminal chat."""
+    if not settings.telegram_bot_token:
+        print(
+            "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "
+            "set TELEGRAM_BOT_TOKEN and PCAI_ALLOWED_USERS (see README).",
+            file=sys.stderr,
+        )
+        services = _open(settings)
+        try:
+            return cmd_chat(services, argparse.Namespace(user=_default_user()))
+        finally:
+            services.close()
+    print("The Telegram bot is not built yet; use `pcai chat`.", file=sys.stderr)
+    return 2
+
+
+def _default_user() -> str:
+    name = "".join(ch for ch in getpass.getuser() if ch.isalnum() or ch in "_.-")
+    return name or "local"
+
+
+def _open(settings: Settings) -> Services:
+    services = build_services(settings)
+    services.memory.ensure_index(progress=_progress("building index"))
+    return services
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of ``pcai``."""
+    p = argparse.ArgumentParser(prog="pcai", description="PCAI, the memory bot.")
+    p.add_argument("--config", help="TOML settings file (else $PCAI_CONFIG)")
+    sub = p.add_subparsers(dest="command", required=True)
+    sub.add_parser("run", help="start the bot (terminal chat without a Telegram token)")
+    chat = sub.add_parser("chat", help="chat in the terminal")
+    chat.add_argument("--user", default=_default_user())
+    sub.add_parser("config", help="print the effective settings")
+    sub.add_parser("doctor", help="check that everything PCAI needs works")
+    rem = sub.add_parser("remember", help="add a confirmed memory")
+    rem.add_argument("--user", required=True)
+    rem.add_argument("--section")
+    rem.add_argument("--json", action="store_true")
+    rem.add_argument("text", nargs="+")
+    se = sub.add_parser("search", help="search a user's memory")
+    se.add_argument("--user", required=True)
+    se.add_argument("-k", type=int, default=None)
+    se.add_argument("--explain", action="store_true")
+    se.add_argument("--json", action="store_true")
+    se.add_argument("query", nargs="+")
+    ri = sub.add_parser("reindex", help="rebuild the index from the Markdown")
+    ri.add_argument("--user")
+    ex = sub.add_parser("export", help="print a user's memories")
+    ex.add_argument("--user", required=True)
+    ex.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    ex.add_argument("--json", dest="format", action="store_const", const="json")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pcai`` console script."""
+    args = build_parser().parse_args(argv)
+    try:
+        from pathlib import Path
+
+        settings = load_settings(os.environ, Path(args.config) if args.config else None)
+    except SettingsError as exc:
+        print(f"pcai: {exc}", file=sys.stderr)
+        return 2
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    if args.command == "config":
+        return cmd_config(settings, args)
+    if args.command == "doctor":
+        from bot.doctor import run_doctor
+
+        return run_doctor(settings)
+    if args.command == "run":
+        return cmd_run(settings, args)
+    commands = {
+        "chat": cmd_chat,
+        "remember": cmd_remember,
+        "search": cmd_search,
+        "reindex": cmd_reindex,
+        "export": cmd_export,
+    }
+    try:
+        services = _open(settings)
+    except MemoryStoreError as exc:
+        print(f"pcai: {exc}", file=sys.stderr)
+        return 1
+    try:
+        return commands[args.command](services, args)
+    except (MemoryStoreError, ValueError) as exc:
+        print(f"pcai: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        services.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

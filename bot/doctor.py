@@ -1,0 +1,91 @@
+"""``pcai doctor``: one line per check, non-zero exit when something needed is broken."""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+
+from bot.settings import Settings
+
+Check = tuple[str, Callable[[], str]]
+
+
+def _data_dir(settings: Settings) -> str:
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=settings.data_dir):
+        pass
+    return f"{settings.data_dir.resolve()} is writable"
+
+
+def _sqlite(settings: Settings) -> str:
+    from memory.db import connect, versions
+
+    conn = connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        sqlite_v, vec_v = versions(conn)
+    finally:
+        conn.close()
+    return f"SQLite {sqlite_v} with FTS5, sqlite-vec {vec_v}"
+
+
+def _tokenizer(settings: Settings) -> str:
+    from memory.tokens import load_counter
+
+    counter = load_counter()
+    if counter.name == "estimate":
+        raise RuntimeError("tiktoken could not load: using the fallback estimator")
+    return f"{counter.name} ({counter.count('我喜歡喝咖啡 hello')} tokens in a probe)"
+
+
+def _embedder(settings: Settings) -> str:
+    from bot.app import build_embedder
+
+    emb = build_embedder(settings)
+    vec = emb.embed_query("doctor probe 測試")
+    return f"{emb.name}, {vec.shape[0]} dimensions"
+
+
+def _ollama(settings: Settings) -> str:
+    import ollama
+
+    client = ollama.Client(host=settings.ollama_host, timeout=5)
+    models = [m.model or "" for m in client.list().models]
+    if not any(m.split(":")[0] == settings.chat_model.split(":")[0] for m in models):
+        raise RuntimeError(
+            f"reachable at {settings.ollama_host} but model {settings.chat_model} is missing: "
+            f"run `ollama pull {settings.chat_model}`"
+        )
+    return f"{settings.ollama_host}, model {settings.chat_model} present"
+
+
+def _telegram(settings: Settings) -> str:
+    token = settings.telegram_bot_token
+    if not token:
+        raise RuntimeError("TELEGRAM_BOT_TOKEN is not set (the terminal chat still works)")
+    if ":" not in token or not token.split(":", 1)[0].isdigit():
+        raise RuntimeError("TELEGRAM_BOT_TOKEN does not look like <digits>:<text>")
+    if not settings.allowed_users:
+        raise RuntimeError("PCAI_ALLOWED_USERS is empty: nobody will be served")
+    return f"token set, {len(settings.allowed_users)} allowed user(s)"
+
+
+def run_doctor(settings: Settings, print_fn: Callable[[str], None] = print) -> int:
+    """Run every check; return 0 when all pass, 1 otherwise."""
+    checks: list[Check] = [
+        ("data dir", lambda: _data_dir(settings)),
+        ("sqlite", lambda: _sqlite(settings)),
+        ("tokenizer", lambda: _tokenizer(settings)),
+        ("embedder", lambda: _embedder(settings)),
+        ("ollama", lambda: _ollama(settings)),
+        ("telegram", lambda: _telegram(settings)),
+    ]
+    failed = 0
+    for name, check in checks:
+        try:
+            print_fn(f"ok    {name}: {check()}")
+        except Exception as exc:  # every failure becomes one readable line
+            failed += 1
+            print_fn(f"FAIL  {name}: {exc}")
+    print_fn("all checks passed" if not failed else f"{failed} check(s) failed")
+    return 1 if failed else 0

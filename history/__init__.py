@@ -1,0 +1,1 @@
+"""Conversations: sessions, short-term context, compaction, daily logs, idle summaries."""

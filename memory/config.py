@@ -1,0 +1,86 @@
+"""Configuration values of the memory package, with the seeds' defaults.
+
+These are plain frozen dataclasses; ``bot.settings`` fills them from the environment and the
+optional TOML file, and hands them to the services that need them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    """Seed 004 §5 retrieval settings (the JSON block), plus search depth and fusion choice."""
+
+    vector_weight: float = 0.7
+    bm25_weight: float = 0.3
+    min_score: float = 0.3
+    hard_min_score: float = 0.35
+    recency_half_life_days: float = 14.0
+    recency_weight: float = 0.10
+    length_norm_anchor: int = 500
+    time_decay_half_life_days: float = 60.0
+    mmr_threshold: float = 0.85
+    filter_noise: bool = True
+    # "vector_bonus": vector score as the base, +bm25_hit_bonus when BM25 also hit (the seed's
+    # "RRF"); "rrf": true reciprocal-rank fusion.
+    fusion: str = "vector_bonus"
+    bm25_hit_bonus: float = 0.15
+    rrf_k: int = 60
+    candidate_multiplier: int = 4
+    top_k: int = 5
+    # Seed 004 §3.2: at most 3 long-term chunks, each cut to 1,500 tokens.
+    max_snippet_tokens: int = 1500
+
+
+@dataclass(frozen=True, slots=True)
+class IndexConfig:
+    """How the Markdown is cut into indexed chunks (seed 004 §9)."""
+
+    chunk_tokens: int = 400
+    chunk_overlap_tokens: int = 80
+    embed_batch_size: int = 32
+
+
+@dataclass(frozen=True, slots=True)
+class AdaptiveConfig:
+    """Seed 004 §7 adaptive retrieval and seed 002's periodic forced retrieval."""
+
+    min_chars: int = 5
+    min_cjk_chars: int = 6
+    min_other_chars: int = 15
+    force_every_turns: int = 5
+
+
+@dataclass(frozen=True, slots=True)
+class PendingConfig:
+    """Seed 004 §3.1: proposed memories wait 30 minutes for confirmation."""
+
+    ttl_minutes: int = 30
+
+
+@dataclass(frozen=True, slots=True)
+class LifecycleConfig:
+    """Seed 002 §4: health score thresholds and deletion of long-archived entries."""
+
+    recency_half_life_days: float = 14.0
+    low_priority_below: float = 0.3
+    archive_below: float = 0.15
+    delete_archived_after_days: int = 60
+    access_saturation: int = 20
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetConfig:
+    """Seed 002 §2/§6 layers and seed 004 §3.2/§9 limits for the memory block of a prompt."""
+
+    memory_tokens: int = 2000
+    long_chunk_max_tokens: int = 1500
+    short_term_max_tokens: int = 1000
+    static_fallback_chars: int = 4000
+    l0_max: int = 10
+    l0_min_user_weight: int = 9
+    l1_max: int = 5
+    l2_max: int = 5
+    short_term_latest: int = 3

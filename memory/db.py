@@ -1,0 +1,60 @@
+"""SQLite connections with sqlite-vec loaded.
+
+This machine's stdlib ``sqlite3`` is built without ``enable_load_extension``, so the DB-API
+compatible ``pysqlite3`` (from ``pysqlite3-binary``) is preferred; the stdlib module is used
+only when it can load extensions. Either way callers get a ``sqlite3.Connection``-like object.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from memory.errors import StorageUnavailableError
+
+
+def _driver() -> ModuleType:
+    try:
+        from pysqlite3 import dbapi2
+
+        return dbapi2
+    except ImportError:
+        pass
+    if hasattr(sqlite3.Connection, "enable_load_extension"):
+        return sqlite3
+    raise StorageUnavailableError(
+        "this Python's sqlite3 cannot load extensions and pysqlite3 is missing: "
+        "install the project (pip install -e .) to get pysqlite3-binary"
+    )
+
+
+def connect(path: Path | str, *, vec: bool = True) -> Any:
+    """Open ``path`` in WAL mode, with sqlite-vec loaded when ``vec`` is true."""
+    driver = _driver()
+    if isinstance(path, Path):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    conn = driver.connect(str(path), check_same_thread=False, timeout=30.0)
+    conn.row_factory = driver.Row
+    if vec:
+        try:
+            import sqlite_vec
+
+            conn.enable_load_extension(True)
+            sqlite_vec.load(conn)
+            conn.enable_load_extension(False)
+        except Exception as exc:  # any failure here means the same thing to the operator
+            conn.close()
+            raise StorageUnavailableError(f"cannot load sqlite-vec: {exc}") from exc
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA foreign_keys=ON")
+    conn.execute("PRAGMA busy_timeout=30000")
+    return conn
+
+
+def versions(conn: Any) -> tuple[str, str]:
+    """Return (sqlite version, sqlite-vec version) of an open connection."""
+    row = conn.execute("SELECT sqlite_version(), vec_version()").fetchone()
+    return str(row[0]), str(row[1])

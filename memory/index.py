@@ -1,0 +1,368 @@
+"""The derived search index: ``knowledge/pcai_memory.sqlite``.
+
+Tables: ``chunks`` (text and source of every indexed piece), ``chunks_fts`` (FTS5 over the
+CJK-spaced text, BM25), ``chunk_vec`` (sqlite-vec ``vec0``, cosine distance, partitioned by
+user), ``files`` (what was indexed from which file, for change detection) and ``meta``
+(embedding model and dimension). Nothing here is the truth: deleting the file loses nothing,
+the indexer rebuilds it from the Markdown.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.db import connect
+from memory.text import space_cjk
+
+SCHEMA_VERSION = 1
+
+_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    path TEXT NOT NULL,
+    unit_id TEXT NOT NULL,
+    ordinal INTEGER NOT NULL DEFAULT 0,
+    content_hash TEXT NOT NULL,
+    section TEXT NOT NULL DEFAULT '',
+    date TEXT NOT NULL DEFAULT '',
+    line_start INTEGER NOT NULL DEFAULT 0,
+    line_end INTEGER NOT NULL DEFAULT 0,
+    importance REAL NOT NULL DEFAULT 0.7,
+    status TEXT NOT NULL DEFAULT 'active',
+    tokens INTEGER NOT NULL DEFAULT 0,
+    refs TEXT NOT NULL DEFAULT '[]',
+    text TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (user_key, path, unit_id);
+CREATE TABLE IF NOT EXISTS files (
+    user_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    PRIMARY KEY (user_key, path)
+);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+    body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One indexed piece of text and where it came from."""
+
+    id: int
+    user_key: str
+    kind: str
+    path: str
+    unit_id: str
+    ordinal: int
+    section: str
+    date: str
+    line_start: int
+    line_end: int
+    importance: float
+    status: str
+    tokens: int
+    refs: tuple[str, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewChunk:
+    """A chunk about to be written (no id yet)."""
+
+    user_key: str
+    kind: str
+    path: str
+    unit_id: str
+    ordinal: int
+    content_hash: str
+    section: str
+    date: str
+    line_start: int
+    line_end: int
+    importance: float
+    status: str
+    tokens: int
+    refs: tuple[str, ...]
+    text: str
+    fts_text: str = ""
+
+
+def _row_to_chunk(row: Any) -> Chunk:
+    return Chunk(
+        id=int(row["id"]),
+        user_key=row["user_key"],
+        kind=row["kind"],
+        path=row["path"],
+        unit_id=row["unit_id"],
+        ordinal=int(row["ordinal"]),
+        section=row["section"],
+        date=row["date"],
+        line_start=int(row["line_start"]),
+        line_end=int(row["line_end"]),
+        importance=float(row["importance"]),
+        status=row["status"],
+        tokens=int(row["tokens"]),
+        refs=tuple(json.loads(row["refs"])),
+        text=row["text"],
+    )
+
+
+class IndexStore:
+    """Reads and writes the index database. Thread-safe behind one lock."""
+
+    def __init__(self, path: Path, model: str, dim: int) -> None:
+        self.path = path
+        self.model = model
+        self.dim = dim
+        self._lock = threading.RLock()
+        self.conn = connect(path)
+        # True when the file is new or its schema/model changed: the caller must rebuild.
+        self.needs_rebuild = self._prepare()
+
+    # -- schema ------------------------------------------------------------------------
+    def _prepare(self) -> bool:
+        with self._lock:
+            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+            fresh = version == 0
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"{self.path} has schema {version}, newer than this PCAI ({SCHEMA_VERSION})"
+                )
+            if version < SCHEMA_VERSION and not fresh:
+                # A derived index: an old schema is dropped and rebuilt from the Markdown.
+                self._drop_all()
+                fresh = True
+            self.conn.executescript(_SCHEMA_V1)
+            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+            changed = meta.get("embed_model") != self.model or meta.get("embed_dim") != str(
+                self.dim
+            )
+            if changed and not fresh:
+                self._drop_all()
+                self.conn.executescript(_SCHEMA_V1)
+            self._create_vec()
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
+                [("embed_model", self.model), ("embed_dim", str(self.dim))],
+            )
+            self.conn.commit()
+            return fresh or changed
+
+    def _create_vec(self) -> None:
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vec USING vec0("
+            "chunk_id INTEGER PRIMARY KEY, user_key TEXT PARTITION KEY, "
+            f"embedding float[{self.dim}] distance_metric=cosine)"
+        )
+
+    def _drop_all(self) -> None:
+        for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta"):
+            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
+        self.conn.commit()
+
+    def mark_rebuilt(self) -> None:
+        """Record that a full rebuild finished."""
+        self.needs_rebuild = False
+
+    # -- writes ------------------------------------------------------------------------
+    def indexed_units(self, user_key: str, path: str) -> dict[str, str]:
+        """unit_id -> content hash of what is indexed from one file."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT DISTINCT unit_id, content_hash FROM chunks WHERE user_key=? AND path=?",
+                (user_key, path),
+            ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def indexed_paths(self, user_key: str) -> set[str]:
+        """Every file path that has chunks for ``user_key``."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT DISTINCT path FROM chunks WHERE user_key=?", (user_key,)
+            ).fetchall()
+        return {r[0] for r in rows}
+
+    def replace_units(
+        self,
+        user_key: str,
+        path: str,
+        remove: Iterable[str],
+        add: Sequence[NewChunk],
+        vectors: npt.NDArray[np.float32],
+    ) -> None:
+        """In one transaction: drop the chunks of ``remove`` units, insert ``add``."""
+        remove = list(remove)
+        with self._lock:
+            try:
+                self._delete_units(user_key, path, remove)
+                for chunk, vec in zip(add, vectors, strict=True):
+                    cur = self.conn.execute(
+                        "INSERT INTO chunks (user_key, kind, path, unit_id, ordinal, "
+                        "content_hash, section, date, line_start, line_end, importance, status, "
+                        "tokens, refs, text) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (
+                            chunk.user_key,
+                            chunk.kind,
+                            chunk.path,
+                            chunk.unit_id,
+                            chunk.ordinal,
+                            chunk.content_hash,
+                            chunk.section,
+                            chunk.date,
+                            chunk.line_start,
+                            chunk.line_end,
+                            chunk.importance,
+                            chunk.status,
+                            chunk.tokens,
+                            json.dumps(list(chunk.refs), ensure_ascii=False),
+                            chunk.text,
+                        ),
+                    )
+                    rowid = cur.lastrowid
+                    self.conn.execute(
+                        "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)",
+                        (rowid, space_cjk(chunk.fts_text or chunk.text)),
+                    )
+                    self.conn.execute(
+                        "INSERT INTO chunk_vec (chunk_id, user_key, embedding) VALUES (?, ?, ?)",
+                        (rowid, chunk.user_key, np.asarray(vec, dtype=np.float32).tobytes()),
+                    )
+                self.conn.commit()
+            except BaseException:
+                self.conn.rollback()
+                raise
+
+    def _delete_units(self, user_key: str, path: str, unit_ids: list[str]) -> None:
+        for i in range(0, len(unit_ids), 500):
+            part = unit_ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            ids = [
+                r[0]
+                for r in self.conn.execute(
+                    f"SELECT id FROM chunks WHERE user_key=? AND path=? AND unit_id IN ({marks})",
+                    (user_key, path, *part),
+                ).fetchall()
+            ]
+            self._delete_ids(ids)
+
+    def _delete_ids(self, ids: list[int]) -> None:
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+            self.conn.execute(f"DELETE FROM chunk_vec WHERE chunk_id IN ({marks})", part)
+            self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
+
+    def delete_path(self, user_key: str, path: str) -> None:
+        """Drop everything indexed from one file."""
+        with self._lock:
+            ids = [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT id FROM chunks WHERE user_key=? AND path=?", (user_key, path)
+                ).fetchall()
+            ]
+            self._delete_ids(ids)
+            self.conn.execute("DELETE FROM files WHERE user_key=? AND path=?", (user_key, path))
+            self.conn.commit()
+
+    def file_state(self, user_key: str, path: str) -> tuple[int, int] | None:
+        """(mtime_ns, size) of a file when it was last indexed."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT mtime_ns, size FROM files WHERE user_key=? AND path=?", (user_key, path)
+            ).fetchone()
+        return (int(row[0]), int(row[1])) if row else None
+
+    def set_file_state(self, user_key: str, path: str, mtime_ns: int, size: int) -> None:
+        """Remember the (mtime_ns, size) a file had when it was indexed."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO files (user_key, path, mtime_ns, size) VALUES (?,?,?,?)",
+                (user_key, path, mtime_ns, size),
+            )
+            self.conn.commit()
+
+    # -- reads -------------------------------------------------------------------------
+    def fts_search(self, user_key: str, match: str, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, bm25) for ``user_key``, best first. ``bm25`` is FTS5's: lower is better."""
+        if not match:
+            return []
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT c.id, bm25(chunks_fts) AS score FROM chunks_fts "
+                "JOIN chunks c ON c.id = chunks_fts.rowid "
+                "WHERE chunks_fts MATCH ? AND c.user_key = ? ORDER BY score LIMIT ?",
+                (match, user_key, limit),
+            ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def vec_search(
+        self, user_key: str, vector: npt.NDArray[np.float32], limit: int
+    ) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the nearest chunks of ``user_key``."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT chunk_id, distance FROM chunk_vec "
+                "WHERE embedding MATCH ? AND k = ? AND user_key = ? ORDER BY distance",
+                (np.asarray(vector, dtype=np.float32).tobytes(), limit, user_key),
+            ).fetchall()
+        return [(int(r[0]), float(r[1])) for r in rows]
+
+    def chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
+        """The chunks with these ids."""
+        out: dict[int, Chunk] = {}
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                part = list(ids[i : i + 500])
+                marks = ",".join("?" * len(part))
+                for row in self.conn.execute(
+                    f"SELECT * FROM chunks WHERE id IN ({marks})", part
+                ).fetchall():
+                    chunk = _row_to_chunk(row)
+                    out[chunk.id] = chunk
+        return out
+
+    def vectors(self, ids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
+        """The stored vectors of these chunks."""
+        out: dict[int, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                part = list(ids[i : i + 500])
+                marks = ",".join("?" * len(part))
+                for cid, blob in self.conn.execute(
+                    f"SELECT chunk_id, embedding FROM chunk_vec WHERE chunk_id IN ({marks})", part
+                ).fetchall():
+                    out[int(cid)] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def count(self, user_key: str | None = None) -> int:
+        """Number of chunks (of one user, or of all)."""
+        with self._lock:
+            if user_key is None:
+                return int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+            return int(
+                self.conn.execute(
+                    "SELECT count(*) FROM chunks WHERE user_key=?", (user_key,)
+                ).fetchone()[0]
+            )
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self.conn.close()

@@ -1,0 +1,160 @@
+"""Keep the index in step with the Markdown: the change detector and the full rebuild.
+
+For each source file the indexer compares the units it parses (entries, log records, summary
+blocks) with what the index holds, by unit id and content hash, and re-indexes only what
+changed. A file whose size and mtime are unchanged since it was last indexed is skipped
+without being read, which makes a check before every search cheap.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from memory.chunking import chunk_text
+from memory.config import IndexConfig
+from memory.embedders import Embedder
+from memory.index import IndexStore, NewChunk
+from memory.sources import Unit, source_files, units_of
+from memory.tokens import TokenCounter
+from memory.users import UserPaths, list_user_keys
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class SyncStats:
+    """What one sync changed."""
+
+    added: int = 0
+    removed: int = 0
+    files: int = 0
+
+    def __add__(self, other: SyncStats) -> SyncStats:
+        return SyncStats(
+            self.added + other.added, self.removed + other.removed, self.files + other.files
+        )
+
+
+def _unique(units: list[Unit]) -> list[Unit]:
+    # Two identical hand-written bullets get the same derived id: number the repeats.
+    seen: dict[str, int] = {}
+    out = []
+    for u in units:
+        n = seen.get(u.unit_id, 0)
+        seen[u.unit_id] = n + 1
+        if n:
+            u = replace(u, unit_id=f"{u.unit_id}~{n + 1}")
+        out.append(u)
+    return out
+
+
+class Indexer:
+    """Indexes a user's Markdown files into an :class:`IndexStore`."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        store: IndexStore,
+        embedder: Embedder,
+        counter: TokenCounter,
+        config: IndexConfig,
+    ) -> None:
+        self.data_dir = data_dir
+        self.store = store
+        self.embedder = embedder
+        self.counter = counter
+        self.config = config
+
+    def chunks_for(self, user_key: str, unit: Unit) -> list[NewChunk]:
+        """Cut one unit into chunks of at most ``chunk_tokens`` tokens."""
+        pieces = chunk_text(
+            unit.text, self.counter, self.config.chunk_tokens, self.config.chunk_overlap_tokens
+        )
+        return [
+            NewChunk(
+                user_key=user_key,
+                kind=unit.kind,
+                path=unit.path,
+                unit_id=unit.unit_id,
+                ordinal=i,
+                content_hash=unit.content_hash,
+                section=unit.section,
+                date=unit.date,
+                line_start=unit.line_start,
+                line_end=unit.line_end,
+                importance=unit.importance,
+                status=unit.status,
+                tokens=self.counter.count(piece),
+                refs=unit.refs,
+                text=piece,
+            )
+            for i, piece in enumerate(pieces)
+        ]
+
+    def sync_file(self, user_key: str, rel: str, *, force: bool = False) -> SyncStats:
+        """Bring the index of one file up to date; returns what changed."""
+        paths = UserPaths.of(self.data_dir, user_key)
+        path = paths.root / rel
+        try:
+            st = path.stat()
+            state: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            state = None
+        if not force and state is not None and self.store.file_state(user_key, rel) == state:
+            return SyncStats()
+        if state is None:
+            had = self.store.indexed_units(user_key, rel)
+            if had:
+                self.store.delete_path(user_key, rel)
+            return SyncStats(removed=len(had), files=1 if had else 0)
+        units = _unique(units_of(paths, rel))
+        indexed = self.store.indexed_units(user_key, rel)
+        current = {u.unit_id: u for u in units}
+        remove = [
+            uid
+            for uid, digest in indexed.items()
+            if uid not in current or current[uid].content_hash != digest
+        ]
+        fresh = [u for u in units if indexed.get(u.unit_id) != u.content_hash]
+        chunks = [c for u in fresh for c in self.chunks_for(user_key, u)]
+        if chunks:
+            vectors = self.embedder.embed_passages([c.text for c in chunks])
+        else:
+            vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
+        if remove or chunks:
+            self.store.replace_units(user_key, rel, remove, chunks, vectors)
+        self.store.set_file_state(user_key, rel, state[0], state[1])
+        return SyncStats(added=len(fresh), removed=len(remove), files=1)
+
+    def sync_user(
+        self, user_key: str, *, force: bool = False, progress: Progress | None = None
+    ) -> SyncStats:
+        """Sync every source file of a user, and drop files that disappeared."""
+        paths = UserPaths.of(self.data_dir, user_key)
+        rels = set(source_files(paths)) | self.store.indexed_paths(user_key)
+        total = SyncStats()
+        ordered = sorted(rels)
+        for i, rel in enumerate(ordered, start=1):
+            total += self.sync_file(user_key, rel, force=force)
+            if progress:
+                progress(i, len(ordered))
+        return total
+
+    def rebuild(self, progress: Progress | None = None) -> SyncStats:
+        """Re-index every user's files from the Markdown (after a schema or model change)."""
+        total = SyncStats()
+        users = list_user_keys(self.data_dir)
+        for i, user in enumerate(users, start=1):
+            total += self.sync_user(user, force=True)
+            if progress:
+                progress(i, len(users))
+        self.store.mark_rebuilt()
+        log.info("index rebuilt: %d units in %d files", total.added, total.files)
+        return total

@@ -1,0 +1,106 @@
+"""The daily log format (seed 004 §3.1.2), shared by the writer in history/ and the indexer.
+
+A log file ``memory/YYYY-MM-DD.md`` reads::
+
+    # 2026-11-22
+
+    - 14:03:12 user: 我喜歡喝咖啡
+    - 14:03:15 user: a message
+      that spans two lines {#tg-4711}
+
+Each record starts with ``- HH:MM[:SS] who: ``; continuation lines are indented by two
+spaces; an optional trailing ``{#ref}`` names the record (a message id) so search results can
+point back at it. Records without a ref are named by their first line number.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+
+_RECORD = re.compile(r"^- (\d{2}:\d{2}(?::\d{2})?) ([^:\n]{1,64}): ?(.*)$")
+_REF = re.compile(r"\s*\{#([A-Za-z0-9_.:;-]{1,64})\}\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class LogRecord:
+    """One message in a daily log."""
+
+    day: str
+    time: str
+    who: str
+    text: str
+    ref: str
+    line_start: int
+    line_end: int
+
+    @property
+    def record_id(self) -> str:
+        """The record's id: its ref, or its day and first line number."""
+        return self.ref or f"{self.day}#L{self.line_start}"
+
+    @property
+    def timestamp(self) -> str:
+        """``YYYY-MM-DDTHH:MM[:SS]`` (local time of the log's time zone)."""
+        return f"{self.day}T{self.time}"
+
+
+def log_header(day: str) -> str:
+    """The first lines of a new daily log."""
+    return f"# {day}\n\n"
+
+
+def format_record(when: datetime, who: str, text: str, ref: str = "") -> str:
+    """Format one record (ending with a newline); newlines in ``text`` become continuations."""
+    who = re.sub(r"[:\n]", " ", who).strip()[:64] or "user"
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    body = lines[0] + "".join(f"\n  {line}" for line in lines[1:])
+    # A literal "{#...}" at the end of user text must not be read back as a ref.
+    if _REF.search(body) and not ref:
+        body += " "
+    tail = f" {{#{ref}}}" if ref else ""
+    return f"- {when:%H:%M:%S} {who}: {body}{tail}\n"
+
+
+def parse_log(day: str, text: str) -> list[LogRecord]:
+    """Parse a daily log into records; unknown lines are skipped."""
+    records: list[LogRecord] = []
+    cur: dict[str, object] | None = None
+    body: list[str] = []
+
+    def flush(end: int) -> None:
+        nonlocal cur, body
+        if cur is None:
+            return
+        full = "\n".join(body)
+        ref = ""
+        m = _REF.search(full)
+        if m:
+            ref, full = m.group(1), full[: m.start()]
+        records.append(
+            LogRecord(
+                day=day,
+                time=str(cur["time"]),
+                who=str(cur["who"]),
+                text=full.strip(),
+                ref=ref,
+                line_start=int(str(cur["line"])),
+                line_end=end,
+            )
+        )
+        cur, body = None, []
+
+    lines = text.splitlines()
+    for no, line in enumerate(lines, start=1):
+        m = _RECORD.match(line)
+        if m:
+            flush(no - 1)
+            cur = {"time": m.group(1), "who": m.group(2).strip(), "line": no}
+            body = [m.group(3)]
+        elif cur is not None and line.startswith("  "):
+            body.append(line[2:])
+        elif cur is not None:
+            flush(no - 1)
+    flush(len(lines))
+    return records

@@ -1,0 +1,266 @@
+"""MEMORY.md: parse into entries and write back, keeping governance fields readable.
+
+The format a person reads and edits::
+
+    # MEMORY
+
+    ## 偏好
+
+    - 我喜歡喝咖啡，不加糖
+      - id: m-20261122-7f3a2c
+      - created: 2026-11-22T10:00:00+08:00
+      - topic: food:coffee
+      - weight: 7
+
+Sections are the ``##`` headings (seed 000). An entry is a top-level bullet; its text may
+continue on lines indented by two spaces; its governance fields (seed 002 §3) follow as
+indented ``- key: value`` lines, written only when they differ from the default. A bullet a
+person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field, fields, replace
+from datetime import datetime
+
+DEFAULT_SECTION = "General"
+MEMORY_CLASSES = ("policy", "episodic", "mixed")
+STATUSES = ("active", "deprecated", "low_priority", "archived")
+ENFORCEMENT_LEVELS = ("soft", "hard")
+SUMMARY_MAX_CHARS = 50
+
+_FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
+_BULLET = re.compile(r"^[-*] (.*)$")
+_HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One long-term memory with its governance fields (seed 002 §3)."""
+
+    id: str
+    text: str
+    section: str = DEFAULT_SECTION
+    summary: str = ""
+    memory_class: str = "episodic"
+    scope: str = "global"
+    canonical_topic: str = ""
+    supersedes: tuple[str, ...] = ()
+    status: str = "active"
+    claims: tuple[str, ...] = ()
+    is_core: bool = False
+    enforcement_level: str = "soft"
+    user_weight: int = 5
+    importance: float = 0.7
+    created_at: str = ""
+    status_changed_at: str = ""
+    history: tuple[str, ...] = field(default=())
+
+    def content_hash(self) -> str:
+        """Hash of everything that shapes how this entry is indexed and ranked."""
+        parts = [
+            self.text,
+            self.section,
+            self.summary,
+            self.status,
+            self.scope,
+            self.canonical_topic,
+            str(self.importance),
+            str(self.user_weight),
+            str(self.is_core),
+            self.created_at,
+        ]
+        return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+# Markdown key -> Entry attribute. Order is the order fields are written in.
+_KEYS: dict[str, str] = {
+    "id": "id",
+    "created": "created_at",
+    "summary": "summary",
+    "class": "memory_class",
+    "scope": "scope",
+    "topic": "canonical_topic",
+    "supersedes": "supersedes",
+    "status": "status",
+    "status_changed": "status_changed_at",
+    "claims": "claims",
+    "core": "is_core",
+    "enforcement": "enforcement_level",
+    "weight": "user_weight",
+    "importance": "importance",
+    "history": "history",
+}
+_ATTR_TO_KEY = {v: k for k, v in _KEYS.items()}
+_LIST_SEP = " | "
+
+
+def derived_id(text: str) -> str:
+    """A stable id for an entry a person wrote without one."""
+    return "h-" + hashlib.sha1(text.strip().encode("utf-8")).hexdigest()[:10]
+
+
+def new_entry_id(now: datetime, text: str) -> str:
+    """A fresh id: the creation date plus a short hash (readable and unique enough)."""
+    digest = hashlib.sha1(f"{now.isoformat()}|{text}".encode()).hexdigest()[:6]
+    return f"m-{now:%Y%m%d}-{digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDocument:
+    """A parsed MEMORY.md: the title line, the section order and the entries."""
+
+    title: str = "# MEMORY"
+    sections: tuple[str, ...] = ()
+    entries: tuple[Entry, ...] = ()
+
+    def by_id(self) -> dict[str, Entry]:
+        """Entries keyed by id."""
+        return {e.id: e for e in self.entries}
+
+    def with_entry(self, entry: Entry) -> MemoryDocument:
+        """Return a copy with ``entry`` added, or replacing the entry with its id."""
+        entries = list(self.entries)
+        for i, old in enumerate(entries):
+            if old.id == entry.id:
+                entries[i] = entry
+                break
+        else:
+            entries.append(entry)
+        sections = self.sections
+        if entry.section not in sections:
+            sections = (*sections, entry.section)
+        return replace(self, sections=sections, entries=tuple(entries))
+
+    def without(self, entry_id: str) -> MemoryDocument:
+        """Return a copy without the entry ``entry_id``."""
+        return replace(self, entries=tuple(e for e in self.entries if e.id != entry_id))
+
+
+def _coerce(attr: str, raw: str) -> object:
+    raw = raw.strip()
+    if attr in ("supersedes", "claims"):
+        sep = _LIST_SEP.strip() if attr == "claims" else ","
+        return tuple(p.strip() for p in raw.split(sep) if p.strip())
+    if attr == "is_core":
+        return raw.lower() in ("true", "yes", "1", "是")
+    if attr == "user_weight":
+        try:
+            return max(0, min(10, int(float(raw))))
+        except ValueError:
+            return 5
+    if attr == "importance":
+        try:
+            return max(0.0, min(1.0, float(raw)))
+        except ValueError:
+            return 0.7
+    return raw
+
+
+def _format(attr: str, value: object) -> str:
+    if attr == "supersedes":
+        return ", ".join(value)  # type: ignore[arg-type]
+    if attr == "claims":
+        return _LIST_SEP.join(value)  # type: ignore[arg-type]
+    if attr == "is_core":
+        return "true" if value else "false"
+    return str(value)
+
+
+def parse_memory(text: str) -> MemoryDocument:
+    """Parse MEMORY.md text into a document. Unknown lines are ignored, never fatal."""
+    title = "# MEMORY"
+    sections: list[str] = []
+    entries: list[Entry] = []
+    section = DEFAULT_SECTION
+    current: dict[str, object] | None = None
+    body: list[str] = []
+    history: list[str] = []
+
+    def flush() -> None:
+        nonlocal current, body, history
+        if current is None:
+            return
+        entry_text = "\n".join(body).strip()
+        if entry_text:
+            values = dict(current)
+            values["history"] = tuple(history)
+            if not values.get("id"):
+                values["id"] = derived_id(entry_text)
+            entries.append(Entry(text=entry_text, section=section, **values))  # type: ignore[arg-type]
+            if section not in sections:
+                sections.append(section)
+        current, body, history = None, [], []
+
+    for line in text.splitlines():
+        if line.startswith("# ") and not entries and current is None and not sections:
+            title = line.strip()
+            continue
+        heading = _HEADING.match(line)
+        if heading:
+            flush()
+            section = heading.group(1).strip()
+            if section not in sections:
+                sections.append(section)
+            continue
+        bullet = _BULLET.match(line)
+        if bullet:
+            flush()
+            current, body = {}, [bullet.group(1)]
+            continue
+        if current is None:
+            continue
+        field_line = _FIELD_LINE.match(line)
+        if field_line and field_line.group(1) in _KEYS:
+            attr = _KEYS[field_line.group(1)]
+            if attr == "history":
+                history.append(field_line.group(2).strip())
+            else:
+                current[attr] = _coerce(attr, field_line.group(2))
+            continue
+        if line.startswith("  ") and line.strip():
+            body.append(line[2:])
+        elif not line.strip():
+            continue
+        else:
+            flush()
+    flush()
+    return MemoryDocument(title=title, sections=tuple(sections), entries=tuple(entries))
+
+
+def render_entry(entry: Entry) -> str:
+    """Render one entry: its bullet, continuation lines, and non-default fields."""
+    lines = entry.text.strip().splitlines() or [""]
+    out = [f"- {lines[0]}"] + [f"  {line}" for line in lines[1:]]
+    defaults = Entry(id="", text="")
+    for f in fields(Entry):
+        key = _ATTR_TO_KEY.get(f.name)
+        if key is None:
+            continue
+        value = getattr(entry, f.name)
+        if f.name == "history":
+            out.extend(f"  - history: {item}" for item in value)
+            continue
+        if f.name != "id" and value == getattr(defaults, f.name):
+            continue
+        out.append(f"  - {key}: {_format(f.name, value)}")
+    return "\n".join(out)
+
+
+def render_memory(doc: MemoryDocument) -> str:
+    """Render a document back to MEMORY.md text (parse(render(d)) == d)."""
+    out = [doc.title, ""]
+    order = list(doc.sections)
+    for e in doc.entries:
+        if e.section not in order:
+            order.append(e.section)
+    for section in order:
+        members = [e for e in doc.entries if e.section == section]
+        out.append(f"## {section}")
+        out.append("")
+        for e in members:
+            out.append(render_entry(e))
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,111 @@
+"""The memory service: what the rest of PCAI calls to read, write and search memories."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import asdict, replace
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memory.fsutil import atomic_write_text, read_text
+from memory.indexer import Indexer, Progress, SyncStats
+from memory.markdown import (
+    DEFAULT_SECTION,
+    Entry,
+    MemoryDocument,
+    new_entry_id,
+    parse_memory,
+    render_memory,
+)
+from memory.search import HybridSearcher, SearchHit
+from memory.users import UserPaths, check_user_key
+
+
+class MemoryService:
+    """Reads and writes users' MEMORY.md and keeps the index in step."""
+
+    def __init__(self, data_dir: Path, indexer: Indexer, searcher: HybridSearcher) -> None:
+        self.data_dir = data_dir
+        self.indexer = indexer
+        self.searcher = searcher
+        self._locks: dict[str, threading.RLock] = {}
+        self._locks_guard = threading.Lock()
+
+    def lock(self, user_key: str) -> threading.RLock:
+        """The lock that serialises writes to one user's MEMORY.md."""
+        with self._locks_guard:
+            return self._locks.setdefault(check_user_key(user_key), threading.RLock())
+
+    def paths(self, user_key: str) -> UserPaths:
+        """The user's folder layout."""
+        return UserPaths.of(self.data_dir, user_key)
+
+    def ensure_index(self, progress: Progress | None = None) -> SyncStats | None:
+        """Rebuild the index from the Markdown if it is new or its schema/model changed."""
+        if self.indexer.store.needs_rebuild:
+            return self.indexer.rebuild(progress)
+        return None
+
+    # -- reading -------------------------------------------------------------------------
+    def document(self, user_key: str) -> MemoryDocument:
+        """The user's parsed MEMORY.md."""
+        return parse_memory(read_text(self.paths(user_key).memory_md))
+
+    def entries(self, user_key: str) -> list[Entry]:
+        """Every entry of the user's MEMORY.md, in file order."""
+        return list(self.document(user_key).entries)
+
+    def search(self, user_key: str, query: str, k: int | None = None) -> list[SearchHit]:
+        """Search one user's memories, logs and summaries (picking up hand edits first)."""
+        self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
+        return self.searcher.search(user_key, query, k)
+
+    # -- writing -------------------------------------------------------------------------
+    def write_document(self, user_key: str, doc: MemoryDocument) -> None:
+        """Atomically replace MEMORY.md with ``doc`` and re-index the changed entries."""
+        with self.lock(user_key):
+            atomic_write_text(self.paths(user_key).memory_md, render_memory(doc))
+            self.indexer.sync_file(user_key, "MEMORY.md")
+
+    def remember(
+        self,
+        user_key: str,
+        text: str,
+        *,
+        section: str | None = None,
+        now: datetime | None = None,
+        **fields: Any,
+    ) -> Entry:
+        """Add a confirmed memory to MEMORY.md and index it; returns the new entry."""
+        now = now or datetime.now().astimezone()
+        text = text.strip()
+        if not text:
+            raise ValueError("a memory needs some text")
+        with self.lock(user_key):
+            doc = self.document(user_key)
+            entry = Entry(
+                id=new_entry_id(now, text),
+                text=text,
+                section=(section or DEFAULT_SECTION).strip() or DEFAULT_SECTION,
+                created_at=now.isoformat(timespec="seconds"),
+            )
+            if fields:
+                entry = replace(entry, **fields)
+            self.write_document(user_key, doc.with_entry(entry))
+        return entry
+
+    def reindex(self, user_key: str | None = None, progress: Progress | None = None) -> SyncStats:
+        """Re-index one user (or everyone) from the Markdown, forcing a full read."""
+        if user_key is None:
+            return self.indexer.rebuild(progress)
+        return self.indexer.sync_user(check_user_key(user_key), force=True, progress=progress)
+
+    # -- export --------------------------------------------------------------------------
+    def export_json(self, user_key: str) -> list[dict[str, Any]]:
+        """All of a user's memories as plain dicts (every governance field included)."""
+        return [asdict(e) for e in self.entries(user_key)]
+
+    def export_markdown(self, user_key: str) -> str:
+        """All of a user's memories as Markdown (their MEMORY.md as PCAI writes it)."""
+        return render_memory(self.document(user_key))

@@ -1,0 +1,159 @@
+"""Turn a user's Markdown files into indexable units.
+
+A unit is the smallest piece of a file that the change detector tracks: a MEMORY.md entry,
+a daily-log record, or a summary block. Each unit has a stable id within its file and a hash
+of its content; the indexer re-indexes a unit only when its hash changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from memory.fsutil import read_text
+from memory.logs import parse_log
+from memory.markdown import parse_memory
+from memory.users import UserPaths
+
+KIND_MEMORY = "memory"
+KIND_LOG = "log"
+KIND_SUMMARY = "summary"
+
+_DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+_SUMMARY_HEADING = re.compile(r"^## +(.+?)\s*$")
+_DATE_IN = re.compile(r"(\d{4}-\d{2}-\d{2})")
+
+
+@dataclass(frozen=True, slots=True)
+class Unit:
+    """One indexable piece of a user's files."""
+
+    kind: str
+    path: str  # relative to the user's folder
+    unit_id: str
+    text: str
+    content_hash: str
+    section: str = ""
+    date: str = ""
+    line_start: int = 0
+    line_end: int = 0
+    importance: float = 0.7
+    status: str = "active"
+    refs: tuple[str, ...] = ()
+
+
+def _hash(*parts: str) -> str:
+    return hashlib.sha1("\x1f".join(parts).encode("utf-8")).hexdigest()
+
+
+def memory_units(paths: UserPaths) -> list[Unit]:
+    """One unit per MEMORY.md entry."""
+    doc = parse_memory(read_text(paths.memory_md))
+    return [
+        Unit(
+            kind=KIND_MEMORY,
+            path="MEMORY.md",
+            unit_id=e.id,
+            text=e.text,
+            content_hash=e.content_hash(),
+            section=e.section,
+            date=e.created_at,
+            importance=e.importance,
+            status=e.status,
+            refs=(e.id,),
+        )
+        for e in doc.entries
+    ]
+
+
+def log_units(paths: UserPaths, day_file: Path) -> list[Unit]:
+    """One unit per record of a daily log."""
+    day = day_file.stem
+    rel = f"memory/{day_file.name}"
+    units = []
+    for rec in parse_log(day, read_text(day_file)):
+        if not rec.text:
+            continue
+        text = f"{rec.who}: {rec.text}"
+        units.append(
+            Unit(
+                kind=KIND_LOG,
+                path=rel,
+                unit_id=rec.record_id,
+                text=text,
+                content_hash=_hash(text, rec.timestamp),
+                section="",
+                date=rec.timestamp,
+                line_start=rec.line_start,
+                line_end=rec.line_end,
+                importance=0.5,
+                refs=(rec.record_id,),
+            )
+        )
+    return units
+
+
+def summary_units(path: Path, rel: str) -> list[Unit]:
+    """One unit per ``##`` block of a summary file (MEMORY_FULL.md, auto_summaries.md)."""
+    units: list[Unit] = []
+    heading, start = "", 0
+    body: list[str] = []
+    lines = read_text(path).splitlines()
+
+    def flush(end: int) -> None:
+        text = "\n".join(body).strip()
+        if heading and text:
+            m = _DATE_IN.search(heading)
+            units.append(
+                Unit(
+                    kind=KIND_SUMMARY,
+                    path=rel,
+                    unit_id=f"{rel}#L{start}",
+                    text=f"{heading}\n{text}",
+                    content_hash=_hash(heading, text),
+                    section=heading,
+                    date=m.group(1) if m else "",
+                    line_start=start,
+                    line_end=end,
+                    importance=0.6,
+                    refs=(f"{rel}#L{start}",),
+                )
+            )
+
+    for no, line in enumerate(lines, start=1):
+        m = _SUMMARY_HEADING.match(line)
+        if m:
+            flush(no - 1)
+            heading, start, body = m.group(1), no, []
+        elif heading:
+            body.append(line)
+    flush(len(lines))
+    return units
+
+
+def day_files(paths: UserPaths) -> list[Path]:
+    """The user's daily logs, oldest first."""
+    if not paths.log_dir.is_dir():
+        return []
+    return sorted(p for p in paths.log_dir.iterdir() if _DAY_FILE.match(p.name))
+
+
+def source_files(paths: UserPaths) -> dict[str, Path]:
+    """Every indexable file of a user, by its path relative to the user's folder."""
+    files = {"MEMORY.md": paths.memory_md}
+    for p in day_files(paths):
+        files[f"memory/{p.name}"] = p
+    files["MEMORY_FULL.md"] = paths.memory_full_md
+    files["auto_summaries.md"] = paths.auto_summaries_md
+    return files
+
+
+def units_of(paths: UserPaths, rel: str) -> list[Unit]:
+    """The units of one file, by its relative path."""
+    if rel == "MEMORY.md":
+        return memory_units(paths)
+    if rel.startswith("memory/"):
+        return log_units(paths, paths.root / rel)
+    return summary_units(paths.root / rel, rel)
