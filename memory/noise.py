@@ -1,0 +1,86 @@
+"""Noise filter (seed 004 §6): low-quality text kept out of memory and out of search results.
+
+Categories, in Chinese and English:
+
+- AI refusals ("I don't have any information", "我沒有相關的資料")
+- meta-questions about memory itself ("do you remember", "你記得嗎")
+- greetings and heartbeats ("hello", "HEARTBEAT", "你好")
+- too-short text (fewer than 5 characters once whitespace is removed)
+
+Greetings and meta-questions only count as noise when they make up (almost) the whole text:
+"Hey Mel! I went to a support group yesterday" carries a fact and must be kept, while
+"hi there!" or "你記得嗎？" carries none. Refusals are matched anywhere in a short reply,
+since an assistant's refusal is noise whatever polite words surround it.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_CHARS = 5
+# Refusals longer than this are probably an answer that merely mentions a limitation.
+_REFUSAL_MAX_CHARS = 240
+# A meta-question longer than this likely also carries content worth keeping.
+_META_MAX_CHARS = 60
+
+_REFUSAL = re.compile(
+    r"i\s+(?:do\s*n[o']?t|don't|dont)\s+have\s+(?:any\s+)?(?:relevant\s+)?"
+    r"(?:information|info|data|records?|memor(?:y|ies)|details|context)"
+    r"|i\s+(?:do\s*n[o']?t|don't|dont)\s+(?:recall|remember)\b"
+    r"|i\s+(?:was\s*n[o']?t|wasn't)\s+able\s+to\s+find"
+    r"|i\s+(?:do\s*n[o']?t|don't)\s+have\s+access\s+to"
+    r"|no\s+(?:relevant\s+)?(?:memories|information|records)\s+(?:were\s+)?found"
+    r"|(?:i'?m|i\s+am)\s+(?:sorry|afraid)[,.]?\s+(?:but\s+)?i\s+(?:can(?:no|')t|cannot|am\s+unable)"
+    r"|as\s+an\s+ai(?:\s+language\s+model)?\b"
+    r"|我(?:並|并)?(?:沒有|没有|無|无)(?:任何)?(?:相關|相关|關於|关于)?(?:的)?"
+    r"(?:資料|资料|資訊|资讯|信息|記錄|记录|紀錄|記憶|记忆|印象)"
+    r"|(?:抱歉|對不起|对不起|很遺憾|很遗憾)[，,。!！ ]*我(?:無法|无法|不能|沒辦法|没办法|不知道)"
+    r"|我(?:不記得|不记得|想不起來|想不起来)"
+    r"|(?:作為|作为)(?:一個|一个)?\s*(?:AI|人工智慧|人工智能|語言模型|语言模型)"
+    r"|(?:找不到|查無|查无|沒有找到|没有找到)(?:相關|相关)?(?:的)?(?:記憶|记忆|資料|资料|紀錄|记录)",
+    re.IGNORECASE,
+)
+
+_META = re.compile(
+    r"^\W*(?:hey|so|and|hmm|um)?\W*"
+    r"(?:do|can|could|did)\s+you\s+(?:still\s+)?(?:remember|recall|know\s+about)\b"
+    r"|^\W*(?:did|have)\s+i\s+(?:ever\s+)?(?:tell|told|mention(?:ed)?|say|said|share[d]?)\b"
+    r"|^\W*what\s+did\s+i\s+(?:tell|say|mention)\b"
+    r"|你(?:還|还)?(?:記得|记得)(?:嗎|吗|不|我)"
+    r"|你(?:還|还)?(?:記不記得|记不记得)"
+    r"|我(?:有沒有|有没有|是否)?(?:跟你|和你|對你|对你)?(?:說過|说过|提過|提过)"
+    r"(?:嗎|吗|什麼|什么)?",
+    re.IGNORECASE,
+)
+
+_GREETING_WORDS = (
+    r"hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)"
+    r"|morning|evening|thanks|thank\s+you|bye|goodbye|see\s+you"
+    r"|heartbeat(?:[_\s-]?ok)?|ping|fresh\s+session|new\s+session"
+    r"|你好|您好|哈囉|哈啰|嗨|早安|午安|晚安|早|早上好|晚上好|謝謝|谢谢|再見|再见|拜拜|心跳"
+)
+# The whole text is a greeting, optionally followed by up to two short words (a name, "there").
+_GREETING = re.compile(
+    rf"^\W*(?:{_GREETING_WORDS})(?:[\s,，]+[^\W\d_]{{1,12}}){{0,2}}[\W_]*$",
+    re.IGNORECASE,
+)
+_HEARTBEAT = re.compile(r"^\W*heartbeat\b", re.IGNORECASE)
+
+
+def noise_reason(text: str) -> str | None:
+    """Why ``text`` is noise ("too_short", "greeting", "refusal", "meta_question"), or None."""
+    stripped = text.strip()
+    if len("".join(stripped.split())) < MIN_CHARS:
+        return "too_short"
+    if _HEARTBEAT.match(stripped) or _GREETING.match(stripped):
+        return "greeting"
+    if len(stripped) <= _REFUSAL_MAX_CHARS and _REFUSAL.search(stripped):
+        return "refusal"
+    if len(stripped) <= _META_MAX_CHARS and _META.search(stripped):
+        return "meta_question"
+    return None
+
+
+def is_noise(text: str) -> bool:
+    """True when ``text`` is low-quality noise that should be neither stored nor returned."""
+    return noise_reason(text) is not None
