@@ -10,6 +10,7 @@ import pytest
 from bot.app import Services, build_services
 from bot.settings import Settings, load_settings
 from memory.embedders import E5Embedder
+from tests.fakes.ollama_server import FakeOllama
 
 
 @pytest.fixture(scope="session")
@@ -31,3 +32,11 @@ def services(settings: Settings, embedder: E5Embedder) -> Iterator[Services]:
     built.memory.ensure_index()
     yield built
     built.close()
+
+
+@pytest.fixture
+def fake_ollama() -> Iterator[FakeOllama]:
+    """A fake Ollama on 127.0.0.1 speaking the real API (see tests/fakes/ollama_server.py)."""
+    server = FakeOllama()
+    yield server
+    server.stop()
