@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import ClassVar
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
 
 import httpx
 import numpy as np
 import numpy.typing as npt
 import ollama
 
+from agent.llm import ChatMessage, LLMResponse, LLMResponseError, LLMUnavailableError, ToolCall
 from memory.embedders import Vector, normalise
 from memory.errors import EmbedderUnavailableError
 
@@ -78,3 +80,95 @@ class OllamaEmbedder:
         step = self._batch
         parts = [self._embed(texts[i : i + step]) for i in range(0, len(texts), step)]
         return np.vstack(parts)
+
+
+class OllamaChat:
+    """The chat model behind :class:`agent.llm.LLMClient`, through ``ollama.AsyncClient``.
+
+    A connection error is retried ``retries`` times with exponential backoff (Ollama may be
+    restarting); a timeout is not, since the user has already waited ``timeout`` seconds.
+    """
+
+    def __init__(
+        self,
+        host: str,
+        model: str = "qwen2.5:7b",
+        *,
+        timeout: float = 120.0,
+        retries: int = 2,
+        backoff_seconds: float = 0.5,
+        options: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.host = host
+        self._model = model
+        self._timeout = timeout
+        self._retries = max(0, retries)
+        self._backoff = backoff_seconds
+        self._options = dict(options or {})
+
+    @property
+    def model(self) -> str:
+        """The chat model's name."""
+        return self._model
+
+    async def chat(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+    ) -> LLMResponse:
+        """One non-streaming /api/chat call; raises :class:`LLMError` subclasses only."""
+        attempt = 0
+        while True:
+            try:
+                return await self._chat_once(messages, tools)
+            except LLMUnavailableError as exc:
+                if attempt >= self._retries or not isinstance(exc.__cause__, ConnectionError):
+                    raise
+                await asyncio.sleep(self._backoff * (2**attempt))
+                attempt += 1
+
+    async def _chat_once(
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]
+    ) -> LLMResponse:
+        # A client per call: httpx connection pools belong to one event loop, and the
+        # terminal chat and the bot may run different loops. On 127.0.0.1 this costs <1 ms.
+        client = ollama.AsyncClient(host=self.host, timeout=self._timeout)
+        try:
+            resp = await client.chat(
+                model=self._model,
+                messages=list(messages),
+                tools=list(tools) or None,
+                options=self._options or None,
+            )
+        except ConnectionError as exc:  # ollama turns httpx.ConnectError into this
+            raise LLMUnavailableError(OLLAMA_DOWN.format(host=self.host)) from exc
+        except httpx.TimeoutException as exc:
+            raise LLMUnavailableError(
+                f"Ollama at {self.host} did not answer within {self._timeout:g} s"
+            ) from exc
+        except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
+            raise LLMUnavailableError(f"Ollama at {self.host} failed: {exc}") from exc
+        except ollama.ResponseError as exc:
+            raise LLMResponseError(
+                f"Ollama refused the chat with {self._model}: {exc.error}"
+            ) from exc
+        except (ValueError, TypeError, KeyError) as exc:  # JSON or schema garbage
+            raise LLMResponseError(
+                f"Ollama answered /api/chat with a malformed body: {exc}"
+            ) from exc
+        finally:
+            await client.close()
+        return _to_response(resp)
+
+
+def _to_response(resp: Any) -> LLMResponse:
+    """Convert ollama's ChatResponse into plain data, rejecting a body with no message."""
+    message = getattr(resp, "message", None)
+    if message is None:
+        raise LLMResponseError("Ollama answered /api/chat without a message")
+    calls = tuple(
+        ToolCall(name=str(c.function.name), arguments=c.function.arguments)
+        for c in (message.tool_calls or ())
+    )
+    content = message.content or ""
+    if not content.strip() and not calls:
+        raise LLMResponseError("Ollama answered /api/chat with an empty message")
+    return LLMResponse(content=content, tool_calls=calls)

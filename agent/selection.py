@@ -1,0 +1,228 @@
+"""Layered memory selection under a token budget (seed 002 §2 and §6, seed 004 §3.2 and §9).
+
+Everything here is pure: the pipeline gathers the user's entries, search hits and short-term
+rows, and these functions decide what goes into the prompt.
+
+- L0 core rules: ``is_core`` or ``user_weight >= 9``, active, at most 10, always.
+- L1 scope memories: a non-global scope (``project:<name>``, ``lang:<name>``) whose name the
+  conversation mentions, at most 5.
+- L2 task memories: hybrid-search hits (at most 5), only when the adaptive check says so.
+- short-term rows matched by keyword (latest 3), together at most 1,000 tokens.
+
+The budget (2,000 tokens) is spent in the order L0 -> L1 -> L2 -> short-term; one long-term
+chunk is cut to 1,500 tokens first; an item whose full text no longer fits is replaced by its
+summary (seed 002 §6.1 step 3), and skipped if even that does not fit. When nothing was
+selected and the user has memories, MEMORY.md's first 4,000 characters are the static
+fallback (seed 004 §3.2.2), cut to the budget as well.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from memory.config import BudgetConfig
+from memory.markdown import Entry
+from memory.tokens import TokenCounter
+
+L0, L1, L2, SHORT_TERM, FALLBACK = "L0", "L1", "L2", "short_term", "fallback"
+LAYER_ORDER = (L0, L1, L2, SHORT_TERM, FALLBACK)
+# A summary made from the text itself, when the entry has none, is this long at most.
+SUMMARY_TOKENS = 60
+_SENTENCE_END = re.compile(r"(?<=[。！？!?.;；])\s*|\n")
+_SCOPE = re.compile(r"^(project|lang|framework|path):(.+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Something that could go into the memory block."""
+
+    id: str
+    layer: str
+    score: float
+    text: str
+    summary: str = ""
+    source: str = ""  # "MEMORY.md § 偏好", "memory/2026-11-22.md", "short-term: weather"
+    date: str = ""  # YYYY-MM-DD when known
+    section: str = ""  # MEMORY.md section (seed 000), "" for logs and summaries
+
+
+@dataclass(frozen=True, slots=True)
+class Selected:
+    """A candidate as it is injected: the rendered line and what it costs."""
+
+    candidate: Candidate
+    line: str
+    tokens: int
+    summarised: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """The memory block's contents, in prompt order, and its total cost."""
+
+    items: tuple[Selected, ...] = ()
+
+    @property
+    def tokens(self) -> int:
+        """Tokens of the rendered lines (newline separators included)."""
+        return sum(s.tokens for s in self.items)
+
+    @property
+    def lines(self) -> list[str]:
+        """The rendered lines."""
+        return [s.line for s in self.items]
+
+
+def is_core(entry: Entry, cfg: BudgetConfig) -> bool:
+    """Seed 002 L0 filter: ``is_core=true`` or ``user_weight >= 9``."""
+    return entry.is_core or entry.user_weight >= cfg.l0_min_user_weight
+
+
+def _date(value: str) -> str:
+    return value[:10] if len(value) >= 10 else value
+
+
+def entry_candidate(entry: Entry, layer: str, score: float) -> Candidate:
+    """A MEMORY.md entry as a candidate of ``layer``."""
+    return Candidate(
+        id=entry.id,
+        layer=layer,
+        score=score,
+        text=entry.text,
+        summary=entry.summary,
+        source=f"MEMORY.md § {entry.section}",
+        date=_date(entry.created_at),
+        section=entry.section,
+    )
+
+
+def core_layer(entries: Iterable[Entry], cfg: BudgetConfig) -> list[Candidate]:
+    """L0: active core entries, strongest first (is_core, then weight, then newest)."""
+    core = [e for e in entries if e.status == "active" and is_core(e, cfg)]
+    core.sort(key=lambda e: (e.is_core, e.user_weight, e.created_at), reverse=True)
+    return [entry_candidate(e, L0, e.user_weight / 10) for e in core[: cfg.l0_max]]
+
+
+def scope_name(scope: str) -> str:
+    """The name part of a non-global scope (``project:PCAI`` -> ``pcai``), else ""."""
+    m = _SCOPE.match(scope.strip().lower())
+    return m.group(2).strip() if m else ""
+
+
+def scope_layer(
+    entries: Iterable[Entry], context: str, cfg: BudgetConfig, exclude: set[str]
+) -> list[Candidate]:
+    """L1: active entries whose scope's name appears in the conversation ``context``."""
+    low = context.lower()
+    found = []
+    for e in entries:
+        name = scope_name(e.scope)
+        if e.id in exclude or e.status != "active" or not name or name not in low:
+            continue
+        found.append(e)
+    found.sort(key=lambda e: (e.user_weight, e.created_at), reverse=True)
+    return [entry_candidate(e, L1, e.user_weight / 10) for e in found[: cfg.l1_max]]
+
+
+def gate_sections(
+    candidates: Sequence[Candidate], allowed: frozenset[str] | None, limit: int
+) -> list[Candidate]:
+    """Seed 000: keep hits of the allowed sections (and hits outside MEMORY.md), best first."""
+    kept = [c for c in candidates if allowed is None or not c.section or c.section in allowed]
+    return kept[:limit]
+
+
+def fallback_candidate(memory_md: str, cfg: BudgetConfig) -> Candidate | None:
+    """The static fallback: the first 4,000 characters of MEMORY.md, if it has any text."""
+    text = memory_md.strip()[: cfg.static_fallback_chars].strip()
+    if not text:
+        return None
+    return Candidate(id="MEMORY.md", layer=FALLBACK, score=0.0, text=text, source="MEMORY.md")
+
+
+def render_line(candidate: Candidate, text: str, *, summarised: bool = False) -> str:
+    """One memory as a line of the data block: ``- [L0 | 2026-11-22 | source] text``."""
+    meta = " | ".join(p for p in (candidate.layer, candidate.date, candidate.source) if p)
+    if summarised:
+        meta += " | summary"
+    # Indent continuation lines so a memory cannot fake the start of another item.
+    body = text.strip().replace("\n", "\n  ")
+    return f"- [{meta}] {body}"
+
+
+def make_summary(candidate: Candidate, counter: TokenCounter) -> str:
+    """The entry's own summary, else its first sentence cut to ``SUMMARY_TOKENS``."""
+    if candidate.summary.strip():
+        return candidate.summary.strip()
+    first = _SENTENCE_END.split(candidate.text.strip(), maxsplit=1)[0]
+    cut = counter.truncate(first, SUMMARY_TOKENS)
+    return cut if cut == candidate.text.strip() else cut.rstrip() + " …"
+
+
+def fit_budget(
+    candidates: Sequence[Candidate], cfg: BudgetConfig, counter: TokenCounter
+) -> Selection:
+    """Spend the memory budget on ``candidates`` in order; the seed's rules are above.
+
+    Each item costs ``count(line) + 1`` (its newline), so the block's lines never exceed
+    ``cfg.memory_tokens`` in total, and short-term items never exceed
+    ``cfg.short_term_max_tokens`` among themselves.
+    """
+    remaining = cfg.memory_tokens
+    short_left = cfg.short_term_max_tokens
+    seen: set[str] = set()
+    chosen: list[Selected] = []
+    for cand in candidates:
+        if cand.id in seen:
+            continue
+        limit = min(remaining, short_left) if cand.layer == SHORT_TERM else remaining
+        picked = _fit_one(cand, limit, cfg, counter)
+        if picked is None:
+            continue
+        seen.add(cand.id)
+        chosen.append(picked)
+        remaining -= picked.tokens
+        if cand.layer == SHORT_TERM:
+            short_left -= picked.tokens
+    return Selection(tuple(chosen))
+
+
+def _fit_one(
+    cand: Candidate, limit: int, cfg: BudgetConfig, counter: TokenCounter
+) -> Selected | None:
+    if limit <= 1:
+        return None
+    text = counter.truncate(cand.text, cfg.long_chunk_max_tokens)
+    line = render_line(cand, text)
+    cost = counter.count(line) + 1
+    if cost <= limit:
+        return Selected(cand, line, cost)
+    if cand.layer == FALLBACK:
+        # The fallback is one document: cut it to what is left rather than summarise it.
+        overhead = counter.count(render_line(cand, "")) + 2
+        cut = counter.truncate(text, max(0, limit - overhead))
+        while cut:
+            line = render_line(cand, cut)
+            cost = counter.count(line) + 1
+            if cost <= limit:
+                return Selected(cand, line, cost)
+            cut = counter.truncate(cut, max(0, counter.count(cut) - (cost - limit) - 1))
+        return None
+    line = render_line(cand, make_summary(cand, counter), summarised=True)
+    cost = counter.count(line) + 1
+    return Selected(cand, line, cost, summarised=True) if cost <= limit else None
+
+
+def select(
+    layers: Sequence[Sequence[Candidate]],
+    cfg: BudgetConfig,
+    counter: TokenCounter,
+    fallback: Candidate | None = None,
+) -> Selection:
+    """Fit ``layers`` (in L0, L1, L2, short-term order) to the budget, else use ``fallback``."""
+    selection = fit_budget([c for layer in layers for c in layer], cfg, counter)
+    if not selection.items and fallback is not None:
+        selection = fit_budget([fallback], cfg, counter)
+    return selection
