@@ -16,6 +16,8 @@ Sections are the ``##`` headings (seed 000). An entry is a top-level bullet; its
 continue on lines indented by two spaces; its governance fields (seed 002 §3) follow as
 indented ``- key: value`` lines, written only when they differ from the default. A bullet a
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
+Lines that are neither (a paragraph, a quote) are kept as notes of their section and written
+back at the top of it, so rewriting the file never loses what a person typed.
 """
 
 from __future__ import annotations
@@ -115,6 +117,8 @@ class MemoryDocument:
     title: str = "# MEMORY"
     sections: tuple[str, ...] = ()
     entries: tuple[Entry, ...] = ()
+    # (section, line) for lines that are not entries; section "" is the text before any heading.
+    notes: tuple[tuple[str, str], ...] = ()
 
     def by_id(self) -> dict[str, Entry]:
         """Entries keyed by id."""
@@ -170,11 +174,13 @@ def _format(attr: str, value: object) -> str:
 
 
 def parse_memory(text: str) -> MemoryDocument:
-    """Parse MEMORY.md text into a document. Unknown lines are ignored, never fatal."""
-    title = "# MEMORY"
+    """Parse MEMORY.md text into a document. Unknown lines are kept as notes, never fatal."""
+    title = ""
     sections: list[str] = []
     entries: list[Entry] = []
+    notes: list[tuple[str, str]] = []
     section = DEFAULT_SECTION
+    seen_heading = False
     current: dict[str, object] | None = None
     body: list[str] = []
     history: list[str] = []
@@ -195,13 +201,13 @@ def parse_memory(text: str) -> MemoryDocument:
         current, body, history = None, [], []
 
     for line in text.splitlines():
-        if line.startswith("# ") and not entries and current is None and not sections:
+        if line.startswith("# ") and not title and not entries and not sections:
             title = line.strip()
             continue
         heading = _HEADING.match(line)
         if heading:
             flush()
-            section = heading.group(1).strip()
+            section, seen_heading = heading.group(1).strip(), True
             if section not in sections:
                 sections.append(section)
             continue
@@ -211,6 +217,8 @@ def parse_memory(text: str) -> MemoryDocument:
             current, body = {}, [bullet.group(1)]
             continue
         if current is None:
+            if line.strip():
+                notes.append((section if seen_heading else "", line.rstrip()))
             continue
         field_line = _FIELD_LINE.match(line)
         if field_line and field_line.group(1) in _KEYS:
@@ -223,17 +231,23 @@ def parse_memory(text: str) -> MemoryDocument:
         if line.startswith("  ") and line.strip():
             body.append(line[2:])
         elif not line.strip():
-            continue
+            body.append("")  # a blank line inside an entry; trailing ones are stripped
         else:
             flush()
+            notes.append((section if seen_heading else "", line.rstrip()))
     flush()
-    return MemoryDocument(title=title, sections=tuple(sections), entries=tuple(entries))
+    return MemoryDocument(
+        title=title or "# MEMORY",
+        sections=tuple(sections),
+        entries=tuple(entries),
+        notes=tuple(notes),
+    )
 
 
 def render_entry(entry: Entry) -> str:
     """Render one entry: its bullet, continuation lines, and non-default fields."""
     lines = entry.text.strip().splitlines() or [""]
-    out = [f"- {lines[0]}"] + [f"  {line}" for line in lines[1:]]
+    out = [f"- {lines[0]}"] + [f"  {line}" if line.strip() else "" for line in lines[1:]]
     defaults = Entry(id="", text="")
     for f in fields(Entry):
         key = _ATTR_TO_KEY.get(f.name)
@@ -252,14 +266,23 @@ def render_entry(entry: Entry) -> str:
 def render_memory(doc: MemoryDocument) -> str:
     """Render a document back to MEMORY.md text (parse(render(d)) == d)."""
     out = [doc.title, ""]
+    preamble = [line for sec, line in doc.notes if sec == ""]
+    if preamble:
+        out.extend([*preamble, ""])
     order = list(doc.sections)
     for e in doc.entries:
         if e.section not in order:
             order.append(e.section)
+    for sec, _ in doc.notes:
+        if sec and sec not in order:
+            order.append(sec)
     for section in order:
         members = [e for e in doc.entries if e.section == section]
         out.append(f"## {section}")
         out.append("")
+        kept = [line for sec, line in doc.notes if sec == section]
+        if kept:
+            out.extend([*kept, ""])
         for e in members:
             out.append(render_entry(e))
             out.append("")
