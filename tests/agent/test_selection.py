@@ -1,0 +1,114 @@
+"""Layered selection and the token budget (pure functions, real token counter)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from agent.selection import (
+    FALLBACK,
+    L0,
+    L1,
+    L2,
+    SHORT_TERM,
+    Candidate,
+    core_layer,
+    fallback_candidate,
+    fit_budget,
+    gate_sections,
+    scope_layer,
+    select,
+)
+from memory.config import BudgetConfig
+from memory.markdown import Entry
+from memory.tokens import load_counter
+
+COUNTER = load_counter()
+CFG = BudgetConfig()
+
+
+def _entry(i: int, **kw: object) -> Entry:
+    return replace(
+        Entry(id=f"m-{i}", text=f"memory {i}", created_at=f"2026-11-{i % 28 + 1:02d}"), **kw
+    )  # type: ignore[arg-type]
+
+
+def test_core_layer_takes_core_and_heavy_entries_at_most_ten() -> None:
+    entries = [_entry(i, is_core=True) for i in range(8)]
+    entries += [_entry(100 + i, user_weight=9) for i in range(5)]
+    entries += [_entry(200, user_weight=8), _entry(201, is_core=True, status="deprecated")]
+    got = core_layer(entries, CFG)
+    assert len(got) == 10 and {c.layer for c in got} == {L0}
+    ids = {c.id for c in got}
+    assert {f"m-{i}" for i in range(8)} <= ids  # is_core ranks before weight
+    assert "m-200" not in ids and "m-201" not in ids
+
+
+def test_scope_layer_matches_mentioned_project_only() -> None:
+    entries = [
+        _entry(1, scope="project:pcai"),
+        _entry(2, scope="lang:rust"),
+        _entry(3),  # global: never L1
+    ]
+    got = scope_layer(entries, "幫我看 PCAI 的 bug", CFG, exclude=set())
+    assert [c.id for c in got] == ["m-1"] and got[0].layer == L1
+    assert scope_layer(entries, "PCAI", CFG, exclude={"m-1"}) == []
+
+
+def test_budget_is_never_exceeded_and_order_is_kept() -> None:
+    big = "這是一段很長的記憶內容，" * 400  # several thousand tokens
+    cands = [
+        Candidate(f"c{i}", layer, 1.0, big, source="MEMORY.md")
+        for i, layer in enumerate([L0, L0, L1, L2, L2, SHORT_TERM])
+    ]
+    sel = fit_budget(cands, CFG, COUNTER)
+    assert sel.items
+    assert sum(COUNTER.count(line) + 1 for line in sel.lines) <= CFG.memory_tokens
+    order = [s.candidate.layer for s in sel.items]
+    assert order == sorted(order, key=[L0, L1, L2, SHORT_TERM].index)
+    # The first item is a chunk cut to 1,500 tokens; what follows had to be summarised.
+    assert COUNTER.count(sel.items[0].line) <= CFG.long_chunk_max_tokens + 30
+    assert all(s.summarised for s in sel.items[1:])
+
+
+def test_summary_is_used_when_the_full_text_does_not_fit() -> None:
+    cfg = BudgetConfig(memory_tokens=120)
+    long = "I prefer long detailed explanations about databases. " * 30
+    cand = Candidate("c1", L2, 0.9, long, summary="Prefers detailed DB answers")
+    sel = fit_budget([cand], cfg, COUNTER)
+    assert len(sel.items) == 1 and sel.items[0].summarised
+    assert "Prefers detailed DB answers" in sel.items[0].line
+
+
+def test_short_term_has_its_own_cap() -> None:
+    cfg = BudgetConfig(short_term_max_tokens=50)
+    rows = [Candidate(f"s{i}", SHORT_TERM, 0.0, f"weather row {i} " * 8) for i in range(3)]
+    sel = fit_budget(rows, cfg, COUNTER)
+    assert 0 < sel.tokens <= 50
+
+
+def test_duplicates_across_layers_are_injected_once() -> None:
+    a = Candidate("m-1", L0, 1.0, "always reply in Traditional Chinese")
+    sel = fit_budget([a, replace(a, layer=L2, score=0.8)], CFG, COUNTER)
+    assert [s.candidate.layer for s in sel.items] == [L0]
+
+
+def test_gating_keeps_allowed_sections_and_non_memory_hits() -> None:
+    cands = [
+        Candidate("a", L2, 0.9, "x", section="重要決定"),
+        Candidate("b", L2, 0.8, "y", section="待辦"),
+        Candidate("c", L2, 0.7, "z", section=""),
+    ]
+    assert [c.id for c in gate_sections(cands, frozenset({"重要決定"}), 5)] == ["a", "c"]
+    assert [c.id for c in gate_sections(cands, None, 2)] == ["a", "b"]
+
+
+def test_fallback_only_when_nothing_else_and_cut_to_budget() -> None:
+    text = "# MEMORY\n\n## 偏好\n\n" + "- 我喜歡喝咖啡，不加糖，而且每天早上都要喝一杯\n" * 300
+    fb = fallback_candidate(text, CFG)
+    assert fb is not None and fb.layer == FALLBACK and len(fb.text) <= CFG.static_fallback_chars
+    sel = select([[], [], []], CFG, COUNTER, fallback=fb)
+    assert len(sel.items) == 1 and sel.tokens <= CFG.memory_tokens
+    assert "咖啡" in sel.items[0].line
+    other = Candidate("m-1", L0, 1.0, "core rule")
+    assert [s.candidate.id for s in select([[other]], CFG, COUNTER, fallback=fb).items] == ["m-1"]
+    assert fallback_candidate("   ", CFG) is None
