@@ -21,6 +21,8 @@ from datetime import datetime
 
 _RECORD = re.compile(r"^- (\d{2}:\d{2}(?::\d{2})?) ([^:\n]{1,64}): ?(.*)$")
 _REF = re.compile(r"\s*\{#([A-Za-z0-9_.:;-]{1,64})\}\s*$")
+# Written after text that ends like a ref when the record has none, so it is not read as one.
+_NO_REF = re.compile(r"\s*\{#\}\s*$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,8 +59,8 @@ def format_record(when: datetime, who: str, text: str, ref: str = "") -> str:
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     body = lines[0] + "".join(f"\n  {line}" for line in lines[1:])
     # A literal "{#...}" at the end of user text must not be read back as a ref.
-    if _REF.search(body) and not ref:
-        body += " "
+    if not ref and (_REF.search(body) or _NO_REF.search(body)):
+        body += " {#}"
     tail = f" {{#{ref}}}" if ref else ""
     return f"- {when:%H:%M:%S} {who}: {body}{tail}\n"
 
@@ -78,6 +80,8 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
         m = _REF.search(full)
         if m:
             ref, full = m.group(1), full[: m.start()]
+        elif n := _NO_REF.search(full):
+            full = full[: n.start()]
         records.append(
             LogRecord(
                 day=day,
