@@ -1,0 +1,192 @@
+"""The tools the model may call, and the bounded tool loop.
+
+The four tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a
+direct write), ``memory_search``, ``memory_confirm`` and ``memory_archaeology``. The pipeline
+binds each name to a handler for the current user; this module owns the JSON schemas, the
+argument checks and the loop. An unknown tool, malformed arguments or a failing handler is
+answered to the model as ``{"error": ...}`` so it can recover; nothing here raises for them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ROUNDS = 4
+# What a handler gets (checked arguments) and gives back (a JSON-able result).
+ToolHandler = Callable[[dict[str, Any]], Awaitable[Mapping[str, Any]]]
+
+
+def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {"type": "object", "properties": props, "required": required},
+        },
+    }
+
+
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "memory_save": _fn(
+        "memory_save",
+        "Propose a long-term memory about the user. It is NOT saved until the user confirms; "
+        "tell the user it awaits confirmation.",
+        {
+            "text": {"type": "string", "description": "The fact, in the user's language."},
+            "section": {"type": "string", "description": "MEMORY.md section, e.g. 偏好."},
+            "topic": {"type": "string", "description": "canonical topic, e.g. food:coffee"},
+        },
+        ["text"],
+    ),
+    "memory_search": _fn(
+        "memory_search",
+        "Search the user's stored memories, daily logs and summaries.",
+        {
+            "query": {"type": "string", "description": "What to look for."},
+            "limit": {"type": "integer", "description": "At most this many results (1-10)."},
+        },
+        ["query"],
+    ),
+    "memory_confirm": _fn(
+        "memory_confirm",
+        "Confirm a pending memory proposal, only after the user said yes to it.",
+        {"proposal_id": {"type": "string", "description": "The pending proposal's id."}},
+        ["proposal_id"],
+    ),
+    "memory_archaeology": _fn(
+        "memory_archaeology",
+        "Show how a memory changed over time: its supersedes chain and history.",
+        {
+            "memory_id": {"type": "string", "description": "A memory id (m-...)."},
+            "topic": {"type": "string", "description": "Or a canonical topic."},
+        },
+        [],
+    ),
+}
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+class ToolArgumentError(ValueError):
+    """The model's arguments do not match the tool's schema."""
+
+
+def check_arguments(schema: Mapping[str, Any], raw: Any) -> dict[str, Any]:
+    """Parse (a dict or JSON text) and check ``raw`` against ``schema``'s parameters."""
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as exc:
+            raise ToolArgumentError(f"arguments are not valid JSON: {exc.msg}") from exc
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, Mapping):
+        raise ToolArgumentError("arguments must be a JSON object")
+    params = schema["function"]["parameters"]
+    props: Mapping[str, Any] = params.get("properties", {})
+    args = dict(raw)
+    for name in params.get("required", []):
+        value = args.get(name)
+        if value is None or (isinstance(value, str) and not value.strip()):
+            raise ToolArgumentError(f"missing required argument {name!r}")
+    for name, value in args.items():
+        if name not in props:
+            raise ToolArgumentError(f"unknown argument {name!r}")
+        kinds = _TYPES.get(props[name].get("type", ""), (object,))
+        if isinstance(value, bool) and bool not in kinds:
+            raise ToolArgumentError(f"argument {name!r} must be {props[name]['type']}")
+        if not isinstance(value, kinds):
+            # Small models often send numbers as strings; accept what converts cleanly.
+            if kinds == (int,) and isinstance(value, str) and value.strip().isdigit():
+                args[name] = int(value)
+                continue
+            raise ToolArgumentError(f"argument {name!r} must be {props[name]['type']}")
+    return args
+
+
+@dataclass(frozen=True, slots=True)
+class ToolRecord:
+    """One executed tool call (for logs, tests and /why)."""
+
+    name: str
+    arguments: Any
+    result: Mapping[str, Any]
+
+
+class ToolBox:
+    """The tools offered for one message, bound to that user's handlers."""
+
+    def __init__(self, handlers: Mapping[str, ToolHandler]) -> None:
+        self.handlers = dict(handlers)
+        self.records: list[ToolRecord] = []
+
+    @property
+    def schemas(self) -> list[dict[str, Any]]:
+        """The JSON schemas of the offered tools."""
+        return [SCHEMAS[name] for name in self.handlers if name in SCHEMAS]
+
+    async def call(self, call: ToolCall) -> Mapping[str, Any]:
+        """Run one tool call; every failure becomes ``{"error": ...}`` for the model."""
+        handler = self.handlers.get(call.name)
+        schema = SCHEMAS.get(call.name)
+        if handler is None or schema is None:
+            known = ", ".join(self.handlers) or "none"
+            result: Mapping[str, Any] = {"error": f"unknown tool {call.name!r}; tools: {known}"}
+        else:
+            try:
+                result = await handler(check_arguments(schema, call.arguments))
+            except ToolArgumentError as exc:
+                result = {"error": f"bad arguments for {call.name}: {exc}"}
+            except Exception as exc:  # a tool failure must not end the conversation
+                log.warning("tool %s failed", call.name, exc_info=True)
+                result = {"error": f"{call.name} failed: {exc}"}
+        self.records.append(ToolRecord(call.name, call.arguments, result))
+        return result
+
+
+def tool_message(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``tool`` role message that carries a result back to the model."""
+    return {
+        "role": "tool",
+        "tool_name": name,
+        "content": json.dumps(result, ensure_ascii=False, default=str),
+    }
+
+
+async def run_tool_loop(
+    llm: LLMClient,
+    messages: Sequence[ChatMessage],
+    tools: ToolBox,
+    max_rounds: int = MAX_TOOL_ROUNDS,
+) -> LLMResponse:
+    """Chat until the model answers without tool calls, with at most ``max_rounds`` rounds.
+
+    After ``max_rounds`` rounds of tool calls the model is asked once more with no tools
+    offered, so it must answer in text; tool calls it still makes then are not run.
+    """
+    convo = [dict(m) for m in messages]
+    for round_no in range(max_rounds + 1):
+        offered = tools.schemas if round_no < max_rounds else []
+        resp = await llm.chat(convo, offered)
+        if not resp.tool_calls or round_no >= max_rounds:
+            return resp
+        convo.append(resp.as_message())
+        for call in resp.tool_calls:
+            convo.append(tool_message(call.name, await tools.call(call)))
+    raise AssertionError("unreachable")  # the loop always returns on its last round
