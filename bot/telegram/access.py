@@ -1,0 +1,60 @@
+"""Who is served: allowed users only, groups only by policy and only when addressed."""
+
+from __future__ import annotations
+
+import logging
+
+from telegram import Message, Update
+from telegram.constants import ChatType
+from telegram.ext import ApplicationHandlerStop
+
+from bot.telegram.context import BotContext
+from bot.telegram.texts import detect_language, say
+
+log = logging.getLogger(__name__)
+
+
+async def gate(update: Update, context: BotContext) -> None:
+    """Stop strangers (one polite refusal, nothing stored) and unaddressed group messages."""
+    user, chat = update.effective_user, update.effective_chat
+    if user is None or user.is_bot:
+        raise ApplicationHandlerStop
+    if user.id not in context.deps.allowed:
+        # Only the numeric id is logged, so the owner can add it to PCAI_ALLOWED_USERS.
+        log.info("refused Telegram user %s (not in PCAI_ALLOWED_USERS)", user.id)
+        lang = detect_language(user.language_code)
+        if update.callback_query:
+            await update.callback_query.answer(say("stranger", lang))
+        elif update.message and chat and chat.type == ChatType.PRIVATE:
+            await update.message.reply_text(say("stranger", lang))
+        raise ApplicationHandlerStop
+    if chat is not None and chat.type != ChatType.PRIVATE:
+        if not context.deps.settings.groups:
+            raise ApplicationHandlerStop
+        message = update.message
+        if message is not None and not addressed_to_bot(message, context.bot.id, _name(context)):
+            raise ApplicationHandlerStop
+
+
+def _name(context: BotContext) -> str:
+    try:
+        return context.bot.username or ""
+    except RuntimeError:  # the bot was never initialised (offline tests)
+        return ""
+
+
+def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
+    """A group message is for the bot when it replies to it, mentions it, or is a command."""
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return True
+    text = message.text or message.caption or ""
+    if text.startswith("/"):
+        return True
+    return bool(username) and f"@{username.lower()}" in text.lower()
+
+
+def in_group(update: Update) -> bool:
+    """Whether the update comes from a group chat."""
+    chat = update.effective_chat
+    return chat is not None and chat.type != ChatType.PRIVATE

@@ -1,0 +1,102 @@
+"""Builds the Telegram Application: handlers, lifecycle hooks, long polling.
+
+Reads like python-telegram-bot's examples: a typed context, thin handlers per concern, one
+error handler, ``post_init`` (commands) and ``post_shutdown`` (flush) hooks.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from telegram import BotCommand, Update
+from telegram.ext import (
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+from telegram.request import BaseRequest
+
+from bot.settings import Settings
+from bot.telegram.access import gate
+from bot.telegram.commands import on_command
+from bot.telegram.confirm import on_button
+from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, PerUserProcessor
+from bot.telegram.desk import Desk
+from bot.telegram.errors import on_error
+from bot.telegram.messages import on_other, on_text
+from bot.telegram.ports import Backend
+from bot.telegram.texts import COMMANDS
+
+log = logging.getLogger(__name__)
+JobSetup = Callable[[BotApp], None]
+
+
+async def post_init(application: BotApp) -> None:
+    """Register the command menu in English (default) and Chinese."""
+    await application.bot.set_my_commands([BotCommand(n, en) for n, _, en in COMMANDS])
+    await application.bot.set_my_commands(
+        [BotCommand(n, zh) for n, zh, _ in COMMANDS], language_code="zh"
+    )
+    log.info(
+        "PCAI bot started; serving %d allowed user(s)", len(application.bot_data[DEPS].allowed)
+    )
+
+
+async def post_shutdown(application: BotApp) -> None:
+    """Flush sessions and pending state once the last update is handled."""
+    await application.bot_data[DEPS].backend.flush()
+    log.info("PCAI bot stopped; state flushed")
+
+
+def build_application(
+    settings: Settings,
+    backend: Backend,
+    *,
+    request: BaseRequest | None = None,
+    jobs: JobSetup | None = None,
+) -> BotApp:
+    """The Application for ``settings`` (``request`` replaces HTTP in offline tests)."""
+    deps = BotDeps(settings, backend, Desk(backend), allowed=frozenset(settings.allowed_users))
+    context_types = ContextTypes(context=BotContext)
+    builder: Any = (
+        ApplicationBuilder()
+        .token(settings.telegram_bot_token)
+        .base_url(settings.telegram_base_url)
+        .base_file_url(settings.telegram_base_file_url)
+        .context_types(context_types)
+        .concurrent_updates(PerUserProcessor())
+        .post_init(post_init)
+        .post_shutdown(post_shutdown)
+    )
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
+    application: BotApp = builder.build()
+    application.bot_data[DEPS] = deps
+    add_handlers(application)
+    if jobs is not None:
+        jobs(application)
+    return application
+
+
+def add_handlers(application: BotApp) -> None:
+    """Gate first (group -1), then commands, buttons, text and everything else."""
+    application.add_handler(TypeHandler(Update, gate), group=-1)
+    names = [name for name, _, _ in COMMANDS]
+    application.add_handler(CommandHandler(names, on_command))
+    application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
+    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, on_text))
+    application.add_handler(
+        MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
+    )
+    application.add_error_handler(on_error)
+
+
+def run_polling(application: BotApp) -> None:
+    """Long-poll until SIGINT/SIGTERM; in-flight messages finish before the flush."""
+    application.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)

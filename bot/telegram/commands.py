@@ -1,0 +1,35 @@
+"""Slash commands: thin wrappers around the shared :class:`~bot.telegram.desk.Desk`."""
+
+from __future__ import annotations
+
+from telegram import Update
+
+from bot.telegram.access import in_group
+from bot.telegram.confirm import show_answer
+from bot.telegram.context import BotContext, user_key_of
+from bot.telegram.sending import send_text, typing
+from bot.telegram.texts import detect_language, say
+
+PUBLIC = frozenset({"start", "help"})  # the only commands that show no memory (groups)
+SLOW = frozenset({"new", "history"})  # may call the LLM: show "typing…"
+
+
+async def on_command(update: Update, context: BotContext) -> None:
+    """Run the command named in the message for its sender."""
+    message, chat = update.effective_message, update.effective_chat
+    if message is None or chat is None or not message.text:
+        return
+    name = message.text.split()[0][1:].split("@")[0].lower()
+    arg = message.text.partition(" ")[2].strip()
+    user = update.effective_user
+    lang = detect_language(user.language_code if user else None, arg)
+    if in_group(update) and name not in PUBLIC:
+        await send_text(context.bot, chat.id, say("group_private", lang))
+        return
+    key, deps = user_key_of(update), context.deps
+    if name in SLOW:
+        async with typing(context.bot, chat.id):
+            answer = await deps.desk.command(key, name, arg, lang)
+    else:
+        answer = await deps.desk.command(key, name, arg, lang)
+    await show_answer(context.bot, deps, chat.id, key, answer, lang)

@@ -1,0 +1,56 @@
+"""Conversation: text goes to the agent (or the confirm flow); anything else is refused."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from telegram import Update
+
+from agent.types import IncomingMessage
+from bot.telegram.access import in_group
+from bot.telegram.confirm import show_proposals, try_confirm_flow
+from bot.telegram.context import BotContext, user_key_of
+from bot.telegram.sending import send_text, typing
+from bot.telegram.texts import detect_language, say
+
+
+async def on_text(update: Update, context: BotContext) -> None:
+    """One text message: answer a proposal, or ask the agent and send its reply."""
+    message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+    if message is None or chat is None or user is None or message.text is None:
+        return
+    text, group = message.text, in_group(update)
+    if group and context.bot.username:
+        text = text.replace(f"@{context.bot.username}", "").strip()
+    lang = detect_language(user.language_code, text)
+    if not group and await try_confirm_flow(update, context, text.strip(), lang):
+        return
+    key, deps = user_key_of(update), context.deps
+    replied = message.reply_to_message
+    incoming = IncomingMessage(
+        user_key=key,
+        text=text,
+        time=(message.date or datetime.now(UTC)).astimezone(),
+        message_id=str(message.message_id),
+        reply_to_id=str(replied.message_id) if replied else "",
+        language=lang,
+        in_group=group,
+    )
+    async with typing(context.bot, chat.id):
+        reply = await deps.backend.respond(incoming)
+    await send_text(
+        context.bot, chat.id, reply.text, reply_to=message.message_id if group else None
+    )
+    for notice in reply.notices:
+        await send_text(context.bot, chat.id, notice)
+    if not group:
+        await show_proposals(context.bot, deps, chat.id, key, reply.proposals, lang)
+
+
+async def on_other(update: Update, context: BotContext) -> None:
+    """Stickers, photos, voice…: say that only text works for now."""
+    message, user = update.effective_message, update.effective_user
+    if message is None:
+        return
+    lang = detect_language(user.language_code if user else None)
+    await message.reply_text(say("text_only", lang))

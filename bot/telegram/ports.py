@@ -1,0 +1,145 @@
+"""What the front ends (Telegram and the terminal chat) need from the rest of PCAI.
+
+This module imports no Telegram code: the terminal chat uses it too. :class:`Backend` is the
+one seam; :mod:`bot.telegram.backend` implements it over the real services.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal, Protocol
+
+from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+
+Decision = Literal["confirm", "reject"]
+
+
+class BackendError(Exception):
+    """A request the user can fix; the message is one sentence fit to show them."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What became of a proposal after Confirm / Discard / Edit."""
+
+    status: Literal["confirmed", "rejected", "edited", "expired", "missing"]
+    text: str = ""
+    entry_id: str = ""
+    proposal: ProposalView | None = None  # the new proposal after an edit
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryLine:
+    """One memory as a list shows it."""
+
+    id: str
+    text: str
+    section: str
+    status: str = "active"
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """One search result as a front end shows it."""
+
+    score: float
+    text: str
+    source: str
+    id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """A file to hand the user (``/export``)."""
+
+    filename: str
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """A front end's answer to one command or message, in plain data."""
+
+    text: str
+    proposals: tuple[ProposalView, ...] = ()
+    document: Document | None = None
+    notices: tuple[str, ...] = field(default=())
+    error: bool = False
+
+
+class Backend(Protocol):
+    """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
+
+    async def respond(self, msg: IncomingMessage) -> Reply:
+        """One user message in, the agent's reply out."""
+        ...
+
+    def why(self, user_key: str) -> Sequence[InjectedMemory]:
+        """The memories injected into the user's last prompt."""
+        ...
+
+    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
+        """Put ``text`` in the pending store; raises BackendError when refused."""
+        ...
+
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """Confirm or reject one pending proposal."""
+        ...
+
+    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """Replace a pending proposal's text (a new proposal comes back)."""
+        ...
+
+    def pending(self, user_key: str) -> Sequence[ProposalView]:
+        """The user's proposals still waiting for an answer."""
+        ...
+
+    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Remember which transport message shows ``proposal_id``."""
+        ...
+
+    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
+        """The proposal shown by transport message ``message_id``, if any."""
+        ...
+
+    def classify(self, text: str) -> Decision | None:
+        """Whether ``text`` is a confirm word (確認, 好, yes) or a reject word (取消, no)."""
+        ...
+
+    def memories(self, user_key: str) -> Sequence[MemoryLine]:
+        """The user's memories in file order."""
+        ...
+
+    def search(self, user_key: str, query: str) -> Sequence[Found]:
+        """Search the user's memories."""
+        ...
+
+    def forget(self, user_key: str, memory_id: str) -> str:
+        """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
+        ...
+
+    def archaeology(self, user_key: str, topic: str) -> str:
+        """How the user's memory about ``topic`` changed over time, as text."""
+        ...
+
+    async def new_session(self, user_key: str) -> str:
+        """Summarise and close the current session; returns a one-line outcome."""
+        ...
+
+    def export_markdown(self, user_key: str) -> str:
+        """The user's memories as Markdown."""
+        ...
+
+    def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
+        """Counts, index size and last jobs as label/value pairs."""
+        ...
+
+    def chat_available(self) -> bool:
+        """Whether the LLM answers (the terminal chat checks this at start)."""
+        ...
+
+    async def flush(self) -> None:
+        """Write out sessions and pending state (shutdown)."""
+        ...

@@ -1,0 +1,124 @@
+"""Sending to Telegram so that a reply always arrives: split, plain fallback, typing."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import re
+from collections.abc import AsyncIterator
+
+from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram.constants import ChatAction, ParseMode
+from telegram.error import BadRequest, TelegramError
+
+from agent.types import ProposalView
+from bot.telegram.ports import Document
+from bot.telegram.texts import BUTTONS, proposal_text, split_text
+
+log = logging.getLogger(__name__)
+_TAG = re.compile(r"</?[a-z]+>")
+TYPING_EVERY = 4.0  # Telegram shows "typing" for about 5 seconds
+
+
+def proposal_keyboard(proposal_id: str, lang: str) -> InlineKeyboardMarkup:
+    """✅ Confirm / ✏️ Edit / 🗑 Discard for one proposal (callback data ``pm:<c|e|d>:<id>``)."""
+    labels = BUTTONS["zh" if lang == "zh" else "en"]
+    return InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(label, callback_data=f"pm:{code}:{proposal_id}"[:64])
+                for label, code in zip(labels, "ced", strict=True)
+            ]
+        ]
+    )
+
+
+async def send_text(
+    bot: Bot,
+    chat_id: int,
+    text: str,
+    *,
+    html: bool = False,
+    reply_to: int | None = None,
+    markup: InlineKeyboardMarkup | None = None,
+) -> list[Message]:
+    """Send ``text`` in pieces of at most 4,096 characters; the markup goes on the last one.
+
+    With ``html`` the text is sent as HTML (callers escape what they did not write) and,
+    should Telegram reject the markup, again as plain text without the tags.
+    """
+    pieces = split_text(text) or ["…"]
+    sent: list[Message] = []
+    for i, piece in enumerate(pieces):
+        last = i == len(pieces) - 1
+        mk = markup if last else None
+        to = reply_to if i == 0 else None
+        try:
+            sent.append(
+                await bot.send_message(
+                    chat_id,
+                    piece,
+                    parse_mode=ParseMode.HTML if html else None,
+                    reply_markup=mk,
+                    reply_to_message_id=to,
+                )
+            )
+        except BadRequest as exc:
+            if not html:
+                raise
+            log.warning("Telegram rejected HTML (%s); sending plain text", exc)
+            sent.append(
+                await bot.send_message(
+                    chat_id, _TAG.sub("", piece), reply_markup=mk, reply_to_message_id=to
+                )
+            )
+    return sent
+
+
+async def send_proposal(bot: Bot, chat_id: int, p: ProposalView, lang: str) -> Message:
+    """Show one proposal with its three buttons."""
+    messages = await send_text(
+        bot, chat_id, proposal_text(p, lang), markup=proposal_keyboard(p.proposal_id, lang)
+    )
+    return messages[-1]
+
+
+async def send_document(bot: Bot, chat_id: int, doc: Document, caption: str) -> None:
+    """Send a file; where files are refused (or unsupported), send the content as text."""
+    try:
+        await bot.send_document(
+            chat_id, doc.content.encode("utf-8"), filename=doc.filename, caption=caption
+        )
+    except TelegramError as exc:
+        log.info("sending %s as a file failed (%s); sending it as text", doc.filename, exc)
+        await send_text(bot, chat_id, f"{caption}\n\n{doc.content}")
+
+
+async def edit_outcome(bot: Bot, chat_id: int, message_id: int, text: str) -> None:
+    """Replace a proposal message with its outcome and drop the buttons."""
+    try:
+        await bot.edit_message_text(text[:4096], chat_id=chat_id, message_id=message_id)
+    except BadRequest as exc:
+        # "message is not modified" or too old to edit: say it in a new message instead.
+        log.info("could not edit message %s: %s", message_id, exc)
+        await send_text(bot, chat_id, text)
+
+
+@contextlib.asynccontextmanager
+async def typing(bot: Bot, chat_id: int) -> AsyncIterator[None]:
+    """Show "typing…" in the chat until the block ends."""
+
+    async def keep_typing() -> None:
+        while True:
+            with contextlib.suppress(TelegramError):
+                await bot.send_chat_action(chat_id, ChatAction.TYPING)
+            await asyncio.sleep(TYPING_EVERY)
+
+    task = asyncio.create_task(keep_typing())
+    try:
+        yield
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

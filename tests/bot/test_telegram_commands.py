@@ -1,0 +1,149 @@
+"""Every command, fed as an Update through the real Application."""
+
+from __future__ import annotations
+
+import json
+
+from agent.types import InjectedMemory, Reply
+from bot.app import Services
+from bot.telegram.application import post_init, post_shutdown
+from tests.bot.conftest import FRIEND, OWNER, Harness
+
+
+async def test_start_and_help_are_bilingual(tg: Harness) -> None:
+    await tg.send(OWNER, "/start", lang="zh-hant")
+    await tg.send(OWNER, "/help", lang="en")
+    welcome, help_en = tg.api.texts()
+    assert "PCAI" in welcome and "/help" in welcome
+    assert "/remember" in help_en and "remember something" in help_en and "記住" in help_en
+
+
+async def test_commands_registered_in_both_languages(tg: Harness) -> None:
+    await post_init(tg.app)
+    calls = tg.api.named("setMyCommands")
+    assert len(calls) == 2
+    names = [c["command"] for c in calls[0]["commands"]]
+    for name in (
+        "start",
+        "help",
+        "memory",
+        "search",
+        "remember",
+        "forget",
+        "pending",
+        "why",
+        "history",
+        "new",
+        "export",
+        "stats",
+    ):
+        assert name in names
+    assert calls[1]["language_code"] == "zh"
+    assert any("記憶" in c["description"] for c in calls[1]["commands"])
+
+
+async def test_memory_lists_ids_in_pages(tg: Harness, services: Services) -> None:
+    await tg.send(OWNER, "/memory")
+    assert "No memories" in tg.api.texts()[-1]
+    ids = [services.memory.remember("telegram_1001", f"fact number {i}").id for i in range(12)]
+    await tg.send(OWNER, "/memory")
+    page1 = tg.api.texts()[-1]
+    assert ids[0] in page1 and ids[9] in page1 and ids[10] not in page1
+    assert "/memory 2" in page1
+    await tg.send(OWNER, "/memory 2")
+    page2 = tg.api.texts()[-1]
+    assert ids[10] in page2 and ids[11] in page2 and ids[0] not in page2
+
+
+async def test_search_finds_a_two_character_chinese_word(tg: Harness, services: Services) -> None:
+    services.memory.remember("telegram_1001", "我每天早上喝咖啡")
+    await tg.send(OWNER, "/search 咖啡")
+    assert "咖啡" in tg.api.texts()[-1]
+    await tg.send(OWNER, "/search")
+    assert "/search" in tg.api.texts()[-1]
+
+
+async def test_remember_proposes_with_buttons_and_expiry(tg: Harness, services: Services) -> None:
+    await tg.send(OWNER, "/remember 我喜歡藍色", lang="zh-hant")
+    sent = tg.last_markup()
+    assert "我喜歡藍色" in sent["text"] and "前有效" in sent["text"]
+    labels = [b["text"] for b in sent["reply_markup"]["inline_keyboard"][0]]
+    assert labels == ["✅ 確認", "✏️ 修改", "🗑 捨棄"]
+    assert services.memory.entries("telegram_1001") == []  # nothing written before confirm
+
+
+async def test_english_speakers_get_english_buttons(tg: Harness) -> None:
+    await tg.send(OWNER, "/remember I like green tea", lang="en")
+    labels = [b["text"] for b in tg.last_markup()["reply_markup"]["inline_keyboard"][0]]
+    assert labels == ["✅ Confirm", "✏️ Edit", "🗑 Discard"]
+
+
+async def test_forget_removes_the_entry(tg: Harness, services: Services) -> None:
+    entry = services.memory.remember("telegram_1001", "I live in Taipei")
+    await tg.send(OWNER, f"/forget {entry.id}")
+    assert services.memory.entries("telegram_1001") == []
+    await tg.send(OWNER, "/forget m-nope")
+    assert "m-nope" in tg.api.texts()[-1]
+
+
+async def test_pending_shows_each_proposal_with_buttons(tg: Harness) -> None:
+    await tg.send(OWNER, "/pending")
+    assert "Nothing is waiting" in tg.api.texts()[-1] or "沒有" in tg.api.texts()[-1]
+    await tg.send(OWNER, "/remember one")
+    await tg.send(OWNER, "/remember two")
+    before = len(tg.api.named("sendMessage"))
+    await tg.send(OWNER, "/pending")
+    shown = tg.api.named("sendMessage")[before:]
+    assert [("one" in s["text"], "two" in s["text"]) for s in shown] == [(1, 0), (0, 1)]
+    assert all(s["reply_markup"] for s in shown)
+
+
+async def test_why_lists_the_injected_memories(tg: Harness) -> None:
+    await tg.send(OWNER, "/why")
+    assert "No memories" in tg.api.texts()[-1]
+    used = InjectedMemory("m-1", "L0", 0.91, "prefers tea", "MEMORY.md")
+    tg.backend.agent = lambda msg: Reply("tea it is", injected=(used,))
+    await tg.send(OWNER, "what should I drink?")
+    await tg.send(OWNER, "/why")
+    assert "prefers tea" in tg.api.texts()[-1] and "L0" in tg.api.texts()[-1]
+
+
+async def test_history_new_stats(tg: Harness, services: Services) -> None:
+    services.memory.remember("telegram_1001", "咖啡 is my morning drink")
+    await tg.send(OWNER, "/history 咖啡")
+    assert "咖啡" in tg.api.texts()[-1]
+    await tg.send(OWNER, "/new")
+    assert tg.backend.sessions_closed == ["telegram_1001"]
+    assert tg.api.named("sendChatAction")  # /new may summarise with the LLM: typing shown
+    await tg.send(OWNER, "/stats")
+    assert "memories: 1" in tg.api.texts()[-1]
+
+
+async def test_export_sends_a_markdown_file(tg: Harness, services: Services) -> None:
+    services.memory.remember("telegram_1001", "I like hiking")
+    await tg.send(OWNER, "/export")
+    docs = tg.api.named("sendDocument")
+    assert len(docs) == 1
+
+
+async def test_export_falls_back_to_text(tg: Harness, services: Services) -> None:
+    services.memory.remember("telegram_1001", "I like hiking")
+    tg.api.refuse_documents = True
+    await tg.send(OWNER, "/export")
+    assert "I like hiking" in tg.api.texts()[-1]
+
+
+async def test_users_never_see_each_other(tg: Harness, services: Services) -> None:
+    services.memory.remember("telegram_1001", "owner secret: 鑰匙在花盆下")
+    await tg.send(FRIEND, "/memory")
+    await tg.send(FRIEND, "/search 鑰匙")
+    await tg.send(FRIEND, "/export")
+    tg.api.refuse_documents = True
+    await tg.send(FRIEND, "/export")
+    everything = json.dumps(tg.api.calls, ensure_ascii=False, default=str)
+    assert "鑰匙在花盆下" not in everything
+
+
+async def test_shutdown_flushes(tg: Harness) -> None:
+    await post_shutdown(tg.app)
+    assert tg.backend.flushed == 1
