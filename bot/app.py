@@ -5,11 +5,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.settings import Settings
+from memory.access import AccessCounter
+from memory.confirm import ConfirmationService
 from memory.embedders import E5Embedder, Embedder
+from memory.governance import Governance
 from memory.index import IndexStore
 from memory.indexer import Indexer
+from memory.lifecycle import Lifecycle
+from memory.pending import PendingStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
+from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
 
 
@@ -36,10 +42,17 @@ class Services:
     embedder: Embedder
     store: IndexStore
     memory: MemoryService
+    state: StateDB
+    pending: PendingStore
+    access: AccessCounter
+    governance: Governance
+    confirm: ConfirmationService
+    lifecycle: Lifecycle
 
     def close(self) -> None:
         """Release what the services hold open."""
         self.store.close()
+        self.state.close()
 
 
 def build_services(settings: Settings, embedder: Embedder | None = None) -> Services:
@@ -51,4 +64,22 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     indexer = Indexer(settings.data_dir, store, embedder, counter, settings.index)
     searcher = HybridSearcher(store, embedder, settings.retrieval)
     memory = MemoryService(settings.data_dir, indexer, searcher)
-    return Services(settings, counter, embedder, store, memory)
+    state = StateDB(settings.state_db_path)
+    pending = PendingStore(state, settings.pending)
+    access = AccessCounter(state)
+    governance = Governance(
+        memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
+    )
+    return Services(
+        settings,
+        counter,
+        embedder,
+        store,
+        memory,
+        state=state,
+        pending=pending,
+        access=access,
+        governance=governance,
+        confirm=ConfirmationService(memory, pending, governance),
+        lifecycle=Lifecycle(memory, access, settings.lifecycle),
+    )

@@ -58,6 +58,11 @@ class PendingConfig:
     """Seed 004 §3.1: proposed memories wait 30 minutes for confirmation."""
 
     ttl_minutes: int = 30
+    # Conflict check (seed 002 §5.2): the top-K similar memories are compared, and one whose
+    # cosine similarity reaches this is "very similar" (measured with e5-small: rewordings of
+    # the same preference score 0.91-0.93, unrelated memories 0.75-0.88).
+    conflict_top_k: int = 5
+    conflict_similarity: float = 0.9
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +74,8 @@ class LifecycleConfig:
     archive_below: float = 0.15
     delete_archived_after_days: int = 60
     access_saturation: int = 20
+    # After a person restores an entry, the nightly job leaves it alone for this many days.
+    restore_grace_days: int = 14
 
 
 @dataclass(frozen=True, slots=True)

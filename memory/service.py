@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
 from memory.indexer import Indexer, Progress, SyncStats
 from memory.markdown import (
@@ -58,15 +59,36 @@ class MemoryService:
 
     def search(self, user_key: str, query: str, k: int | None = None) -> list[SearchHit]:
         """Search one user's memories, logs and summaries (picking up hand edits first)."""
-        self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
+        with self.lock(user_key):  # a sync racing a write of the same file would index twice
+            self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
         return self.searcher.search(user_key, query, k)
 
     # -- writing -------------------------------------------------------------------------
-    def write_document(self, user_key: str, doc: MemoryDocument) -> None:
-        """Atomically replace MEMORY.md with ``doc`` and re-index the changed entries."""
+    def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:
+        """Atomically replace MEMORY.md with ``doc`` and re-index the changed entries.
+
+        With ``index=False`` only the file is written; the change detector (the next
+        :meth:`index_memory`, search or sync) indexes it later.
+        """
         with self.lock(user_key):
             atomic_write_text(self.paths(user_key).memory_md, render_memory(doc))
-            self.indexer.sync_file(user_key, "MEMORY.md")
+            if index:
+                self.index_memory(user_key)
+
+    def index_memory(self, user_key: str) -> SyncStats:
+        """Index what changed in MEMORY.md (forced: two writes within one mtime tick)."""
+        with self.lock(user_key):
+            return self.indexer.sync_file(check_user_key(user_key), "MEMORY.md", force=True)
+
+    def forget(self, user_key: str, entry_id: str) -> Entry:
+        """Remove one entry from MEMORY.md and from the index; returns what was removed."""
+        with self.lock(user_key):
+            doc = self.document(user_key)
+            entry = doc.by_id().get(entry_id.strip())
+            if entry is None:
+                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            self.write_document(user_key, doc.without(entry.id))
+        return entry
 
     def remember(
         self,

@@ -1,0 +1,220 @@
+"""Memory governance (seed 002 §3, §5): derived fields, conflicts, supersedes chains, status.
+
+Derived fields, used when the proposer gives none:
+
+- ``summary``: an entry of at most 50 characters is its own summary and gets no summary line;
+  a longer one gets its first sentence (or its start) cut to 50 characters.
+- ``canonical_topic``: not guessed from the text (a wrong topic would make false conflicts).
+  It comes from the proposer (the LLM's ``memory_save`` may name one), or is inherited from
+  the memory a new entry replaces, so a chain keeps one topic.
+- section: a keyword heuristic over the text, zh + en (:func:`choose_section`).
+- ``memory_class``: ``policy`` when the text states a standing rule (always / never / must /
+  一律 / 必須 / 永遠 ...), else ``episodic``.
+
+Every status change is written into the entry itself: ``status``, ``status_changed`` and a
+``history:`` line ``<time> <old> -> <new>: <reason>``, so a person reading MEMORY.md sees what
+happened and can undo it by editing the line (or with :meth:`Governance.restore`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
+
+from memory.errors import EntryNotFoundError
+from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
+from memory.service import MemoryService
+from memory.sources import KIND_MEMORY
+
+LIVE = ("active", "low_priority")
+
+# (section name, keywords separated by "|"). The first section with a keyword in the text wins.
+SECTION_RULES: tuple[tuple[str, str], ...] = (
+    ("規則 Rules", "一律|必須|必须|永遠|永远|always|never|must|rule"),
+    (
+        "偏好 Preferences",
+        "喜歡|喜欢|偏好|討厭|讨厌|愛吃|爱吃|愛喝|不吃|不喝|最愛|prefer|prefers|favorite|favourite"
+        "|i like|i love|i hate|i dislike",
+    ),
+    (
+        "工作 Work",
+        "工作|專案|专案|項目|项目|公司|同事|老闆|客戶|會議|部署"
+        "|project|work|job|meeting|client|deadline|colleague|deploy",
+    ),
+    (
+        "個人 Personal",
+        "生日|家人|太太|老婆|先生|老公|兒子|女兒|孩子|朋友|爸爸|媽媽|住在|寵物|我的狗|我的貓"
+        "|birthday|wife|husband|son|daughter|family|friend|i live|my dog|my cat|pet",
+    ),
+)
+_POLICY_WORDS = re.compile(
+    r"一律|必須|必须|永遠|永远|總是|总是|不准|禁止|\balways\b|\bnever\b|\bmust\b", re.IGNORECASE
+)
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
+
+
+def derive_summary(text: str) -> str:
+    """At most 50 characters: "" when the text itself fits, else its first sentence, cut."""
+    text = " ".join(text.split())
+    if len(text) <= SUMMARY_MAX_CHARS:
+        return ""
+    m = _SENTENCE_END.search(text)
+    first = text[: m.start()].strip() if m and m.start() > 0 else text
+    if len(first) <= SUMMARY_MAX_CHARS:
+        return first
+    return first[: SUMMARY_MAX_CHARS - 1].rstrip() + "…"
+
+
+def summary_of(entry: Entry) -> str:
+    """The entry's summary, or its text when the text is short enough to be its own."""
+    return entry.summary or derive_summary(entry.text) or " ".join(entry.text.split())
+
+
+def _keyword_pattern(words: str) -> re.Pattern[str]:
+    # English words need word boundaries ("son" is not in "person"); Chinese has no spaces.
+    parts = [rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in words.split("|")]
+    return re.compile("|".join(parts), re.IGNORECASE)
+
+
+_SECTION_PATTERNS = [(name, _keyword_pattern(words)) for name, words in SECTION_RULES]
+
+
+def choose_section(text: str, existing: Iterable[str] = ()) -> str:
+    """A section for ``text`` by keyword; an existing section of the same name is reused."""
+    for name, pattern in _SECTION_PATTERNS:
+        if pattern.search(text):
+            for section in existing:
+                if section.lower() == name.lower():
+                    return section
+            return name
+    return DEFAULT_SECTION
+
+
+def guess_class(text: str) -> str:
+    """``policy`` for a standing rule, else ``episodic``."""
+    return "policy" if _POLICY_WORDS.search(text) else "episodic"
+
+
+def history_line(now: datetime, old: str, new: str, reason: str) -> str:
+    """One readable line of an entry's history."""
+    return f"{now.isoformat(timespec='seconds')} {old} -> {new}: {reason}"
+
+
+def with_status(entry: Entry, status: str, now: datetime, reason: str) -> Entry:
+    """``entry`` moved to ``status`` with the change recorded in its history."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    return replace(
+        entry,
+        status=status,
+        status_changed_at=now.isoformat(timespec="seconds"),
+        history=(*entry.history, history_line(now, entry.status, status, reason)),
+    )
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\W_]+", "", text.lower())
+
+
+def chain_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """The supersedes chain (the connected versions) holding ``entry_id``, oldest first."""
+    by_id = {e.id: e for e in entries}
+    links: dict[str, set[str]] = {eid: set() for eid in by_id}
+    for e in by_id.values():
+        for old in e.supersedes:
+            if old in by_id:
+                links[e.id].add(old)
+                links[old].add(e.id)
+    seen: set[str] = set()
+    todo = [entry_id] if entry_id in by_id else []
+    while todo:
+        eid = todo.pop()
+        if eid not in seen:
+            seen.add(eid)
+            todo.extend(links[eid] - seen)
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
+
+
+def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
+    """Every chain of two or more versions, each oldest first."""
+    entries = list(entries)
+    done: set[str] = set()
+    out = []
+    for e in entries:
+        if e.id in done or not (e.supersedes or any(e.id in o.supersedes for o in entries)):
+            continue
+        chain = chain_of(entries, e.id)
+        done.update(c.id for c in chain)
+        if len(chain) > 1:
+            out.append(chain)
+    return out
+
+
+class Governance:
+    """Conflicts, chains and status changes over one :class:`MemoryService`."""
+
+    def __init__(self, memory: MemoryService, top_k: int = 5, similarity: float = 0.9) -> None:
+        self.memory = memory
+        self.top_k = top_k
+        self.similarity = similarity
+
+    def find_duplicate(self, user_key: str, text: str) -> Entry | None:
+        """A live entry whose text equals ``text`` (ignoring spaces and punctuation)."""
+        key = _norm(text)
+        for e in self.memory.entries(user_key):
+            if e.status in LIVE and _norm(e.text) == key:
+                return e
+        return None
+
+    def find_conflicts(self, user_key: str, text: str, topic: str = "") -> list[Entry]:
+        """Live entries on the same canonical topic, then very similar ones (seed 002 §5.2)."""
+        entries = self.memory.entries(user_key)
+        live = {e.id: e for e in entries if e.status in LIVE}
+        if not live:
+            return []  # nothing to conflict with: skip the embedding work
+        found = [e for e in live.values() if topic and e.canonical_topic == topic]
+        for hit in self.memory.search(user_key, text, self.top_k):
+            chunk = hit.chunk
+            if chunk.kind != KIND_MEMORY or chunk.unit_id not in live:
+                continue
+            if (hit.vector_similarity or 0.0) >= self.similarity:
+                found.append(live[chunk.unit_id])
+        return list({e.id: e for e in found}.values())
+
+    def archaeology(self, user_key: str, topic_or_id: str) -> list[Entry]:
+        """Every version of a memory, oldest first: by entry id, or all chains of a topic."""
+        entries = self.memory.entries(user_key)
+        key = topic_or_id.strip()
+        if any(e.id == key for e in entries):
+            return chain_of(entries, key)
+        out: dict[str, Entry] = {}
+        for e in entries:
+            if e.canonical_topic == key and e.id not in out:
+                out.update((c.id, c) for c in chain_of(entries, e.id))
+        return sorted(out.values(), key=lambda e: (e.created_at, e.id))
+
+    def set_status(
+        self, user_key: str, entry_id: str, status: str, *, now: datetime, reason: str
+    ) -> Entry:
+        """Change one entry's status in MEMORY.md (recorded in its history) and re-index."""
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == status:
+                return entry
+            changed = with_status(entry, status, now, reason)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
+        """Make a deprecated, low-priority or archived entry active again."""
+        return self.set_status(user_key, entry_id, "active", now=now, reason="restored")
+
+    @staticmethod
+    def _get(doc: MemoryDocument, entry_id: str) -> Entry:
+        entry = doc.by_id().get(entry_id.strip())
+        if entry is None:
+            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+        return entry

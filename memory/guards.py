@@ -1,0 +1,255 @@
+"""Sensitive-data guard: secrets are never stored as memories.
+
+:func:`scan` finds passwords, payment card numbers, API keys and tokens, private keys and
+national id numbers in Chinese and English text and says why; :func:`mask` replaces what it
+finds with ``[REDACTED]``. The confirmation service refuses a proposal that :func:`scan`
+flags; other writers (daily logs, summaries) may :func:`mask` instead.
+
+Numbers are only flagged when they pass their checksum (Luhn for cards, the Taiwan and China
+id check digits, the SSN number rules), so phone numbers, order numbers and dates are left
+alone. Digits are delimited by "not a digit" rather than ``\\b``: in ``卡號4111...`` there is no
+word boundary between 號 and 4.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+REDACTED = "[REDACTED]"
+
+# kind -> (English reason, Chinese reason)
+REASONS: dict[str, tuple[str, str]] = {
+    "password": ("a password", "密碼"),
+    "card_number": ("a payment card number", "信用卡號"),
+    "api_key": ("an API key or access token", "API 金鑰或存取權杖"),
+    "private_key": ("a private key", "私鑰"),
+    "national_id": ("a national ID number", "身分證字號"),
+    "card_security_code": ("a card security code", "信用卡安全碼"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One secret found in a text: its kind and the span of the secret value."""
+
+    kind: str
+    start: int
+    end: int
+
+    @property
+    def reason_en(self) -> str:
+        """What was found, in English ("a password")."""
+        return REASONS[self.kind][0]
+
+    @property
+    def reason_zh(self) -> str:
+        """What was found, in Chinese ("密碼")."""
+        return REASONS[self.kind][1]
+
+
+_SEP = r"\s*(?:is|are|=|:|：|是|為|为|係)\s*"
+_PASSWORD = re.compile(
+    r"(?<![A-Za-z])(?:password|passwd|passcode|pass\s?word|pwd|pin(?:\s?code)?|密碼|密码|口令|通關密語|暗碼)"
+    + _SEP
+    + r"[\"'「『]?(?P<value>[^\s\"'」』，。,；;？?！!]{3,})",
+    re.IGNORECASE,
+)
+_CVV = re.compile(
+    r"(?:cvv2?|cvc2?|security\s+code|安全碼|安全码|背面三碼|檢查碼)"
+    r"\s*(?:is|=|:|：|是|為|为)?\s*(?P<value>(?<!\d)\d{3,4}(?!\d))",
+    re.IGNORECASE,
+)
+_TOKEN_PATTERNS = [
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>sk-(?:ant-|proj-|live-|test-)?[A-Za-z0-9_-]{20,})"),
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_\w{22,}))"),
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>(?:AKIA|ASIA)[0-9A-Z]{16})(?![0-9A-Z])"),
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>xox[abposr]-[A-Za-z0-9-]{10,})"),
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>AIza[0-9A-Za-z_-]{35})"),
+    re.compile(r"(?<![A-Za-z0-9])(?P<value>glpat-[A-Za-z0-9_-]{20,})"),
+    # Telegram bot tokens: "123456789:AA..." (35 characters after the colon).
+    re.compile(r"(?<!\d)(?P<value>\d{8,10}:[A-Za-z0-9_-]{35})(?![A-Za-z0-9_-])"),
+    # JSON Web Tokens.
+    re.compile(r"(?P<value>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"),
+]
+# A long random-looking value after a key/token word: "api key: 3f9a...", "金鑰是 ...".
+_KEYWORD_SECRET = re.compile(
+    r"(?:api[\s_-]?key|access[\s_-]?key|secret(?:[\s_-]?key)?|token|bearer|auth[\s_-]?key"
+    r"|client[\s_-]?secret|金鑰|金钥|密鑰|密钥|私鑰|令牌|權杖|权杖|存取碼)"
+    r"\s*(?:is|=|:|：|是|為|为)?\s*[\"'「]?(?P<value>[A-Za-z0-9+/_=.-]{16,})",
+    re.IGNORECASE,
+)
+_PRIVATE_KEY = re.compile(
+    r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----"
+    r"(?:.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----)?",
+    re.DOTALL,
+)
+_CARD = re.compile(r"(?<![\d-])(?P<value>\d(?:[ -]?\d){12,18})(?![\d-])")
+_TW_ID = re.compile(r"(?<![A-Za-z0-9])(?P<value>[A-Za-z][1289]\d{8})(?!\d)")
+_CN_ID = re.compile(r"(?<![\dA-Za-z])(?P<value>\d{17}[\dXx])(?![\dA-Za-z])")
+_SSN = re.compile(r"(?<![\d-])(?P<value>\d{3}-\d{2}-\d{4})(?![\d-])")
+_SSN_BARE = re.compile(
+    r"(?:ssn|social\s+security(?:\s+number)?|社會安全號碼?)\s*(?:is|=|:|：|是|為)?\s*"
+    r"(?P<value>(?<!\d)\d{9}(?!\d))",
+    re.IGNORECASE,
+)
+
+# Taiwan: letter -> two-digit area code used by the check digit.
+_TW_LETTERS = {
+    c: n
+    for c, n in zip(
+        "ABCDEFGHJKLMNPQRSTUVXYWZIO",
+        range(10, 36),
+        strict=True,
+    )
+}
+_CN_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+_CN_CHECK = "10X98765432"
+
+
+def luhn_valid(digits: str) -> bool:
+    """Luhn checksum: double every second digit from the right; the sum is divisible by 10."""
+    if not digits.isdigit():
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def taiwan_id_valid(value: str) -> bool:
+    """Taiwan national id (A123456789): weights 1,9,8,...,1,1 over code+digits, sum % 10 == 0."""
+    if len(value) != 10 or not value[1:].isdigit():
+        return False
+    code = _TW_LETTERS.get(value[0].upper())
+    if code is None:
+        return False
+    nums = [code // 10, code % 10, *(int(c) for c in value[1:])]
+    weights = (1, 9, 8, 7, 6, 5, 4, 3, 2, 1, 1)
+    return sum(n * w for n, w in zip(nums, weights, strict=True)) % 10 == 0
+
+
+def china_id_valid(value: str) -> bool:
+    """China resident id (18 characters): ISO 7064 MOD 11-2 check digit and a plausible date."""
+    if len(value) != 18 or not value[:17].isdigit():
+        return False
+    year, month, day = int(value[6:10]), int(value[10:12]), int(value[12:14])
+    if not (1900 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
+        return False
+    total = sum(int(c) * w for c, w in zip(value[:17], _CN_WEIGHTS, strict=True))
+    return _CN_CHECK[total % 11] == value[17].upper()
+
+
+def ssn_valid(value: str) -> bool:
+    """US SSN rules: area not 000/666/9xx, group not 00, serial not 0000."""
+    digits = value.replace("-", "")
+    if len(digits) != 9 or not digits.isdigit():
+        return False
+    area, group, serial = digits[:3], digits[3:5], digits[5:]
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+# "the password is required", "密碼是多少": a separator followed by a word that is no secret.
+_NOT_A_PASSWORD = {
+    "required",
+    "incorrect",
+    "wrong",
+    "invalid",
+    "expired",
+    "changed",
+    "needed",
+    "not",
+    "too",
+    "very",
+    "the",
+    "same",
+    "different",
+    "stored",
+    "saved",
+    "reset",
+    "empty",
+    "missing",
+    "forgotten",
+    "set",
+    "case-sensitive",
+    "what",
+    "whatever",
+    "unknown",
+}
+_QUESTION_WORDS = ("什麼", "甚麼", "什么", "多少", "啥", "幾", "几", "哪")
+
+
+def _password_ok(value: str) -> bool:
+    return value.lower() not in _NOT_A_PASSWORD and not value.startswith(_QUESTION_WORDS)
+
+
+def _card_ok(value: str) -> bool:
+    digits = re.sub(r"[ -]", "", value)
+    return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
+
+
+_Check = Callable[[str], bool]
+_RULES: list[tuple[str, re.Pattern[str], _Check | None]] = [
+    ("private_key", _PRIVATE_KEY, None),
+    *[("api_key", p, None) for p in _TOKEN_PATTERNS],
+    ("password", _PASSWORD, _password_ok),
+    ("card_security_code", _CVV, None),
+    ("national_id", _TW_ID, taiwan_id_valid),
+    ("national_id", _CN_ID, china_id_valid),
+    ("national_id", _SSN, ssn_valid),
+    ("national_id", _SSN_BARE, ssn_valid),
+    ("card_number", _CARD, _card_ok),
+]
+
+
+def _looks_random(value: str) -> bool:
+    # A key word followed by an ordinary word ("token bucket algorithm") is not a secret.
+    has_digit = any(c.isdigit() for c in value)
+    has_alpha = any(c.isalpha() for c in value)
+    return (has_digit and has_alpha) or len(value) >= 32
+
+
+def scan(text: str) -> list[Finding]:
+    """Every secret in ``text``, in order of position, overlapping findings merged."""
+    found: list[Finding] = []
+    for kind, pattern, check in _RULES:
+        for m in pattern.finditer(text):
+            has_value = "value" in pattern.groupindex
+            start, end = m.span("value") if has_value else m.span()
+            value = text[start:end]
+            if check is not None and not check(value):
+                continue
+            found.append(Finding(kind, start, end))
+    for m in _KEYWORD_SECRET.finditer(text):
+        if _looks_random(m.group("value")):
+            found.append(Finding("api_key", *m.span("value")))
+    found.sort(key=lambda f: (f.start, -(f.end - f.start)))
+    merged: list[Finding] = []
+    for f in found:
+        if merged and f.start < merged[-1].end:
+            continue  # already covered by an earlier, longer finding
+        merged.append(f)
+    return merged
+
+
+def mask(text: str) -> str:
+    """``text`` with every secret value replaced by ``[REDACTED]``."""
+    out = text
+    for f in reversed(scan(text)):
+        out = out[: f.start] + REDACTED + out[f.end :]
+    return out
+
+
+def refusal_reason(findings: list[Finding]) -> tuple[str, str]:
+    """One sentence in English and one in Chinese saying why a text will not be stored."""
+    kinds = list(dict.fromkeys(f.kind for f in findings))
+    en = ", ".join(REASONS[k][0] for k in kinds)
+    zh = "、".join(REASONS[k][1] for k in kinds)
+    return (
+        f"Not saved: it looks like it contains {en}, and secrets are never stored.",
+        f"不會記住：內容似乎含有{zh}，敏感資料一律不儲存。",
+    )

@@ -1,0 +1,305 @@
+"""The pending store (seed 004 §2-3.1): proposed memories waiting for their owner's answer.
+
+A proposal lives in ``pcai.db`` with an expiry (30 minutes by default), so it survives a
+restart. Only its owner can confirm, edit or reject it: a lookup always names the user, and a
+proposal of someone else is reported as not found. Rows are kept after they are resolved
+(confirmed / rejected / expired) so that answering twice gets a clear sentence instead of a
+second write; resolved rows older than a week are purged by :meth:`PendingStore.expire_due`.
+
+Recall never reads this table: a memory is searchable only once it is in MEMORY.md.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from memory.config import PendingConfig
+from memory.errors import MemoryStoreError
+from memory.state import StateDB
+from memory.users import check_user_key
+
+PENDING = "pending"
+CONFIRMED = "confirmed"
+REJECTED = "rejected"
+EXPIRED = "expired"
+_PURGE_AFTER = timedelta(days=7)
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS pending_memories (
+    id TEXT PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    section TEXT NOT NULL DEFAULT '',
+    source TEXT NOT NULL DEFAULT '',
+    fields TEXT NOT NULL DEFAULT '{}',
+    conflict_ids TEXT NOT NULL DEFAULT '[]',
+    conflict_note TEXT NOT NULL DEFAULT '',
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL,
+    expires_ts REAL NOT NULL,
+    status TEXT NOT NULL DEFAULT 'pending',
+    message_id TEXT NOT NULL DEFAULT '',
+    entry_id TEXT NOT NULL DEFAULT '',
+    resolved_ts REAL
+);
+CREATE INDEX IF NOT EXISTS pending_by_user ON pending_memories (user_key, status);
+CREATE INDEX IF NOT EXISTS pending_by_expiry ON pending_memories (status, expires_ts);
+CREATE INDEX IF NOT EXISTS pending_by_message ON pending_memories (user_key, message_id);
+"""
+
+
+class ProposalError(MemoryStoreError):
+    """A proposal cannot be used as asked (unknown, expired, already answered)."""
+
+
+class ProposalNotFoundError(ProposalError):
+    """No pending memory with that id belongs to that user."""
+
+
+class ProposalExpiredError(ProposalError):
+    """The proposal waited longer than its expiry and was dropped."""
+
+
+class ProposalResolvedError(ProposalError):
+    """The proposal was already confirmed or rejected."""
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A memory waiting for confirmation."""
+
+    id: str
+    user_key: str
+    text: str
+    section: str
+    source: str
+    created_at: datetime
+    expires_at: datetime
+    status: str = PENDING
+    fields: Mapping[str, Any] = field(default_factory=dict)
+    conflict_ids: tuple[str, ...] = ()
+    conflict_note: str = ""
+    message_id: str = ""
+    entry_id: str = ""
+
+    @property
+    def has_conflict(self) -> bool:
+        """True when an active memory on the same topic exists ("add or replace?")."""
+        return bool(self.conflict_ids)
+
+
+def _row(r: Any) -> Proposal:
+    return Proposal(
+        id=r["id"],
+        user_key=r["user_key"],
+        text=r["text"],
+        section=r["section"],
+        source=r["source"],
+        created_at=datetime.fromisoformat(r["created_at"]),
+        expires_at=datetime.fromisoformat(r["expires_at"]),
+        status=r["status"],
+        fields=json.loads(r["fields"] or "{}"),
+        conflict_ids=tuple(json.loads(r["conflict_ids"] or "[]")),
+        conflict_note=r["conflict_note"],
+        message_id=r["message_id"],
+        entry_id=r["entry_id"],
+    )
+
+
+def _aware(now: datetime) -> datetime:
+    if now.tzinfo is None:
+        raise ValueError("the pending store needs timezone-aware times")
+    return now
+
+
+class PendingStore:
+    """Proposed memories in ``pcai.db``."""
+
+    def __init__(self, state: StateDB, config: PendingConfig) -> None:
+        self.state = state
+        self.config = config
+        state.ensure("pending_memories", _DDL)
+
+    def add(
+        self,
+        user_key: str,
+        text: str,
+        *,
+        now: datetime,
+        section: str = "",
+        source: str = "",
+        fields: Mapping[str, Any] | None = None,
+        conflict_ids: tuple[str, ...] = (),
+        conflict_note: str = "",
+    ) -> Proposal:
+        """Store a new proposal that expires ``ttl_minutes`` from ``now``."""
+        check_user_key(user_key)
+        now = _aware(now)
+        proposal = Proposal(
+            id="p-" + secrets.token_hex(4),
+            user_key=user_key,
+            text=text,
+            section=section,
+            source=source,
+            created_at=now,
+            expires_at=now + timedelta(minutes=self.config.ttl_minutes),
+            fields=dict(fields or {}),
+            conflict_ids=conflict_ids,
+            conflict_note=conflict_note,
+        )
+        with self.state.transaction() as conn:
+            conn.execute(
+                "INSERT INTO pending_memories (id, user_key, text, section, source, fields, "
+                "conflict_ids, conflict_note, created_at, expires_at, expires_ts) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    proposal.id,
+                    user_key,
+                    text,
+                    section,
+                    source,
+                    json.dumps(dict(proposal.fields), ensure_ascii=False),
+                    json.dumps(list(conflict_ids)),
+                    conflict_note,
+                    now.isoformat(),
+                    proposal.expires_at.isoformat(),
+                    proposal.expires_at.timestamp(),
+                ),
+            )
+        return proposal
+
+    def get(self, user_key: str, proposal_id: str) -> Proposal:
+        """The proposal ``proposal_id`` of ``user_key`` in any status, or raise not found."""
+        check_user_key(user_key)
+        with self.state.lock:
+            row = self.state.conn.execute(
+                "SELECT * FROM pending_memories WHERE id=? AND user_key=?",
+                (proposal_id.strip(), user_key),
+            ).fetchone()
+        if row is None:
+            raise ProposalNotFoundError(
+                f"No pending memory {proposal_id!r} of yours: it may have been answered already."
+            )
+        return _row(row)
+
+    def live(self, user_key: str, proposal_id: str, now: datetime) -> Proposal:
+        """The proposal if it still waits for an answer; raise a clear error otherwise."""
+        proposal = self.get(user_key, proposal_id)
+        if proposal.status == PENDING and proposal.expires_at <= _aware(now):
+            self.resolve(proposal.id, EXPIRED, now=now)
+            proposal = self.get(user_key, proposal_id)
+            # The owner learns of the expiry from this error, so the job must not tell again.
+            raise ProposalExpiredError(
+                f"That proposal expired at {proposal.expires_at:%H:%M}; "
+                "ask me to remember it again. 這個待確認的記憶已過期，請重新要求記住。"
+            )
+        if proposal.status == EXPIRED:
+            raise ProposalExpiredError(
+                "That proposal has expired; ask me to remember it again. "
+                "這個待確認的記憶已過期，請重新要求記住。"
+            )
+        if proposal.status != PENDING:
+            raise ProposalResolvedError(
+                f"That proposal was already {proposal.status}. 這個提議已經處理過了。"
+            )
+        return proposal
+
+    def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
+        """The user's proposals still waiting (not yet expired at ``now``), oldest first."""
+        check_user_key(user_key)
+        with self.state.lock:
+            rows = self.state.conn.execute(
+                "SELECT * FROM pending_memories WHERE user_key=? AND status=? "
+                "ORDER BY created_at, rowid",
+                (user_key, PENDING),
+            ).fetchall()
+        out = [_row(r) for r in rows]
+        if now is not None:
+            out = [p for p in out if p.expires_at > _aware(now)]
+        return out
+
+    def update_text(
+        self,
+        user_key: str,
+        proposal_id: str,
+        text: str,
+        *,
+        now: datetime,
+        conflict_ids: tuple[str, ...] = (),
+        conflict_note: str = "",
+    ) -> Proposal:
+        """Replace the text of a live proposal (same id) and restart its expiry."""
+        proposal = self.live(user_key, proposal_id, now)
+        expires = _aware(now) + timedelta(minutes=self.config.ttl_minutes)
+        with self.state.transaction() as conn:
+            conn.execute(
+                "UPDATE pending_memories SET text=?, conflict_ids=?, conflict_note=?, "
+                "expires_at=?, expires_ts=? WHERE id=? AND status=?",
+                (
+                    text,
+                    json.dumps(list(conflict_ids)),
+                    conflict_note,
+                    expires.isoformat(),
+                    expires.timestamp(),
+                    proposal.id,
+                    PENDING,
+                ),
+            )
+        return self.get(user_key, proposal_id)
+
+    def attach_message(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Record the chat message that shows the proposal, so a reply to it can be matched."""
+        self.get(user_key, proposal_id)
+        with self.state.transaction() as conn:
+            conn.execute(
+                "UPDATE pending_memories SET message_id=? WHERE id=? AND user_key=?",
+                (str(message_id), proposal_id, user_key),
+            )
+
+    def by_message(self, user_key: str, message_id: str) -> Proposal | None:
+        """The user's proposal shown in chat message ``message_id`` (any status), if any."""
+        check_user_key(user_key)
+        if not str(message_id):
+            return None
+        with self.state.lock:
+            row = self.state.conn.execute(
+                "SELECT * FROM pending_memories WHERE user_key=? AND message_id=? "
+                "ORDER BY rowid DESC LIMIT 1",
+                (user_key, str(message_id)),
+            ).fetchone()
+        return _row(row) if row else None
+
+    def resolve(self, proposal_id: str, status: str, *, now: datetime, entry_id: str = "") -> bool:
+        """Move a pending proposal to ``status``; False when it was no longer pending."""
+        with self.state.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE pending_memories SET status=?, entry_id=?, resolved_ts=? "
+                "WHERE id=? AND status=?",
+                (status, entry_id, _aware(now).timestamp(), proposal_id, PENDING),
+            )
+            return bool(cur.rowcount)
+
+    def expire_due(self, now: datetime) -> list[Proposal]:
+        """Expire every proposal past its expiry and return each one exactly once.
+
+        The select and the update run in one transaction and the update only touches rows
+        still pending, so two jobs racing (or a job re-run after a restart) never report the
+        same proposal twice.
+        """
+        ts = _aware(now).timestamp()
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "UPDATE pending_memories SET status=?, resolved_ts=? "
+                "WHERE status=? AND expires_ts<=? RETURNING *",
+                (EXPIRED, ts, PENDING, ts),
+            ).fetchall()
+            conn.execute(
+                "DELETE FROM pending_memories WHERE status!=? AND resolved_ts<?",
+                (PENDING, ts - _PURGE_AFTER.total_seconds()),
+            )
+        return sorted((_row(r) for r in rows), key=lambda p: (p.user_key, p.created_at))
