@@ -1,0 +1,205 @@
+"""Automatic compaction (seed 003, scheme B): summarise, write to Markdown, keep summary + N turns.
+
+Before each LLM call the agent asks :meth:`Compactor.maybe_compact`. When the estimated
+prompt (system text + the session's history) reaches ``auto_write_threshold_tokens`` (10,000)
+or the session holds ``auto_write_threshold_turns`` (15) user turns, the older history is
+summarised (topic, decisions, todos, numbers, names, dates; chit-chat in one line), the
+summary is appended to ``MEMORY_FULL.md`` under ``## 對話摘要 (YYYY-MM-DD)`` and to the daily
+log, both are indexed, and the session keeps one note pointing at those files plus the last
+``history_turns_after`` (5) user turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from history.config import HistoryConfig
+from history.dailylog import DailyLog
+from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
+from history.summarize import ConversationSummary, SummaryService
+from memory.fsutil import atomic_write_text, read_text
+from memory.tokens import TokenCounter
+from memory.users import UserPaths
+
+log = logging.getLogger(__name__)
+
+# Chat formats spend a few tokens per message on the role and separators.
+MESSAGE_OVERHEAD_TOKENS = 4
+FULL_TITLE = "# MEMORY_FULL — 對話摘要 (conversation summaries)\n"
+NOTE_PREFIX = "[先前討論已寫入記憶]"
+
+# Called with (user_key, path relative to the user's folder) after a file was written.
+IndexCallback = Callable[[str, str], object]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionCheck:
+    """Whether the session has reached a threshold, and the figures behind it."""
+
+    prompt_tokens: int
+    user_turns: int
+    reason: str  # "tokens", "turns" or "" (not triggered)
+
+    @property
+    def triggered(self) -> bool:
+        """True when compaction should run now."""
+        return bool(self.reason)
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionResult:
+    """What one compaction did."""
+
+    summary: ConversationSummary
+    heading: str  # "對話摘要 (YYYY-MM-DD)"
+    log_path: str  # memory/YYYY-MM-DD.md
+    removed: int  # messages replaced by the note
+    tokens_before: int
+    tokens_after: int
+
+
+def find_split(messages: Sequence[Message], keep_turns: int) -> int:
+    """Index of the first message kept so that the last ``keep_turns`` user turns remain."""
+    seen = 0
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == ROLE_USER:
+            seen += 1
+            if seen == keep_turns:
+                return i
+    return 0
+
+
+class Compactor:
+    """Runs seed 003's check-summarise-write-trim step on a session."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        summaries: SummaryService,
+        counter: TokenCounter,
+        config: HistoryConfig,
+        daily_log: DailyLog,
+        on_written: IndexCallback | None = None,
+    ) -> None:
+        self.data_dir = data_dir
+        self.summaries = summaries
+        self.counter = counter
+        self.config = config
+        self.daily_log = daily_log
+        self.on_written = on_written
+        self._lock = threading.Lock()
+
+    def history_tokens(self, messages: Sequence[Message]) -> int:
+        """Estimated tokens of sending ``messages`` as chat history."""
+        return sum(self.counter.count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+    def check(self, session: Session, extra_tokens: int = 0) -> CompactionCheck:
+        """Seed 003 §2: tokens (system + history) >= threshold, or user turns >= threshold.
+
+        ``extra_tokens`` is what the prompt holds besides the history (system text, memory).
+        """
+        tokens = extra_tokens + self.history_tokens(session.messages)
+        turns = session.user_turns
+        reason = ""
+        if tokens >= self.config.auto_write_threshold_tokens:
+            reason = "tokens"
+        elif turns >= self.config.auto_write_threshold_turns:
+            reason = "turns"
+        return CompactionCheck(tokens, turns, reason)
+
+    async def maybe_compact(
+        self, session: Session, user_key: str, now: datetime, extra_tokens: int = 0
+    ) -> CompactionResult | None:
+        """Compact the session if it reached a threshold; None when nothing was done."""
+        checked = self.check(session, extra_tokens)
+        if not checked.triggered:
+            return None
+        log.info(
+            "compacting %s (%s: %d tokens, %d turns)",
+            session.id,
+            checked.reason,
+            checked.prompt_tokens,
+            checked.user_turns,
+        )
+        return await self.compact(session, user_key, now, extra_tokens)
+
+    def _split(self, session: Session, extra_tokens: int) -> tuple[list[Message], list[Message]]:
+        body = [m for m in session.messages if m.kind != KIND_COMPACTION]
+        keep_turns = max(1, self.config.history_turns_after)
+        split = find_split(body, keep_turns)
+        # A few huge messages can exceed the threshold on their own: keep fewer turns then.
+        while (
+            keep_turns > 1
+            and extra_tokens + self.history_tokens(body[split:])
+            >= self.config.auto_write_threshold_tokens
+        ):
+            keep_turns -= 1
+            split = find_split(body, keep_turns)
+        return body[:split], body[split:]
+
+    async def compact(
+        self, session: Session, user_key: str, now: datetime, extra_tokens: int = 0
+    ) -> CompactionResult | None:
+        """Summarise the older history, write it down, and trim the session (in place)."""
+        older, kept = self._split(session, extra_tokens)
+        if not older:
+            return None
+        notes = [m for m in session.messages if m.kind == KIND_COMPACTION]
+        previous = notes[-1].content if notes else ""
+        tokens_before = self.history_tokens(session.messages)
+        summary = await self.summaries.conversation_summary(older, previous=previous)
+        day = f"{self.daily_log.local(now):%Y-%m-%d}"
+        heading = f"對話摘要 ({day})"
+        log_rel = await asyncio.to_thread(self._write, user_key, heading, summary, now)
+        earlier = "（更早的摘要也在 MEMORY_FULL.md）" if notes else ""
+        note = Message(
+            ROLE_SYSTEM,
+            f"{NOTE_PREFIX} 摘要：{summary.gist}。詳見 MEMORY_FULL.md § {heading} "
+            f"與 {log_rel}。{earlier}",
+            now,
+            kind=KIND_COMPACTION,
+        )
+        session.messages = [note, *kept]
+        session.compactions += 1
+        await self._index(user_key, ["MEMORY_FULL.md", log_rel])
+        return CompactionResult(
+            summary=summary,
+            heading=heading,
+            log_path=log_rel,
+            removed=len(older) + len(notes),
+            tokens_before=tokens_before,
+            tokens_after=self.history_tokens(session.messages),
+        )
+
+    def _write(
+        self, user_key: str, heading: str, summary: ConversationSummary, now: datetime
+    ) -> str:
+        path = UserPaths.of(self.data_dir, user_key).memory_full_md
+        with self._lock:
+            current = read_text(path) or FULL_TITLE
+            if not current.endswith("\n"):
+                current += "\n"
+            atomic_write_text(path, f"{current}\n## {heading}\n\n{summary.body}\n")
+        return self.daily_log.append(
+            user_key,
+            "summary",
+            f"本段討論摘要：{summary.gist}（詳見 MEMORY_FULL.md § {heading}）",
+            now,
+        )
+
+    async def _index(self, user_key: str, rels: list[str]) -> None:
+        if self.on_written is None:
+            return
+        for rel in rels:
+            try:
+                await asyncio.to_thread(self.on_written, user_key, rel)
+            except Exception:  # the indexing job retries later; the summary is on disk
+                log.exception(
+                    "indexing %s of %s failed; the next indexing job retries", rel, user_key
+                )

@@ -1,0 +1,143 @@
+"""The hybrid short-term context (seed 001): 15 messages, the newest 5 verbatim.
+
+Older messages are shown by their structured summary, marked ``[Summary]``, or verbatim and
+marked ``[Old]`` when they have none. A message gets a summary when it meets one of seed
+001's dynamic triggers (tool output, a list or code, more than 6 sentences or 10 lines, or
+the words 決定 / 下一步 / TODO / 優先), so short small talk stays as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from history import extractive as ex
+from history.config import HistoryConfig
+from history.sessions import (
+    KIND_COMPACTION,
+    ROLE_ASSISTANT,
+    ROLE_SYSTEM,
+    ROLE_TOOL,
+    ROLE_USER,
+    Message,
+    Session,
+)
+from history.summarize import SummaryService
+
+# Seed 001's earlier rule (summaries for messages over 800 characters) stays as a floor.
+LONG_MESSAGE_CHARS = 800
+
+
+def needs_summary(message: Message, config: HistoryConfig) -> bool:
+    """Seed 001's dynamic summarisation triggers.
+
+    A message is summarised when it is tool output, holds a list or code, has more than
+    ``summarize_min_sentences`` (6) sentences or ``summarize_min_lines`` (10) lines, is longer
+    than 800 characters, or names 決定 / 下一步 / TODO / 優先.
+    """
+    if message.kind == KIND_COMPACTION or not message.content.strip():
+        return False
+    text = message.content
+    return (
+        message.role == ROLE_TOOL
+        or ex.has_list_or_code(text)
+        or len(ex.sentences(text)) > config.summarize_min_sentences
+        or len(text.splitlines()) > config.summarize_min_lines
+        or len(text) > LONG_MESSAGE_CHARS
+        or bool(ex.SUMMARY_KEYWORDS.search(text))
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HistoryWindow:
+    """The messages of the short-term context, split as seed 001 says."""
+
+    note: Message | None  # the compaction summary standing for older history, if any
+    older: tuple[Message, ...]  # shown by summary ([Summary]) or verbatim ([Old])
+    recent: tuple[Message, ...]  # the newest ``full_text_count``, verbatim
+
+    @property
+    def messages(self) -> tuple[Message, ...]:
+        """Older and recent messages, oldest first."""
+        return self.older + self.recent
+
+
+def history_window(messages: Sequence[Message], config: HistoryConfig) -> HistoryWindow:
+    """The last ``max_history`` (15) messages: older ones, then the newest ``full_text_count`` (5).
+
+    The latest compaction note is kept apart so it is never pushed out of the window.
+    """
+    notes = [m for m in messages if m.kind == KIND_COMPACTION]
+    rows = [m for m in messages if m.kind != KIND_COMPACTION][-config.max_history :]
+    split = max(0, len(rows) - config.full_text_count)
+    return HistoryWindow(notes[-1] if notes else None, tuple(rows[:split]), tuple(rows[split:]))
+
+
+def _role_name(message: Message) -> str:
+    return "User" if message.role == ROLE_USER else "AI"
+
+
+def render_history(window: HistoryWindow, config: HistoryConfig) -> str:
+    """The context text exactly as seed 001's ``getHistoryContext`` lays it out.
+
+    ``{older}\\n\\n=== Recent Context (最新 5 則原文) ===\\n{recent}``, where an older line is
+    ``User[Summary]: …`` or ``AI[Old]: …`` and a recent line ``User: …``. A compaction note,
+    when there is one, comes first on its own; with no older messages the leading blank lines
+    are left out.
+    """
+    if not window.older and not window.recent:
+        return window.note.content if window.note else ""
+    older = "\n".join(
+        f"{_role_name(m)}{'[Summary]' if m.summary else '[Old]'}: {m.summary or m.content}"
+        for m in window.older
+    )
+    recent = "\n".join(f"{_role_name(m)}: {m.content}" for m in window.recent)
+    header = f"=== Recent Context (最新 {config.full_text_count} 則原文) ==="
+    text = f"{older}\n\n{header}\n{recent}" if older else f"{header}\n{recent}"
+    return f"{window.note.content}\n\n{text}" if window.note else text
+
+
+def history_context(messages: Sequence[Message], config: HistoryConfig) -> str:
+    """Seed 001's ``getHistoryContext`` for a list of messages."""
+    return render_history(history_window(messages, config), config)
+
+
+def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
+    """The same window as chat messages for the LLM (role + content), oldest first."""
+    out: list[dict[str, str]] = []
+    if window.note:
+        out.append({"role": ROLE_SYSTEM, "content": window.note.content})
+
+    def role(m: Message) -> str:
+        return ROLE_USER if m.role == ROLE_USER else ROLE_ASSISTANT
+
+    for m in window.older:
+        text = f"[Summary] {m.summary}" if m.summary else f"[Old] {m.content}"
+        out.append({"role": role(m), "content": text})
+    for m in window.recent:
+        text = f"[Tool] {m.content}" if m.role == ROLE_TOOL else m.content
+        out.append({"role": role(m), "content": text})
+    return out
+
+
+async def fill_summaries(
+    session: Session, summaries: SummaryService, config: HistoryConfig, upto: int | None = None
+) -> int:
+    """Give the window's older messages that meet a trigger their structured summary.
+
+    ``upto`` limits the messages considered (e.g. ``-1`` leaves out the message being
+    answered). Returns how many summaries were made; the session is changed in place.
+    """
+    messages = session.messages if upto is None else session.messages[:upto]
+    window = history_window(messages, config)
+    made = 0
+    for message in window.older:
+        if message.summary or not needs_summary(message, config):
+            continue
+        summary = await summaries.message_summary(message, config.summary_max_chars)
+        for i, m in enumerate(session.messages):
+            if m is message:
+                session.messages[i] = replace(m, summary=summary)
+                made += 1
+                break
+    return made

@@ -1,0 +1,82 @@
+"""Daily logs (seed 004 §3.1.2): every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
+
+The day and the time are the user's (the time zone the settings name; ``None`` means the
+machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses; the
+indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
+and within a file only records it has not seen, so running it twice (or after a restart)
+indexes every line once.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from datetime import datetime, tzinfo
+from pathlib import Path
+
+from memory.fsutil import atomic_write_text, read_text
+from memory.indexer import Indexer, SyncStats
+from memory.logs import format_record, log_header
+from memory.sources import day_files
+from memory.users import UserPaths, list_user_keys
+
+_BAD_REF = re.compile(r"[^A-Za-z0-9_.:;-]+")
+
+
+def safe_ref(ref: str) -> str:
+    """A message id usable as a record ref (``{#ref}``): safe characters, 64 at most."""
+    return _BAD_REF.sub("-", ref).strip("-")[:64]
+
+
+class DailyLog:
+    """Appends records to users' daily logs."""
+
+    def __init__(self, data_dir: Path, tz: tzinfo | None = None) -> None:
+        self.data_dir = data_dir
+        self.tz = tz
+        self._lock = threading.Lock()
+
+    def local(self, when: datetime) -> datetime:
+        """``when`` in the user's time zone."""
+        return when.astimezone(self.tz)
+
+    def rel_path(self, when: datetime) -> str:
+        """The log file (relative to the user's folder) that holds ``when``."""
+        return f"memory/{self.local(when):%Y-%m-%d}.md"
+
+    def append(self, user_key: str, who: str, text: str, when: datetime, ref: str = "") -> str:
+        """Append one record and return the file's path relative to the user's folder.
+
+        The file is rewritten atomically (a crash leaves the old or the new file), under a
+        lock so two appends never race.
+        """
+        local = self.local(when)
+        day = f"{local:%Y-%m-%d}"
+        path = UserPaths.of(self.data_dir, user_key).daily_log(day)
+        record = format_record(local, who, text, safe_ref(ref))
+        with self._lock:
+            current = read_text(path)
+            if not current:
+                current = log_header(day)
+            elif not current.endswith("\n"):
+                current += "\n"
+            atomic_write_text(path, current + record)
+        return f"memory/{day}.md"
+
+    def append_user_message(
+        self, user_key: str, text: str, when: datetime, message_id: str = ""
+    ) -> str:
+        """Log one user message (the seed's "every message you send")."""
+        return self.append(user_key, "user", text, when, message_id)
+
+
+def index_daily_logs(
+    indexer: Indexer, data_dir: Path, user_keys: list[str] | None = None
+) -> SyncStats:
+    """Index new log lines of every user (or of ``user_keys``); unchanged files are skipped."""
+    total = SyncStats()
+    for user_key in user_keys if user_keys is not None else list_user_keys(data_dir):
+        paths = UserPaths.of(data_dir, user_key)
+        for day_file in day_files(paths):
+            total += indexer.sync_file(user_key, f"memory/{day_file.name}")
+    return total

@@ -1,0 +1,213 @@
+"""Deterministic text analysis for summaries when no LLM is reachable (Chinese and English).
+
+Everything here is a pure function over strings: sentence splitting, keyword extraction,
+sentence classes (goal / decision / todo), numbers, names and dates, and chit-chat detection.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])\s*|\n+|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff])")
+_EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+# Function characters that rarely belong inside a keyword: they split CJK runs into terms.
+_CJK_STOP_CHARS = set(
+    "的了是在我你他她它們也和就都而及與或要會把被讓給對說很嗎呢吧啊呀喔哦嗯這那有沒不個一"
+    "上下來去到得著過還再又但如果因為所以可以什麼怎麼請幫用想跟從為中後前"
+)
+_CJK_STOPWORDS = frozenset(
+    re.findall(
+        r"\S+",
+        """
+        我們 你們 他們 今天 現在 時候 一下 一些 這樣 那樣 然後 已經 應該 覺得 知道 需要
+        沒有 還是 就是 可能 比較 真的 謝謝 你好 哈哈 好的 早安 晚安 問題 東西 事情 自己
+        決定 下一步 待辦 明天 記下 已經 目前 今天 昨天 後天 一起 可以
+        """,
+    )
+)
+_EN_STOPWORDS = frozenset(
+    re.findall(
+        r"\S+",
+        """
+    the and for are but not you your all any can had her was one our out has have him
+    his how its let may who did get got use with this that from they them then than what
+    when where which will would could should there their about into just like also some
+    more most very much been were here want need make know think please thanks thank
+    hello okay yes yeah sure it's i'm don't does doing done todo next step decided
+    decide decision going only each other these those because after before again still
+    well good now
+    """,
+    )
+)
+
+DECISION = re.compile(
+    r"決定|決議|改用|採用|選擇|確定|就用|優先|定案|"
+    r"\bdecid\w*|\bdecision\b|\bagreed\b|\bwe'?ll go with\b|\bgo with\b|\bchose\b|"
+    r"\bswitch(?:ed)? to\b|\bpriorit\w*",
+    re.IGNORECASE,
+)
+TODO = re.compile(
+    r"TODO|待辦|下一步|待測|要做|記得|明天|之後要|需要|提醒|"
+    r"\bto-?do\b|\bnext step\b|\bneed to\b|\bmust\b|\bremind\b|\bfollow up\b|\btomorrow\b",
+    re.IGNORECASE,
+)
+GOAL = re.compile(
+    r"想要|目標|希望|打算|幫我|如何|怎麼|怎樣|計畫|"
+    r"\bwant\b|\bgoal\b|\bplan(?:ning)? to\b|\btrying to\b|\bhow (?:do|to|can)\b|\bhelp me\b",
+    re.IGNORECASE,
+)
+# seed 001: short messages holding these words get a summary too
+SUMMARY_KEYWORDS = re.compile(r"決定|下一步|TODO|優先", re.IGNORECASE)
+
+_DATE = re.compile(
+    r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日號]|\d{1,2}/\d{1,2}|"
+    r"(?:今天|明天|後天|昨天|前天|下週.|下周.|本週.|週[一二三四五六日]|星期[一二三四五六日天])|"
+    r"\b(?:today|tomorrow|yesterday|next week|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
+    re.IGNORECASE,
+)
+_NUMBER = re.compile(
+    r"(?:NT\$|US\$|\$)?\d+(?:[.,]\d+)*\s*"
+    r"(?:%|元|塊|萬|千|百|個|次|人|小時|分鐘|天|週|月|年|公里|公斤|km|kg|GB|MB|ms|USD|TWD)?",
+    re.IGNORECASE,
+)
+_NAME = re.compile(
+    r"(?<![A-Za-z])[A-Z][a-z]+(?:[A-Z][a-z]+)*(?![a-z])|"
+    r"[老小阿][\u4e00-\u9fff](?=[\u4e00-\u9fff]?)|"
+    r"[\u4e00-\u9fff]{1,2}(?:先生|小姐|老師|經理|醫生)"
+)
+_CHITCHAT = re.compile(
+    r"^(?:hi|hello|hey|thanks|thank you|ok|okay|lol|haha+|good (?:morning|night)|"
+    r"how are you|bye|你好|您好|哈+|嗨|謝謝|早安|午安|晚安|好的|好喔|嗯+|掰掰|吃飽了嗎|"
+    r"在嗎|辛苦了)[\s!！。.~～?？]*$",
+    re.IGNORECASE,
+)
+_CHITCHAT_TOPICS = re.compile(
+    r"天氣|吃飯|午餐|晚餐|體操|運動|好累|哈哈|笑死|weather|lunch|dinner|lol|haha",
+    re.IGNORECASE,
+)
+_LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
+
+
+def sentences(text: str) -> list[str]:
+    """Split text into sentences (Chinese and English punctuation, and line breaks)."""
+    parts = (s.strip(" \t-*•>").rstrip("。；;，,") for s in _SENTENCE_END.split(text))
+    return [p for p in parts if p and not p.startswith("```")]
+
+
+def has_list_or_code(text: str) -> bool:
+    """Whether the text holds a list (two or more list lines) or a code block."""
+    if "```" in text or ("\t" in text and "\n" in text):
+        return True
+    return sum(1 for line in text.splitlines() if _LIST_LINE.match(line)) >= 2
+
+
+def is_chitchat(text: str) -> bool:
+    """Whether a message is small talk (greetings, thanks, laughter, weather, meals)."""
+    stripped = text.strip()
+    if not stripped:
+        return True
+    if _CHITCHAT.match(stripped):
+        return True
+    short = len(stripped) <= 20
+    return short and bool(_CHITCHAT_TOPICS.search(stripped)) and not DECISION.search(stripped)
+
+
+def _cjk_terms(run: str) -> list[str]:
+    terms: list[str] = []
+    segment = ""
+    for ch in run + "的":  # the sentinel flushes the last segment
+        if ch in _CJK_STOP_CHARS:
+            if 2 <= len(segment) <= 4:
+                terms.append(segment)
+            elif len(segment) > 4:
+                terms.extend(segment[i : i + 2] for i in range(0, len(segment) - 1, 2))
+            segment = ""
+        else:
+            segment += ch
+    return [t for t in terms if t not in _CJK_STOPWORDS]
+
+
+def terms(text: str) -> list[str]:
+    """Candidate keywords in order of appearance (English words, CJK terms)."""
+    found: list[tuple[int, str]] = []
+    for m in _EN_WORD.finditer(text):
+        word = m.group(0).strip(".-")
+        if len(word) >= 3 and word.lower() not in _EN_STOPWORDS:
+            found.append((m.start(), word))
+    for m in _CJK_RUN.finditer(text):
+        for term in _cjk_terms(m.group(0)):
+            found.append((m.start() + m.group(0).find(term), term))
+    return [t for _, t in sorted(found)]
+
+
+def keywords(texts: Iterable[str], limit: int = 5) -> list[str]:
+    """The most frequent terms, ties broken by first appearance (case-insensitive)."""
+    counts: Counter[str] = Counter()
+    first: dict[str, tuple[int, str]] = {}
+    order = 0
+    for text in texts:
+        for term in terms(text):
+            key = term.lower()
+            counts[key] += 1
+            if key not in first:
+                first[key] = (order, term)
+            order += 1
+    ranked = sorted(counts, key=lambda k: (-counts[k], first[k][0]))
+    return [first[k][1] for k in ranked[:limit]]
+
+
+def dates(text: str) -> list[str]:
+    """Dates and relative days named in the text, deduplicated in order."""
+    return _dedupe(m.group(0) for m in _DATE.finditer(text))
+
+
+def numbers(text: str) -> list[str]:
+    """Numbers (with their units) that are not part of a date."""
+    spans = [m.span() for m in _DATE.finditer(text)]
+    out = []
+    for m in _NUMBER.finditer(text):
+        if any(a <= m.start() < b for a, b in spans):
+            continue
+        value = m.group(0).strip()
+        if value and any(c.isdigit() for c in value):
+            out.append(value)
+    return _dedupe(out)
+
+
+def names(text: str) -> list[str]:
+    """Likely names: capitalised words not opening a sentence, 老X / X先生 forms."""
+    out = []
+    days = {d.lower() for d in dates(text)}
+    for m in _NAME.finditer(text):
+        start = m.start()
+        before = text[:start].rstrip()
+        opens_sentence = not before or before[-1] in ".!?。！？\n"
+        word = m.group(0)
+        if word.lower() in days or (
+            word.isascii() and (opens_sentence or word.lower() in _EN_STOPWORDS)
+        ):
+            continue
+        out.append(word)
+    return _dedupe(out)
+
+
+def clip(text: str, max_chars: int) -> str:
+    """Cut text to ``max_chars`` characters, marking a cut with an ellipsis."""
+    text = " ".join(text.split())
+    if len(text) <= max_chars:
+        return text
+    return text[: max(0, max_chars - 1)].rstrip() + "…"
+
+
+def _dedupe(items: Iterable[str]) -> list[str]:
+    seen: set[str] = set()
+    out = []
+    for item in items:
+        key = item.lower()
+        if key not in seen:
+            seen.add(key)
+            out.append(item)
+    return out

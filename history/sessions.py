@@ -1,0 +1,277 @@
+"""JSON sessions (seed 004 §1): one file per user under ``botmemory/history/``.
+
+A session file ``telegram_<id>.json`` / ``cli_<name>.json`` reads::
+
+    {"id": "telegram_42",
+     "messages": [{"role": "user", "content": "...", "time": "2026-02-08T12:00:00+08:00",
+                   "summary": "Goal: ...; Decision: ...; Todo: ...; Facts: ..."}],
+     "last_update": "2026-02-08T12:00:05+08:00",
+     "idle_summarized_through": "", "compactions": 0}
+
+Writes are atomic and each session has an asyncio lock, so two messages of one user that
+arrive together are handled one after the other and neither turn is lost. A file that cannot
+be parsed is moved aside as ``<name>.corrupt-<time>`` (kept for the user) and replaced by a
+fresh session; the caller gets one sentence to show, once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.fsutil import atomic_write_text
+
+log = logging.getLogger(__name__)
+
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+ROLE_USER = "user"
+ROLE_ASSISTANT = "assistant"
+ROLE_SYSTEM = "system"
+ROLE_TOOL = "tool"
+KIND_COMPACTION = "compaction"  # the one message that stands for compacted history
+
+
+class SessionError(ValueError):
+    """A session id or file that cannot be used."""
+
+
+def check_session_id(session_id: str) -> str:
+    """Return ``session_id`` if it is safe as a file name, else raise :class:`SessionError`."""
+    if not _SESSION_ID.match(session_id) or ".." in session_id:
+        raise SessionError(f"not a valid session id: {session_id!r}")
+    return session_id
+
+
+def parse_time(raw: str) -> datetime:
+    """Parse an ISO time; naive values are taken as UTC."""
+    when = datetime.fromisoformat(raw)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
+
+
+def utc_now() -> datetime:
+    """The current time, timezone-aware."""
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """One message of a conversation."""
+
+    role: str  # user | assistant | system | tool
+    content: str
+    time: datetime
+    summary: str = ""  # seed 001's structured summary, once made
+    id: str = ""  # the transport's message id (daily-log ref)
+    kind: str = ""  # "" or KIND_COMPACTION
+
+    def to_json(self) -> dict[str, Any]:
+        """The message as JSON data (empty optional fields left out)."""
+        data: dict[str, Any] = {
+            "role": self.role,
+            "content": self.content,
+            "time": self.time.isoformat(),
+        }
+        for name in ("summary", "id", "kind"):
+            value = getattr(self, name)
+            if value:
+                data[name] = value
+        return data
+
+    @classmethod
+    def from_json(cls, data: Any) -> Message:
+        """Read one message; raises on a malformed one."""
+        if not isinstance(data, dict):
+            raise SessionError("a message must be an object")
+        role, content = data.get("role"), data.get("content")
+        if not isinstance(role, str) or not isinstance(content, str):
+            raise SessionError("a message needs a role and a content")
+        return cls(
+            role=role,
+            content=content,
+            time=parse_time(str(data.get("time") or "1970-01-01T00:00:00+00:00")),
+            summary=str(data.get("summary") or ""),
+            id=str(data.get("id") or ""),
+            kind=str(data.get("kind") or ""),
+        )
+
+
+@dataclass(slots=True)
+class Session:
+    """One user's conversation: what is sent back to the model as short-term context."""
+
+    id: str
+    messages: list[Message] = field(default_factory=list)
+    last_update: datetime = field(default_factory=utc_now)
+    idle_summarized_through: datetime | None = None  # end of the last idle-summarised stretch
+    compactions: int = 0
+    # Not saved: one sentence for the user when the stored file was unreadable.
+    notice: str = ""
+
+    def append(
+        self,
+        role: str,
+        content: str,
+        when: datetime | None = None,
+        *,
+        msg_id: str = "",
+        kind: str = "",
+    ) -> Message:
+        """Add a message at the end and return it."""
+        message = Message(role, content, when or utc_now(), id=msg_id, kind=kind)
+        self.messages.append(message)
+        self.last_update = max(self.last_update, message.time)
+        return message
+
+    @property
+    def user_turns(self) -> int:
+        """How many user messages the session holds (seed 003's turn count)."""
+        return sum(1 for m in self.messages if m.role == ROLE_USER)
+
+    @property
+    def last_message_time(self) -> datetime | None:
+        """When the newest user or assistant message was written."""
+        times = [m.time for m in self.messages if m.kind != KIND_COMPACTION]
+        return max(times) if times else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The session as JSON data."""
+        return {
+            "id": self.id,
+            "messages": [m.to_json() for m in self.messages],
+            "last_update": self.last_update.isoformat(),
+            "idle_summarized_through": (
+                self.idle_summarized_through.isoformat() if self.idle_summarized_through else ""
+            ),
+            "compactions": self.compactions,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Session:
+        """Read a session; raises on anything malformed."""
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            raise SessionError("a session must be an object with an id")
+        raw_messages = data.get("messages", [])
+        if not isinstance(raw_messages, list):
+            raise SessionError("messages must be a list")
+        messages = [Message.from_json(m) for m in raw_messages]
+        last = data.get("last_update")
+        idle = data.get("idle_summarized_through")
+        return cls(
+            id=data["id"],
+            messages=messages,
+            last_update=parse_time(last) if isinstance(last, str) and last else utc_now(),
+            idle_summarized_through=parse_time(idle) if isinstance(idle, str) and idle else None,
+            compactions=int(data.get("compactions") or 0),
+        )
+
+
+class SessionStore:
+    """Loads and saves sessions as ``<sessions_dir>/<id>.json``, one lock per session."""
+
+    def __init__(self, sessions_dir: Path) -> None:
+        self.dir = sessions_dir
+        self._locks: dict[str, asyncio.Lock] = {}
+
+    def path(self, session_id: str) -> Path:
+        """The file of one session."""
+        return self.dir / f"{check_session_id(session_id)}.json"
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session has a file."""
+        return self.path(session_id).exists()
+
+    def load(self, session_id: str) -> Session:
+        """Load a session, a fresh one if it has no file or its file is unreadable."""
+        path = self.path(session_id)
+        try:
+            raw = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return Session(session_id)
+        except (OSError, UnicodeDecodeError) as exc:
+            return self._quarantine(session_id, path, exc)
+        try:
+            session = Session.from_json(json.loads(raw))
+        except (ValueError, TypeError, KeyError) as exc:
+            return self._quarantine(session_id, path, exc)
+        if session.id != session_id:
+            session.id = session_id  # a renamed file belongs to the name it now has
+        return session
+
+    def save(self, session: Session) -> None:
+        """Write the session atomically."""
+        text = json.dumps(session.to_json(), ensure_ascii=False, indent=1)
+        atomic_write_text(self.path(session.id), text + "\n")
+
+    def session_ids(self) -> list[str]:
+        """Every stored session id, sorted."""
+        if not self.dir.is_dir():
+            return []
+        return sorted(p.stem for p in self.dir.glob("*.json") if _SESSION_ID.match(p.stem))
+
+    def load_latest(self, prefix: str = "") -> Session | None:
+        """The most recently updated session (``LoadLatestSession``), optionally by id prefix."""
+        candidates = (
+            [
+                p
+                for p in self.dir.glob(f"{prefix}*.json")
+                if _SESSION_ID.match(p.stem) and p.is_file()
+            ]
+            if self.dir.is_dir()
+            else []
+        )
+        if not candidates:
+            return None
+        newest = max(candidates, key=lambda p: (p.stat().st_mtime_ns, p.name))
+        return self.load(newest.stem)
+
+    def lock(self, session_id: str) -> asyncio.Lock:
+        """The lock that serialises work on one session."""
+        check_session_id(session_id)
+        lock = self._locks.get(session_id)
+        if lock is None:
+            lock = self._locks[session_id] = asyncio.Lock()
+        return lock
+
+    @asynccontextmanager
+    async def locked(self, session_id: str) -> AsyncIterator[Session]:
+        """Hold the session's lock, yield the loaded session, and save it on the way out.
+
+        The session is saved even when the body raises, so a user message appended before a
+        failure (say, the LLM being down) is kept. An unchanged session is not rewritten, so
+        background jobs do not make an idle session look recently used.
+        """
+        async with self.lock(session_id):
+            session = await asyncio.to_thread(self.load, session_id)
+            before = session.to_json()
+            try:
+                yield session
+            finally:
+                if session.to_json() != before:
+                    await asyncio.to_thread(self.save, session)
+
+    def _quarantine(self, session_id: str, path: Path, exc: BaseException) -> Session:
+        stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+        try:
+            path.replace(aside)
+        except OSError:
+            log.exception("cannot move the unreadable session %s aside", path)
+            aside = path
+        log.warning("session %s was unreadable (%s); kept as %s", session_id, exc, aside.name)
+        return Session(
+            session_id,
+            notice=(
+                "Your previous conversation file could not be read, so a new conversation "
+                f"was started and the old file kept as {aside.name} "
+                "(之前的對話檔無法讀取，已開始新的對話並保留舊檔)."
+            ),
+        )

@@ -1,0 +1,389 @@
+"""Summaries: the ``Summarizer`` seam (an LLM, implemented in agent/) and the extractive fallback.
+
+Three kinds of summary are made:
+
+* a message summary (seed 001): ``Goal: … | Decision: … | Todo: … | Facts: …`` in at most
+  280 characters, shown for older messages of the short-term context;
+* a conversation summary (seed 003): topic, points, decisions, todos, numbers, names and
+  dates as Markdown bullets, chit-chat in one line "其間穿插閒聊…";
+* an idle summary (seed 004 §3.1.3): a short summary and 3-5 keywords.
+
+:class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
+and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Protocol
+
+from history import extractive as ex
+from history.sessions import KIND_COMPACTION, ROLE_TOOL, ROLE_USER, Message
+
+log = logging.getLogger(__name__)
+
+KIND_MESSAGE = "message"
+KIND_CONVERSATION = "conversation"
+KIND_IDLE = "idle"
+
+FIELDS = ("Goal", "Decision", "Todo", "Facts")
+_SEP = " | "
+_EMPTY = "-"
+_FIELD_LINE = re.compile(r"^\s*[-*]?\s*\**(Goal|Decision|Todo|Facts)\**\s*[:：]\s*(.*)$", re.I)
+_KEYWORD_LINE = re.compile(
+    r"^\s*[-*]?\s*\**(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
+)
+_KEYWORD_SPLIT = re.compile(r"[,，、;；/|]+|\s{2,}")
+CONVERSATION_MAX_CHARS = 1500
+
+PROMPTS = {
+    KIND_MESSAGE: (
+        "Summarise the message in the user's language as exactly four lines:\n"
+        "Goal: ...\nDecision: ...\nTodo: ...\nFacts: ...\n"
+        "Write '-' for an empty field. Keep names, numbers and dates. At most {max_chars} "
+        "characters in all. 以使用者的語言摘要，保留人名、數字、日期。"
+    ),
+    KIND_CONVERSATION: (
+        "Summarise this conversation for the user's long-term notes as Markdown bullets, in "
+        "the user's language: - **主題：** topic; - **重點：** key points; - **決定：** "
+        "decisions; - **待辦：** todos; - **數字／人名／日期：** numbers, names, dates. "
+        "Do not copy small talk: write one line '其間穿插閒聊（…）' for it. No headings. "
+        "At most {max_chars} characters."
+    ),
+    KIND_IDLE: (
+        "Summarise this stretch of conversation in one to three sentences in the user's "
+        "language, then a last line 'Keywords: k1, k2, k3' with {kmin} to {kmax} keywords. "
+        "最後一行寫「關鍵字：」加 {kmin}-{kmax} 個關鍵字。"
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRequest:
+    """What to summarise and how; an LLM summarizer sends ``system`` + ``transcript``."""
+
+    kind: str
+    messages: tuple[Message, ...]
+    max_chars: int = 280
+    keywords_min: int = 3
+    keywords_max: int = 5
+    previous: str = ""  # an earlier summary the new one continues
+
+    @property
+    def system(self) -> str:
+        """The instruction for the model."""
+        return PROMPTS[self.kind].format(
+            max_chars=self.max_chars, kmin=self.keywords_min, kmax=self.keywords_max
+        )
+
+    @property
+    def transcript(self) -> str:
+        """The conversation as plain lines (the data to summarise, not instructions)."""
+        lines = [f"(Earlier summary) {self.previous}"] if self.previous else []
+        for m in self.messages:
+            who = "User" if m.role == ROLE_USER else "Tool" if m.role == ROLE_TOOL else "AI"
+            lines.append(f"{who}: {m.content}")
+        return "\n".join(lines)
+
+
+class Summarizer(Protocol):
+    """Makes one summary; the agent implements it with the LLM."""
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        """Return the summary text for ``request`` (raise when the model is unavailable)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationSummary:
+    """A compaction summary: the Markdown body and a one-line gist for the session."""
+
+    body: str
+    gist: str
+
+
+@dataclass(frozen=True, slots=True)
+class IdleSummary:
+    """An idle-session summary and its keywords."""
+
+    summary: str
+    keywords: tuple[str, ...]
+
+
+# -- the structured message summary ------------------------------------------------------
+def render_structured(fields: Mapping[str, str], max_chars: int = 280) -> str:
+    """Render ``Goal: … | Decision: … | Todo: … | Facts: …`` within ``max_chars`` characters.
+
+    Each field gets an equal share of the room left after the labels; room a short field
+    does not use goes to the longer ones.
+    """
+    values = [" ".join((fields.get(f) or "").split()) or _EMPTY for f in FIELDS]
+    labels = sum(len(f) + 2 for f in FIELDS) + len(_SEP) * (len(FIELDS) - 1)
+    room = max(len(FIELDS), max_chars - labels)
+    share = dict.fromkeys(range(len(values)), 0)
+    left = room
+    for n, i in enumerate(sorted(range(len(values)), key=lambda i: len(values[i]))):
+        fair = left // (len(values) - n)
+        share[i] = min(len(values[i]), fair)
+        left -= share[i]
+    parts = [
+        f"{f}: {ex.clip(v, max(1, share[i]))}"
+        for i, (f, v) in enumerate(zip(FIELDS, values, strict=True))
+    ]
+    return _SEP.join(parts)[:max_chars]
+
+
+def parse_structured(text: str) -> dict[str, str] | None:
+    """Read the four fields from an LLM answer (lines or ``|``-separated); None if absent."""
+    found: dict[str, str] = {}
+    for line in text.replace(_SEP, "\n").splitlines():
+        m = _FIELD_LINE.match(line)
+        if m:
+            found[m.group(1).capitalize()] = m.group(2).strip().strip("*").strip()
+    return found if len(found) >= 2 else None
+
+
+def extract_structured(message: Message) -> dict[str, str]:
+    """Sort a message's sentences into Goal / Decision / Todo / Facts (no LLM)."""
+    if message.role == ROLE_TOOL:
+        lines = [ln.strip() for ln in message.content.splitlines() if ln.strip()]
+        return {
+            "Facts": "；".join(lines[:3])
+            + (f" (+{len(lines) - 3} lines)" if len(lines) > 3 else "")
+        }
+    sents = ex.sentences(message.content)
+    used: set[int] = set()
+
+    def take(pattern: re.Pattern[str], limit: int = 2) -> str:
+        picked = [i for i, s in enumerate(sents) if i not in used and pattern.search(s)][:limit]
+        used.update(picked)
+        return "；".join(sents[i] for i in picked)
+
+    decision, todo = take(ex.DECISION), take(ex.TODO)
+    goal = take(ex.GOAL, 1)
+    if not goal and message.role == ROLE_USER:
+        goal = take(re.compile(r"."), 1)
+    rest = [i for i in range(len(sents)) if i not in used]
+    factual = [i for i in rest if ex.numbers(sents[i]) or ex.dates(sents[i]) or ex.names(sents[i])]
+    facts = "；".join(sents[i] for i in (factual or rest)[:3])
+    return {"Goal": goal, "Decision": decision, "Todo": todo, "Facts": facts}
+
+
+# -- the conversation summary --------------------------------------------------------------
+def _content_messages(messages: Sequence[Message]) -> list[Message]:
+    return [m for m in messages if m.kind != KIND_COMPACTION and m.content.strip()]
+
+
+def extract_conversation(
+    messages: Sequence[Message], max_chars: int = CONVERSATION_MAX_CHARS
+) -> ConversationSummary:
+    """Seed 003's summary without an LLM: topic, points, decisions, todos, facts, chit-chat."""
+    msgs = _content_messages(messages)
+    chit = [m for m in msgs if m.role == ROLE_USER and ex.is_chitchat(m.content)]
+    talk = [m for m in msgs if not ex.is_chitchat(m.content)]
+    user_talk = [m.content for m in talk if m.role == ROLE_USER]
+    topic = "、".join(ex.keywords(user_talk or [m.content for m in talk], 3))
+    if not topic:
+        first = next((ex.sentences(t) for t in user_talk if ex.sentences(t)), [""])
+        topic = ex.clip(first[0], 40) or "閒聊 (small talk)"
+    sents = [s for m in talk for s in ex.sentences(m.content)]
+    seen: set[str] = set()
+
+    def pick(pattern: re.Pattern[str] | None, limit: int) -> list[str]:
+        out = []
+        for s in sents:
+            if s in seen or (pattern is not None and not pattern.search(s)):
+                continue
+            seen.add(s)
+            out.append(ex.clip(s, 90))
+            if len(out) == limit:
+                break
+        return out
+
+    decisions, todos = pick(ex.DECISION, 4), pick(ex.TODO, 4)
+    user_sents = {s for t in user_talk for s in ex.sentences(t)}
+    points = [
+        p
+        for p in pick(None, 40)
+        if p.rstrip("…") in user_sents or ex.numbers(p) or ex.GOAL.search(p)
+    ][:4]
+    text = "\n".join(m.content for m in talk)
+    facts = [
+        (label, items)
+        for label, items in (
+            ("數字", ex.numbers(text)[:8]),
+            ("人名", ex.names(text)[:8]),
+            ("日期", ex.dates(text)[:6]),
+        )
+        if items
+    ]
+    lines = [f"- **主題：** {topic}"]
+    if points:
+        lines.append(f"- **重點：** {'；'.join(points)}")
+    if decisions:
+        lines.append(f"- **決定：** {'；'.join(decisions)}")
+    if todos:
+        lines.append(f"- **待辦：** {'；'.join(todos)}")
+    if facts:
+        lines.append(
+            "- " + "；".join(f"**{label}：** {'、'.join(items)}" for label, items in facts)
+        )
+    if chit:
+        samples = "、".join(ex.clip(m.content, 12) for m in chit[:3])
+        lines.append(f"- 其間穿插閒聊（如：{samples}），不逐字記錄。")
+    body = _fit_lines(lines, max_chars)
+    gist_parts = [f"主題：{topic}"]
+    if decisions:
+        gist_parts.append(f"決定：{decisions[0]}")
+    if todos:
+        gist_parts.append(f"待辦：{todos[0]}")
+    return ConversationSummary(body=body, gist=ex.clip("；".join(gist_parts), 200))
+
+
+def _fit_lines(lines: list[str], max_chars: int) -> str:
+    out: list[str] = []
+    used = 0
+    for line in lines:
+        room = max_chars - used
+        if room <= 10:
+            break
+        line = ex.clip(line, room)
+        out.append(line)
+        used += len(line) + 1
+    return "\n".join(out)
+
+
+def normalise_conversation(
+    text: str, max_chars: int = CONVERSATION_MAX_CHARS
+) -> ConversationSummary | None:
+    """Turn an LLM answer into bullets that cannot break the ``##`` block structure."""
+    lines = []
+    for raw in text.strip().splitlines():
+        line = raw.strip()
+        if not line or line.startswith("```"):
+            continue
+        line = re.sub(r"^#+\s*", "", line)  # a heading inside would split the block
+        lines.append(line if line.startswith(("- ", "* ")) else f"- {line}")
+    if not lines:
+        return None
+    topic = next((ln for ln in lines if re.search(r"主題|topic", ln, re.I)), lines[0])
+    gist = ex.clip(re.sub(r"^[-*]\s*|\*\*", "", topic), 200)
+    return ConversationSummary(body=_fit_lines(lines, max_chars), gist=gist)
+
+
+# -- the idle summary ----------------------------------------------------------------------
+def extract_idle(messages: Sequence[Message], kmin: int = 3, kmax: int = 5) -> IdleSummary:
+    """An idle summary without an LLM: the conversation gist and the top keywords."""
+    conv = extract_conversation(messages, max_chars=600)
+    texts = [m.content for m in _content_messages(messages)]
+    return IdleSummary(summary=conv.gist, keywords=_keywords_within(texts, [], kmin, kmax))
+
+
+def _keywords_within(
+    texts: Sequence[str], given: Sequence[str], kmin: int, kmax: int
+) -> tuple[str, ...]:
+    out: list[str] = []
+    for word in [*given, *ex.keywords(texts, kmax * 2)]:
+        word = word.strip().strip("*#").strip()
+        if word and word.lower() not in {w.lower() for w in out}:
+            out.append(word)
+    if len(out) < kmin:  # a very short stretch: fall back to any words it has
+        for word in " ".join(texts).split():
+            word = word.strip(".,!?。，！？")
+            if word and word.lower() not in {w.lower() for w in out}:
+                out.append(word)
+            if len(out) >= kmin:
+                break
+    return tuple(out[:kmax])
+
+
+def normalise_idle(
+    text: str, messages: Sequence[Message], kmin: int, kmax: int
+) -> IdleSummary | None:
+    """Split an LLM answer into summary and keywords; None when it has no summary."""
+    given: list[str] = []
+    summary_lines = []
+    for line in text.strip().splitlines():
+        m = _KEYWORD_LINE.match(line)
+        if m:
+            given.extend(w for w in _KEYWORD_SPLIT.split(m.group(1).strip("* ")) if w.strip())
+        elif line.strip():
+            summary_lines.append(re.sub(r"^#+\s*|^[-*]\s*", "", line.strip()))
+    summary = ex.clip(" ".join(summary_lines), 400)
+    if not summary:
+        return None
+    texts = [m.content for m in _content_messages(messages)]
+    return IdleSummary(summary=summary, keywords=_keywords_within(texts, given, kmin, kmax))
+
+
+# -- the service ---------------------------------------------------------------------------
+class ExtractiveSummarizer:
+    """The deterministic :class:`Summarizer`: same formats, no model."""
+
+    async def summarize(self, request: SummaryRequest) -> str:
+        """Summarise ``request`` with the extractive rules."""
+        if request.kind == KIND_MESSAGE:
+            message = request.messages[-1] if request.messages else Message("user", "", ex_time())
+            return render_structured(extract_structured(message), request.max_chars)
+        if request.kind == KIND_CONVERSATION:
+            return extract_conversation(request.messages, request.max_chars).body
+        idle = extract_idle(request.messages, request.keywords_min, request.keywords_max)
+        return f"{idle.summary}\nKeywords: {', '.join(idle.keywords)}"
+
+
+def ex_time() -> datetime:
+    """A fixed time for placeholder messages."""
+    return datetime.fromtimestamp(0, UTC)
+
+
+class SummaryService:
+    """Summaries in a fixed format: the LLM when set and answering, else the extractive rules.
+
+    ``primary`` may be assigned after construction (the composition root builds this before
+    the agent's LLM summarizer exists).
+    """
+
+    def __init__(self, primary: Summarizer | None = None, timeout_seconds: float = 60.0) -> None:
+        self.primary = primary
+        self.timeout = timeout_seconds
+
+    async def _ask(self, request: SummaryRequest) -> str | None:
+        if self.primary is None:
+            return None
+        try:
+            return await asyncio.wait_for(self.primary.summarize(request), self.timeout)
+        except Exception as exc:  # the model is down, slow or broken: fall back, never fail
+            log.warning("LLM %s summary failed (%s); using the extractive one", request.kind, exc)
+            return None
+
+    async def message_summary(self, message: Message, max_chars: int = 280) -> str:
+        """Seed 001's structured summary of one message, at most ``max_chars`` characters."""
+        answer = await self._ask(SummaryRequest(KIND_MESSAGE, (message,), max_chars))
+        fields = parse_structured(answer) if answer else None
+        return render_structured(fields or extract_structured(message), max_chars)
+
+    async def conversation_summary(
+        self,
+        messages: Sequence[Message],
+        previous: str = "",
+        max_chars: int = CONVERSATION_MAX_CHARS,
+    ) -> ConversationSummary:
+        """Seed 003's compaction summary."""
+        request = SummaryRequest(KIND_CONVERSATION, tuple(messages), max_chars, previous=previous)
+        answer = await self._ask(request)
+        made = normalise_conversation(answer, max_chars) if answer else None
+        return made or extract_conversation(messages, max_chars)
+
+    async def idle_summary(
+        self, messages: Sequence[Message], kmin: int = 3, kmax: int = 5
+    ) -> IdleSummary:
+        """Seed 004 §3.1.3's idle summary with ``kmin``-``kmax`` keywords."""
+        request = SummaryRequest(KIND_IDLE, tuple(messages), 400, kmin, kmax)
+        answer = await self._ask(request)
+        made = normalise_idle(answer, messages, kmin, kmax) if answer else None
+        return made or extract_idle(messages, kmin, kmax)
