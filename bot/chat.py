@@ -1,88 +1,115 @@
-"""The terminal chat: PCAI for people without Telegram (and until the bot is configured)."""
+"""The terminal chat: the same agent and the same commands as Telegram, for a terminal.
+
+Commands go through the shared :class:`~bot.telegram.desk.Desk`; without a reachable
+Ollama every memory command still works and chat says plainly what to start.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import sys
-from collections.abc import Callable
+from datetime import datetime
 from typing import TextIO
 
-from bot.app import Services
-from memory.errors import MemoryStoreError
+from agent.types import IncomingMessage, ProposalView
+from bot.telegram.desk import Desk, outcome_text
+from bot.telegram.ports import Answer, Backend
+from bot.telegram.texts import detect_language, help_text, proposal_text
 
-HELP = """Commands / 指令:
-  /remember <text>   save a memory / 記住
-  /search <query>    search your memories / 搜尋
-  /memory            list your memories / 列出記憶
-  /help              this help / 說明
-  /quit              leave / 離開"""
+EXTRA_HELP = "  /quit — 離開 / leave"
 
 
 class TerminalChat:
-    """A line-oriented chat loop over stdin/stdout."""
+    """A line-oriented chat loop over stdin/stdout for one user key (``cli_<name>``)."""
 
-    def __init__(self, services: Services, user_key: str, out: TextIO = sys.stdout) -> None:
-        self.services = services
+    def __init__(self, backend: Backend, user_key: str, out: TextIO = sys.stdout) -> None:
+        self.backend = backend
+        self.desk = Desk(backend)
         self.user_key = user_key
         self.out = out
+        self._counter = 0
 
     def say(self, text: str) -> None:
         """Print one reply."""
         print(text, file=self.out, flush=True)
 
-    def handle(self, line: str) -> bool:
+    async def handle(self, line: str) -> bool:
         """Handle one input line; returns False when the user wants to leave."""
         line = line.strip()
         if not line:
             return True
-        command, _, arg = line.partition(" ")
-        handlers: dict[str, Callable[[str], None]] = {
-            "/remember": self._remember,
-            "/search": self._search,
-            "/memory": self._memory,
-            "/help": lambda _: self.say(HELP),
-        }
-        if command in ("/quit", "/exit"):
+        lang = detect_language(None, line)
+        if line in ("/quit", "/exit"):
             return False
-        try:
-            if command in handlers:
-                handlers[command](arg.strip())
-            else:
-                self.say(
-                    "Conversation with the model is not wired up yet; the memory commands work. "
-                    "Type /help."
-                )
-        except (MemoryStoreError, ValueError) as exc:
-            self.say(f"Sorry, that did not work: {exc}")
+        if line.startswith("/"):
+            name, _, arg = line[1:].partition(" ")
+            answer = await self.desk.command(self.user_key, name.lower(), arg, lang)
+            if name.lower() == "help":
+                answer = Answer(help_text(lang) + "\n" + EXTRA_HELP)
+            self.show(answer, lang)
+            return True
+        decision = self.backend.classify(line)
+        if decision is not None and len(self.backend.pending(self.user_key)) == 1:
+            cmd = "confirm" if decision == "confirm" else "discard"
+            self.show(await self.desk.command(self.user_key, cmd, "", lang), lang)
+            return True
+        self._counter += 1
+        msg = IncomingMessage(
+            user_key=self.user_key,
+            text=line,
+            time=datetime.now().astimezone(),
+            message_id=f"cli-{int(datetime.now().timestamp())}-{self._counter}",
+            language=lang,
+        )
+        reply = await self.backend.respond(msg)
+        self.show(
+            Answer(
+                reply.text, proposals=reply.proposals, notices=reply.notices, error=reply.error
+            ),
+            lang,
+        )
         return True
 
-    def _remember(self, text: str) -> None:
-        if not text:
-            self.say("Usage: /remember <text>")
-            return
-        entry = self.services.memory.remember(self.user_key, text)
-        self.say(f"Saved as {entry.id}.")
+    def show(self, answer: Answer, lang: str) -> None:
+        """Print an answer: text, document, notices, proposals with how to answer them."""
+        if answer.text:
+            self.say(answer.text)
+        if answer.document is not None:
+            self.say(answer.document.content)
+        for notice in answer.notices:
+            self.say(notice)
+        for p in answer.proposals:
+            self.say(self._proposal(p, lang))
 
-    def _search(self, query: str) -> None:
-        hits = self.services.memory.search(self.user_key, query) if query else []
-        if not hits:
-            self.say("Nothing found.")
-        for hit in hits:
-            self.say(f"[{hit.score:.2f}] {hit.chunk.text}  ({hit.chunk.path})")
+    @staticmethod
+    def _proposal(p: ProposalView, lang: str) -> str:
+        how = (
+            f"回覆「確認」或 /confirm {p.proposal_id}；/discard {p.proposal_id} 捨棄"
+            if lang == "zh"
+            else f"Type yes or /confirm {p.proposal_id}; /discard {p.proposal_id} to drop it"
+        )
+        return f"{proposal_text(p, lang)}\n{how}"
 
-    def _memory(self, _: str) -> None:
-        entries = self.services.memory.entries(self.user_key)
-        if not entries:
-            self.say("No memories yet. Use /remember <text>.")
-        for e in entries:
-            self.say(f"{e.id}  [{e.section}] {e.text}")
+    async def run_async(self, stdin: TextIO) -> None:
+        """Read lines until EOF or /quit."""
+        self.say(f"PCAI terminal chat as {self.user_key}. /help for commands, Ctrl-D to leave.")
+        if not self.backend.chat_available():
+            from bot.telegram.backend import needs_ollama
+
+            self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
+        loop = asyncio.get_running_loop()
+        while True:
+            line = await loop.run_in_executor(None, stdin.readline)
+            if not line or not await self.handle(line):
+                break
+        await self.backend.flush()
 
     def run(self, stdin: TextIO = sys.stdin) -> None:
-        """Read lines until EOF, /quit or Ctrl-C."""
-        self.say(f"PCAI terminal chat as {self.user_key}. /help for commands, Ctrl-D to leave.")
-        try:
-            for line in stdin:
-                if not self.handle(line):
-                    break
-        except KeyboardInterrupt:
-            pass
+        """Run the chat until EOF, /quit or Ctrl-C."""
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(self.run_async(stdin))
         self.say("Bye.")
+
+
+__all__ = ["TerminalChat", "outcome_text"]

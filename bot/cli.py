@@ -104,8 +104,9 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     """Chat in the terminal."""
     from bot.chat import TerminalChat
+    from bot.telegram.backend import backend_for
 
-    TerminalChat(services, f"cli_{args.user}").run()
+    TerminalChat(backend_for(services, check_llm=True), f"cli_{args.user}").run()
     return 0
 
 
@@ -122,8 +123,17 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
             return cmd_chat(services, argparse.Namespace(user=_default_user()))
         finally:
             services.close()
-    print("The Telegram bot is not built yet; use `pcai chat`.", file=sys.stderr)
-    return 2
+    from bot.telegram.application import build_application, run_polling
+    from bot.telegram.backend import backend_for
+
+    if not settings.allowed_users:
+        log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
+    services = _open(settings)
+    try:
+        run_polling(build_application(settings, backend_for(services)))
+    finally:
+        services.close()
+    return 0
 
 
 def _default_user() -> str:

@@ -1,0 +1,243 @@
+"""The :class:`~bot.telegram.ports.Backend` over the real services (no Telegram import).
+
+Memory reads (list, search, export, stats) go straight to :class:`MemoryService`. The agent,
+the confirmation service, governance and sessions are reached through the small protocols
+below, so each lands independently; one that is not wired yet answers with one sentence
+instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Protocol
+
+from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome
+from memory.service import MemoryService
+
+CONFIRM_WORDS = ("確認", "确认", "好", "好的", "對", "是", "yes", "y", "ok", "okay", "confirm")
+REJECT_WORDS = ("取消", "不要", "不用", "否", "no", "n", "cancel", "discard", "nope")
+
+
+class Responder(Protocol):
+    """The agent: one message in, one reply out."""
+
+    async def respond(self, msg: IncomingMessage) -> Reply:
+        """Answer one message."""
+        ...
+
+    def why(self, user_key: str) -> Sequence[InjectedMemory]:
+        """The memories injected into the user's last prompt."""
+        ...
+
+
+class Confirmations(Protocol):
+    """The pending store's front: propose, decide, edit, list, tie to messages."""
+
+    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
+        """Queue a memory for confirmation."""
+        ...
+
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """Confirm or reject."""
+        ...
+
+    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """Change the text of a waiting proposal."""
+        ...
+
+    def pending(self, user_key: str) -> Sequence[ProposalView]:
+        """Waiting proposals."""
+        ...
+
+    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Tie a transport message to a proposal."""
+        ...
+
+    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
+        """The proposal a transport message shows."""
+        ...
+
+
+class Keeper(Protocol):
+    """Governance and sessions: forgetting, archaeology, fresh sessions, flushing."""
+
+    def forget(self, user_key: str, memory_id: str) -> str:
+        """Forget one memory."""
+        ...
+
+    def archaeology(self, user_key: str, topic: str) -> str:
+        """A topic's history."""
+        ...
+
+    async def new_session(self, user_key: str) -> str:
+        """Summarise and close the session."""
+        ...
+
+    async def flush(self) -> None:
+        """Write out what is held in memory."""
+        ...
+
+
+def classify_words(text: str) -> Decision | None:
+    """A confirm word (確認, 好, yes) or a reject word (取消, no); case and "!。" ignored."""
+    word = text.strip().strip("!！。.~ ").lower()
+    if word in CONFIRM_WORDS:
+        return "confirm"
+    if word in REJECT_WORDS:
+        return "reject"
+    return None
+
+
+@dataclass(slots=True)
+class ServicesBackend:
+    """Backend over the composition root's services; missing parts answer politely."""
+
+    memory: MemoryService
+    chat_model: str
+    responder: Responder | None = None
+    confirmations: Confirmations | None = None
+    keeper: Keeper | None = None
+    llm_up: bool = True
+
+    def _conf(self) -> Confirmations:
+        if self.confirmations is None:
+            raise BackendError("Confirming memories is not available in this build yet.")
+        return self.confirmations
+
+    def _keeper(self) -> Keeper:
+        if self.keeper is None:
+            raise BackendError("That command is not available in this build yet.")
+        return self.keeper
+
+    async def respond(self, msg: IncomingMessage) -> Reply:
+        """Ask the agent, or say plainly that chat needs Ollama."""
+        if self.responder is None or not self.llm_up:
+            return Reply(needs_ollama(self.chat_model), error=True)
+        return await self.responder.respond(msg)
+
+    def why(self, user_key: str) -> Sequence[InjectedMemory]:
+        """From the agent."""
+        return self.responder.why(user_key) if self.responder else ()
+
+    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
+        """Through the confirmation service."""
+        return self._conf().propose(user_key, text, now)
+
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """Through the confirmation service."""
+        return self._conf().decide(user_key, proposal_id, decision)
+
+    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """Through the confirmation service."""
+        return self._conf().edit(user_key, proposal_id, text)
+
+    def pending(self, user_key: str) -> Sequence[ProposalView]:
+        """Through the confirmation service (none when it is missing)."""
+        return self.confirmations.pending(user_key) if self.confirmations else ()
+
+    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Through the confirmation service."""
+        if self.confirmations is not None:
+            self.confirmations.attach(user_key, proposal_id, message_id)
+
+    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
+        """Through the confirmation service."""
+        if self.confirmations is None:
+            return None
+        return self.confirmations.proposal_for_message(user_key, message_id)
+
+    def classify(self, text: str) -> Decision | None:
+        """Confirm and reject words in Chinese and English."""
+        return classify_words(text)
+
+    def memories(self, user_key: str) -> Sequence[MemoryLine]:
+        """Every entry that is not archived."""
+        return [
+            MemoryLine(e.id, e.text, e.section, e.status)
+            for e in self.memory.entries(user_key)
+            if e.status != "archived"
+        ]
+
+    def search(self, user_key: str, query: str) -> Sequence[Found]:
+        """Hybrid search over the user's own files."""
+        return [
+            Found(h.score, h.chunk.text, h.chunk.path, h.chunk.unit_id)
+            for h in self.memory.search(user_key, query)
+        ]
+
+    def forget(self, user_key: str, memory_id: str) -> str:
+        """Through governance."""
+        return self._keeper().forget(user_key, memory_id)
+
+    def archaeology(self, user_key: str, topic: str) -> str:
+        """Through governance."""
+        return self._keeper().archaeology(user_key, topic)
+
+    async def new_session(self, user_key: str) -> str:
+        """Through the session keeper."""
+        return await self._keeper().new_session(user_key)
+
+    def export_markdown(self, user_key: str) -> str:
+        """The user's MEMORY.md as PCAI writes it."""
+        return self.memory.export_markdown(user_key)
+
+    def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
+        """Counts and sizes from the user's own files."""
+        entries = self.memory.entries(user_key)
+        active = sum(1 for e in entries if e.status == "active")
+        paths = self.memory.paths(user_key)
+        logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
+        index = self.memory.indexer.store.path
+        size = f"{index.stat().st_size // 1024} KB" if index.exists() else "-"
+        return [
+            ("memories", f"{len(entries)} ({active} active)"),
+            ("pending", str(len(self.pending(user_key)))),
+            ("daily logs", str(len(logs))),
+            ("index size", size),
+        ]
+
+    def chat_available(self) -> bool:
+        """Whether chat can reach the model."""
+        return self.responder is not None and self.llm_up
+
+    async def flush(self) -> None:
+        """Flush through the keeper, if any."""
+        if self.keeper is not None:
+            await self.keeper.flush()
+
+
+def needs_ollama(model: str) -> str:
+    """The one sentence saying chat needs a running Ollama with the model."""
+    return (
+        f"Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. "
+        f"聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
+        "Memory commands still work (/help)."
+    )
+
+
+def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
+    """Whether an Ollama server answers ``/api/version`` at ``host``."""
+    url = (host if "://" in host else f"http://{host}").rstrip("/") + "/api/version"
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as resp:
+            return "version" in json.loads(resp.read() or b"{}")
+    except (OSError, ValueError):
+        return False
+
+
+def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
+    """The backend over whatever the composition root built (agent, confirm, keeper)."""
+    settings = services.settings
+    return ServicesBackend(
+        memory=services.memory,
+        chat_model=settings.chat_model,
+        responder=getattr(services, "agent", None),
+        confirmations=getattr(services, "confirmations", None),
+        keeper=getattr(services, "keeper", None),
+        llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+    )

@@ -1,0 +1,57 @@
+"""The terminal chat: the shared commands, and chat without Ollama."""
+
+from __future__ import annotations
+
+import io
+
+from agent.types import Reply
+from bot.app import Services
+from bot.chat import TerminalChat
+from bot.telegram.backend import backend_for, classify_words, ollama_reachable
+from tests.bot.telegram_doubles import StandInBackend
+
+
+async def test_commands_and_confirm_by_word(services: Services) -> None:
+    out = io.StringIO()
+    chat = TerminalChat(StandInBackend(services), "cli_ann", out)
+    await chat.handle("/remember 我喜歡烏龍茶")
+    assert "/confirm p1" in out.getvalue()
+    await chat.handle("確認")
+    assert [e.text for e in services.memory.entries("cli_ann")] == ["我喜歡烏龍茶"]
+    await chat.handle("/memory")
+    await chat.handle("/search 烏龍")
+    assert out.getvalue().count("我喜歡烏龍茶") >= 3
+    await chat.handle("/help")
+    assert "/quit" in out.getvalue() and "/pending" in out.getvalue()
+    assert await chat.handle("/quit") is False
+
+
+async def test_chat_goes_to_the_agent(services: Services) -> None:
+    out = io.StringIO()
+    backend = StandInBackend(services, agent=lambda m: Reply(f"you said {m.text}"))
+    chat = TerminalChat(backend, "cli_ann", out)
+    await chat.handle("hello there")
+    assert "you said hello there" in out.getvalue()
+    assert backend.seen[0].user_key == "cli_ann"
+
+
+async def test_without_ollama_memory_commands_still_work(services: Services) -> None:
+    services.memory.remember("cli_bob", "bob likes jazz")
+    backend = backend_for(services, check_llm=False)
+    backend.llm_up = False
+    out = io.StringIO()
+    chat = TerminalChat(backend, "cli_bob", out)
+    await chat.run_async(io.StringIO("hi\n/memory\n/search jazz\n/export\n"))
+    text = out.getvalue()
+    assert "ollama serve" in text and f"ollama pull {services.settings.chat_model}" in text
+    assert text.count("bob likes jazz") >= 3
+
+
+def test_ollama_unreachable_is_detected() -> None:
+    assert ollama_reachable("http://127.0.0.1:9", timeout=0.5) is False
+
+
+def test_confirm_and_reject_words() -> None:
+    assert classify_words("確認") == "confirm" and classify_words("好！") == "confirm"
+    assert classify_words("Yes") == "confirm" and classify_words("取消") == "reject"
+    assert classify_words("no") == "reject" and classify_words("好像不對") is None
