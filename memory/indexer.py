@@ -9,6 +9,7 @@ without being read, which makes a check before every search cheap.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -26,6 +27,11 @@ from memory.users import UserPaths, list_user_keys
 log = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
+
+# A file changed this recently may change again within the same filesystem timestamp tick
+# without its (mtime, size) moving: such a state is not trusted and the file is re-read
+# (cheaply: unchanged units are matched by hash, not re-embedded) until it has settled.
+RACY_WINDOW_NS = 2_000_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,7 +136,8 @@ class Indexer:
             vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
         if remove or chunks:
             self.store.replace_units(user_key, rel, remove, chunks, vectors)
-        self.store.set_file_state(user_key, rel, state[0], state[1])
+        settled = time.time_ns() - state[0] > RACY_WINDOW_NS
+        self.store.set_file_state(user_key, rel, state[0] if settled else -1, state[1])
         return SyncStats(added=len(fresh), removed=len(remove), files=1)
 
     def sync_user(

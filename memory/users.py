@@ -14,7 +14,7 @@ _USER_KEY = re.compile(r"^[a-z]+_[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 def check_user_key(user_key: str) -> str:
     """Return ``user_key`` if it is safe to use as a folder name, else raise."""
-    if not _USER_KEY.match(user_key) or ".." in user_key:
+    if not _USER_KEY.fullmatch(user_key) or ".." in user_key:
         raise InvalidUserKeyError(f"not a valid user key: {user_key!r}")
     return user_key
 
@@ -71,4 +71,4 @@ def list_user_keys(data_dir: Path) -> list[str]:
     users = data_dir / "users"
     if not users.is_dir():
         return []
-    return sorted(p.name for p in users.iterdir() if p.is_dir() and _USER_KEY.match(p.name))
+    return sorted(p.name for p in users.iterdir() if p.is_dir() and _USER_KEY.fullmatch(p.name))
