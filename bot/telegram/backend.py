@@ -232,12 +232,16 @@ def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
 
 def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
     """The backend over whatever the composition root built (agent, confirm, keeper)."""
+    from bot.telegram.adapters import ConfirmAdapter, GovernanceKeeper
+
     settings = services.settings
+    confirm = getattr(services, "confirm", None)
+    governance = getattr(services, "governance", None)
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
         responder=getattr(services, "agent", None),
-        confirmations=getattr(services, "confirmations", None),
-        keeper=getattr(services, "keeper", None),
+        confirmations=ConfirmAdapter(confirm) if confirm is not None else None,
+        keeper=GovernanceKeeper(governance) if governance is not None else None,
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
     )

@@ -87,3 +87,40 @@ async def test_another_user_cannot_confirm_my_proposal(tg: Harness, services: Se
 def tg_now() -> datetime:
     """Now, aware."""
     return datetime.now().astimezone()
+
+
+async def test_real_write_path_through_telegram(services: Services) -> None:
+    """/remember -> button -> MEMORY.md, /forget, /history with the real ConfirmationService."""
+    from bot.telegram.application import build_application
+    from bot.telegram.backend import backend_for
+    from tests.bot.conftest import make_harness
+
+    tg = await make_harness(services)
+    await tg.app.shutdown()
+    app = build_application(
+        tg.app.bot_data["deps"].settings, backend_for(services), request=tg.api
+    )
+    await app.initialize()
+    tg.app = app
+    await tg.send(OWNER, "/remember 我最喜歡的顏色是藍色", lang="zh-hant")
+    markup = tg.last_markup()
+    data = markup["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
+    mid = tg.api.next_id
+    await tg.press(OWNER, data, mid, lang="zh-hant")
+    entries = services.memory.entries("telegram_1001")
+    assert [e.text for e in entries] == ["我最喜歡的顏色是藍色"]
+    assert "已記住" in tg.api.named("editMessageText")[-1]["text"]
+    await tg.send(OWNER, "/remember 我的密碼是 hunter2-Secret!", lang="zh-hant")
+    assert "hunter2" not in json_dump(services)  # refused, never stored
+    await tg.send(OWNER, "/history 顏色")
+    await tg.send(OWNER, f"/forget {entries[0].id}")
+    assert services.memory.entries("telegram_1001")[0].status == "archived"
+    await app.shutdown()
+
+
+def json_dump(services: Services) -> str:
+    """Every file under the data folder, as one string."""
+    root = services.settings.data_dir
+    return "".join(
+        p.read_text(errors="replace") for p in root.rglob("*") if p.is_file() and p.suffix == ".md"
+    )

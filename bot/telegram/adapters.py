@@ -1,0 +1,112 @@
+"""Adapters from the memory write path to the bot's ports (confirm flow, forget, history)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from agent.types import ProposalView
+from bot.telegram.ports import BackendError, Decision, Outcome
+from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.errors import EntryNotFoundError
+from memory.governance import Governance
+from memory.pending import (
+    Proposal,
+    ProposalExpiredError,
+    ProposalNotFoundError,
+    ProposalResolvedError,
+)
+
+
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def view_of(p: Proposal) -> ProposalView:
+    """The transport's view of a stored proposal."""
+    return ProposalView(p.id, p.text, p.section, p.expires_at, p.conflict_note)
+
+
+class ConfirmAdapter:
+    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`."""
+
+    def __init__(self, service: ConfirmationService) -> None:
+        self.service = service
+
+    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
+        """Check and queue; a refusal (secret, noise, duplicate) becomes one sentence."""
+        try:
+            return view_of(self.service.propose(user_key, text, "command", now=now))
+        except ProposalRefusedError as exc:
+            raise BackendError(str(exc)) from exc
+
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
+        now = _now()
+        try:
+            if decision == "confirm":
+                proposal = self.service.store.live(user_key, proposal_id, now)
+                entry = self.service.confirm(user_key, proposal_id, now=now)
+                return Outcome("confirmed", proposal.text, entry.id)
+            rejected = self.service.reject(user_key, proposal_id, now=now)
+            return Outcome("rejected", rejected.text)
+        except ProposalExpiredError:
+            return Outcome("expired")
+        except (ProposalNotFoundError, ProposalResolvedError):
+            return Outcome("missing")
+
+    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """New text, same id, expiry restarted."""
+        try:
+            p = self.service.edit(user_key, proposal_id, text, now=_now())
+        except ProposalExpiredError:
+            return Outcome("expired")
+        except (ProposalNotFoundError, ProposalResolvedError):
+            return Outcome("missing")
+        except ProposalRefusedError as exc:
+            raise BackendError(str(exc)) from exc
+        return Outcome("edited", p.text, proposal=view_of(p))
+
+    def pending(self, user_key: str) -> Sequence[ProposalView]:
+        """Live proposals, oldest first."""
+        return [view_of(p) for p in self.service.pending(user_key, _now())]
+
+    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Record the message showing the proposal."""
+        self.service.store.attach_message(user_key, proposal_id, message_id)
+
+    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
+        """The proposal shown in that message."""
+        p = self.service.store.by_message(user_key, message_id)
+        return p.id if p else None
+
+
+class GovernanceKeeper:
+    """Forget and archaeology over :class:`Governance`; sessions when one is given."""
+
+    def __init__(self, governance: Governance) -> None:
+        self.governance = governance
+
+    def forget(self, user_key: str, memory_id: str) -> str:
+        """Archive the memory (kept in MEMORY.md's history, out of every search)."""
+        try:
+            self.governance.set_status(
+                user_key, memory_id, "archived", now=_now(), reason="forgotten by the user"
+            )
+        except (EntryNotFoundError, KeyError) as exc:
+            raise BackendError(f"No memory {memory_id}. 找不到記憶 {memory_id}。") from exc
+        return f"Forgot {memory_id}. 已忘記 {memory_id}。"
+
+    def archaeology(self, user_key: str, topic: str) -> str:
+        """Every version of the topic's memories, oldest first."""
+        chain = self.governance.archaeology(user_key, topic)
+        if not chain:
+            return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
+        return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
+
+    async def new_session(self, user_key: str) -> str:
+        """Sessions are not wired into the services yet."""
+        raise BackendError("Starting a new session is not available in this build yet.")
+
+    async def flush(self) -> None:
+        """Pending proposals live in SQLite (committed per change): nothing is held back."""
