@@ -14,6 +14,7 @@ from typing import Any
 from bot.app import Services, build_services
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
+from memory.governance import chains_markdown, export_records
 
 log = logging.getLogger("pcai")
 
@@ -94,10 +95,13 @@ def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_export(services: Services, args: argparse.Namespace) -> int:
     """Print all of a user's memories."""
+    entries = services.memory.entries(args.user)
     if args.format == "json":
-        print(json.dumps(services.memory.export_json(args.user), ensure_ascii=False, indent=2))
+        records = export_records(entries, services.access.get_many(args.user))
+        print(json.dumps(records, ensure_ascii=False, indent=2))
     else:
         print(services.memory.export_markdown(args.user), end="")
+        print(chains_markdown(entries), end="")
     return 0
 
 

@@ -19,9 +19,10 @@ happened and can undo it by editing the line (or with :meth:`Governance.restore`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from dataclasses import replace
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, replace
 from datetime import datetime
+from typing import Any
 
 from memory.errors import EntryNotFoundError
 from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
@@ -40,7 +41,7 @@ SECTION_RULES: tuple[tuple[str, str], ...] = (
     ),
     (
         "工作 Work",
-        "工作|專案|专案|項目|项目|公司|同事|老闆|客戶|會議|部署"
+        "工作|上班|專案|专案|項目|项目|公司|同事|老闆|主管|客戶|會議|開會|报告|報告|部署"
         "|project|work|job|meeting|client|deadline|colleague|deploy",
     ),
     (
@@ -150,6 +151,35 @@ def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
         if len(chain) > 1:
             out.append(chain)
     return out
+
+
+def export_records(entries: Iterable[Entry], access: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Entries as plain dicts with status, chain links and access counts (``pcai export``).
+
+    ``access`` maps entry ids to objects with ``count`` and ``last_access``
+    (:class:`memory.access.AccessStat`).
+    """
+    entries = list(entries)
+    out = []
+    for e in entries:
+        record = asdict(e)
+        chain = chain_of(entries, e.id)
+        record["superseded_by"] = [o.id for o in entries if e.id in o.supersedes]
+        record["chain"] = [c.id for c in chain] if len(chain) > 1 else []
+        stat = access.get(e.id)
+        record["access_count"] = stat.count if stat else 0
+        record["last_access"] = stat.last_access if stat else ""
+        out.append(record)
+    return out
+
+
+def chains_markdown(entries: Iterable[Entry]) -> str:
+    """Every chain as one HTML comment line each (invisible when rendered, ignored on parse)."""
+    lines = []
+    for chain in chains(entries):
+        steps = " -> ".join(f"{e.id} ({e.created_at[:10] or '?'}, {e.status})" for e in chain)
+        lines.append(f"<!-- chain: {steps} -->")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 class Governance:

@@ -51,9 +51,10 @@ class Finding:
 
 _SEP = r"\s*(?:is|are|=|:|：|是|為|为|係)\s*"
 _PASSWORD = re.compile(
-    r"(?<![A-Za-z])(?:password|passwd|passcode|pass\s?word|pwd|pin(?:\s?code)?|密碼|密码|口令|通關密語|暗碼)"
+    r"(?:(?<![A-Za-z])(?:password|passwd|passcode|pass\s?word|pwd|pin(?:\s?code)?)"
+    r"|密碼|密码|口令|通關密語|暗碼)"
     + _SEP
-    + r"[\"'「『]?(?P<value>[^\s\"'」』，。,；;？?！!]{3,})",
+    + r"[\"'「『]?(?P<value>[^\s\"'」』，。,；;？！]{3,})",
     re.IGNORECASE,
 )
 _CVV = re.compile(
@@ -184,7 +185,8 @@ _QUESTION_WORDS = ("什麼", "甚麼", "什么", "多少", "啥", "幾", "几", 
 
 
 def _password_ok(value: str) -> bool:
-    return value.lower() not in _NOT_A_PASSWORD and not value.startswith(_QUESTION_WORDS)
+    word = value.rstrip(".!?").lower()
+    return len(word) >= 3 and word not in _NOT_A_PASSWORD and not word.startswith(_QUESTION_WORDS)
 
 
 def _card_ok(value: str) -> bool:

@@ -1,0 +1,251 @@
+"""The confirmation service: propose -> confirm / edit / reject, restarts, crashes, owners."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from bot.app import Services, build_services
+from bot.settings import Settings
+from memory.confirm import (
+    DuplicateMemoryError,
+    NoiseError,
+    SensitiveDataError,
+    classify_reply,
+    entry_id_for,
+    parse_reply,
+)
+from memory.embedders import E5Embedder
+from memory.pending import (
+    CONFIRMED,
+    REJECTED,
+    ProposalExpiredError,
+    ProposalNotFoundError,
+)
+from memory.sources import KIND_MEMORY
+
+TPE = timezone(timedelta(hours=8))
+T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)
+ALICE = "telegram_1001"
+BOB = "telegram_2002"
+
+
+def _memory_hits(services: Services, user: str, query: str) -> list[str]:
+    hits = services.memory.search(user, query, 10)
+    return [h.chunk.unit_id for h in hits if h.chunk.kind == KIND_MEMORY]
+
+
+def _count_in_file(services: Services, user: str, text: str) -> int:
+    return services.memory.paths(user).memory_md.read_text(encoding="utf-8").count(text)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("確認", "confirm"),
+        ("好", "confirm"),
+        ("好！", "confirm"),
+        ("是", "confirm"),
+        ("對。", "confirm"),
+        ("Yes", "confirm"),
+        (" OK! ", "confirm"),
+        ("confirm", "confirm"),
+        ("取代", "confirm"),
+        ("取消", "reject"),
+        ("不要", "reject"),
+        ("否", "reject"),
+        ("No.", "reject"),
+        ("CANCEL", "reject"),
+        ("好啊我明天再說", None),
+        ("yes but change the colour", None),
+        ("我喜歡藍色", None),
+        ("", None),
+        ("okay then let us talk about something else", None),
+    ],
+)
+def test_classify_reply(reply: str, expected: str | None) -> None:
+    assert classify_reply(reply) == expected
+
+
+def test_replace_and_add_words_carry_the_choice() -> None:
+    assert parse_reply("取代") is not None and parse_reply("取代").replace is True  # type: ignore[union-attr]
+    assert parse_reply("add") is not None and parse_reply("add").replace is False  # type: ignore[union-attr]
+    assert parse_reply("好") is not None and parse_reply("好").replace is None  # type: ignore[union-attr]
+
+
+def test_propose_restart_confirm(settings: Settings, embedder: E5Embedder) -> None:
+    first = build_services(settings, embedder=embedder)
+    first.memory.ensure_index()
+    p = first.confirm.propose(ALICE, "我喜歡喝咖啡，不加糖", "memory_save", now=T0)
+    assert p.section == "偏好 Preferences"
+    assert first.memory.entries(ALICE) == []  # nothing is written before the answer
+    first.close()
+
+    second = build_services(settings, embedder=embedder)
+    try:
+        entry = second.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=5))
+        assert entry.id == entry_id_for(p)
+        assert [e.id for e in second.memory.entries(ALICE)] == [entry.id]
+        assert entry.section == "偏好 Preferences"
+        assert entry.created_at == "2026-11-22T10:05:00+08:00"
+        assert second.pending.get(ALICE, p.id).status == CONFIRMED
+        assert entry.id in _memory_hits(second, ALICE, "咖啡")
+    finally:
+        second.close()
+
+
+def test_another_users_confirm_is_refused(services: Services) -> None:
+    p = services.confirm.propose(ALICE, "我的貓叫小花", now=T0)
+    with pytest.raises(ProposalNotFoundError):
+        services.confirm.confirm(BOB, p.id, now=T0)
+    with pytest.raises(ProposalNotFoundError):
+        services.confirm.reject(BOB, p.id, now=T0)
+    with pytest.raises(ProposalNotFoundError):
+        services.confirm.edit(BOB, p.id, "我的貓叫小黑", now=T0)
+    # Bob's bare "ok" has nothing of his own to confirm: Alice's proposal is not his.
+    with pytest.raises(ProposalNotFoundError):
+        services.confirm.confirm(BOB, "ok", now=T0)
+    assert services.memory.entries(BOB) == []
+    assert services.memory.entries(ALICE) == []
+    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+    assert entry.text == "我的貓叫小花"
+    assert services.memory.entries(BOB) == []
+
+
+def test_reply_to_the_shown_message_confirms_that_proposal(services: Services) -> None:
+    a = services.confirm.propose(ALICE, "我的生日是三月五日", now=T0)
+    b = services.confirm.propose(ALICE, "I prefer tea over coffee", now=T0)
+    services.pending.attach_message(ALICE, a.id, "501")
+    services.pending.attach_message(ALICE, b.id, "502")
+    entry = services.confirm.confirm(ALICE, "好！", reply_to="501", now=T0)
+    assert entry.text == "我的生日是三月五日"
+    assert services.pending.get(ALICE, b.id).status == "pending"
+    rejected = services.confirm.reject(ALICE, "不要", now=T0)  # bare reply: the latest one
+    assert rejected.id == b.id and rejected.status == REJECTED
+    assert [e.text for e in services.memory.entries(ALICE)] == ["我的生日是三月五日"]
+
+
+def test_expired_proposal_is_not_written(services: Services) -> None:
+    p = services.confirm.propose(ALICE, "週五下午要交報告給主管", now=T0)
+    with pytest.raises(ProposalExpiredError):
+        services.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=31))
+    assert services.memory.entries(ALICE) == []
+    assert services.pending.expire_due(T0 + timedelta(hours=1)) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "記住我的密碼是 hunter22",
+        "remember my password: Tr0ub4dor&3",
+        "我的信用卡號 4111 1111 1111 1111",
+        "my API key is sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4",
+        "身分證字號 A123456789 要記得",
+    ],
+)
+def test_secrets_are_refused_with_a_reason(services: Services, text: str) -> None:
+    with pytest.raises(SensitiveDataError) as info:
+        services.confirm.propose(ALICE, text, now=T0)
+    assert info.value.reason_en.startswith("Not saved")
+    assert info.value.reason_zh.startswith("不會記住")
+    assert services.pending.pending(ALICE) == []
+
+
+@pytest.mark.parametrize("text", ["你好", "hi there!", "好的", "你記得嗎？"])
+def test_noise_is_refused(services: Services, text: str) -> None:
+    with pytest.raises(NoiseError):
+        services.confirm.propose(ALICE, text, now=T0)
+
+
+def test_duplicate_is_refused(services: Services) -> None:
+    p = services.confirm.propose(ALICE, "我喜歡藍色", now=T0)
+    services.confirm.confirm(ALICE, p.id, now=T0)
+    with pytest.raises(DuplicateMemoryError):
+        services.confirm.propose(ALICE, "我喜歡藍色！", now=T0)
+
+
+def test_edit_keeps_id_and_rechecks(services: Services) -> None:
+    p = services.confirm.propose(ALICE, "明天早上九點開會", now=T0)
+    edited = services.confirm.edit(ALICE, p.id, "明天早上十點開會", now=T0)
+    assert edited.id == p.id
+    with pytest.raises(SensitiveDataError):
+        services.confirm.edit(ALICE, p.id, "會議室密碼是 8812abc", now=T0)
+    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+    assert entry.text == "明天早上十點開會"
+    assert entry.section == "工作 Work"
+
+
+def test_fields_and_derived_summary(services: Services) -> None:
+    long_text = (
+        "專案 Apollo 的資料庫決定改用 PostgreSQL。原因是需要 JSONB 與更好的並行寫入，"
+        "MySQL 的方案已經放棄，遷移預計在下個月完成。"
+    )
+    p = services.confirm.propose(
+        ALICE,
+        long_text,
+        "memory_save",
+        now=T0,
+        fields={"canonical_topic": "database:choice", "user_weight": 8, "scope": "project:apollo"},
+    )
+    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+    assert entry.summary == "專案 Apollo 的資料庫決定改用 PostgreSQL"
+    assert len(entry.summary) <= 50
+    assert (entry.canonical_topic, entry.user_weight, entry.scope) == (
+        "database:choice",
+        8,
+        "project:apollo",
+    )
+    assert services.memory.entries(ALICE)[0] == entry  # what was written reads back the same
+
+
+def test_index_failure_after_markdown_write_is_repaired(
+    services: Services, settings: Settings, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = services.confirm.propose(ALICE, "我在台北的信義區上班", now=T0)
+
+    def crash(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("disk full while indexing")
+
+    monkeypatch.setattr(services.memory.indexer, "sync_file", crash)
+    entry = services.confirm.confirm(ALICE, p.id, now=T0)  # the Markdown is the truth: no error
+    monkeypatch.undo()
+    assert services.store.indexed_units(ALICE, "MEMORY.md") == {}
+    services.close()
+
+    fresh = build_services(settings, embedder=embedder)
+    try:
+        assert entry.id in _memory_hits(fresh, ALICE, "信義區上班")
+        assert list(fresh.store.indexed_units(ALICE, "MEMORY.md")) == [entry.id]
+        assert _count_in_file(fresh, ALICE, "我在台北的信義區上班") == 1
+    finally:
+        fresh.close()
+
+
+def test_crash_before_the_pending_update_does_not_duplicate(
+    services: Services, settings: Settings, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    p = services.confirm.propose(ALICE, "我女兒的生日是七月七日", now=T0)
+
+    class Killed(BaseException):
+        """Stands in for the process dying between two statements."""
+
+    def die(*args: object, **kwargs: object) -> bool:
+        raise Killed
+
+    monkeypatch.setattr(services.pending, "resolve", die)
+    with pytest.raises(Killed):
+        services.confirm.confirm(ALICE, p.id, now=T0)
+    monkeypatch.undo()
+    services.close()
+
+    fresh = build_services(settings, embedder=embedder)
+    try:
+        assert fresh.pending.get(ALICE, p.id).status == "pending"
+        entry = fresh.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=1))
+        assert [e.id for e in fresh.memory.entries(ALICE)] == [entry.id]
+        assert _count_in_file(fresh, ALICE, "我女兒的生日是七月七日") == 1
+        assert entry.id in _memory_hits(fresh, ALICE, "女兒生日")
+        assert list(fresh.store.indexed_units(ALICE, "MEMORY.md")) == [entry.id]
+    finally:
+        fresh.close()
