@@ -15,7 +15,7 @@ _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 # Function characters that rarely belong inside a keyword: they split CJK runs into terms.
 _CJK_STOP_CHARS = set(
-    "的了是在我你他她它們也和就都而及與或要會把被讓給對說很嗎呢吧啊呀喔哦嗯這那有沒不個一"
+    "的了是在我你他她它們也和就而及與或要會把被讓給對說很嗎呢吧啊呀喔哦嗯這那有沒不個一"
     "上下來去到得著過還再又但如果因為所以可以什麼怎麼請幫用想跟從為中後前"
 )
 _CJK_STOPWORDS = frozenset(
@@ -38,7 +38,7 @@ _EN_STOPWORDS = frozenset(
     more most very much been were here want need make know think please thanks thank
     hello okay yes yeah sure it's i'm don't does doing done todo next step decided
     decide decision going only each other these those because after before again still
-    well good now
+    well good now noted sure right
     """,
     )
 )

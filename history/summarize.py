@@ -207,11 +207,12 @@ def extract_conversation(
 
     decisions, todos = pick(ex.DECISION, 4), pick(ex.TODO, 4)
     user_sents = {s for t in user_talk for s in ex.sentences(t)}
-    points = [
+    candidates = [
         p
-        for p in pick(None, 40)
+        for p in pick(None, len(sents))
         if p.rstrip("…") in user_sents or ex.numbers(p) or ex.GOAL.search(p)
-    ][:4]
+    ]
+    points = _spread(candidates, 4)
     text = "\n".join(m.content for m in talk)
     facts = [
         (label, items)
@@ -243,6 +244,13 @@ def extract_conversation(
     if todos:
         gist_parts.append(f"待辦：{todos[0]}")
     return ConversationSummary(body=body, gist=ex.clip("；".join(gist_parts), 200))
+
+
+def _spread(items: Sequence[str], n: int) -> list[str]:
+    """``n`` items spread evenly over the sequence, so a long talk's later topics show too."""
+    if len(items) <= n:
+        return list(items)
+    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
 
 
 def _fit_lines(lines: list[str], max_chars: int) -> str:
@@ -281,7 +289,10 @@ def extract_idle(messages: Sequence[Message], kmin: int = 3, kmax: int = 5) -> I
     """An idle summary without an LLM: the conversation gist and the top keywords."""
     conv = extract_conversation(messages, max_chars=600)
     texts = [m.content for m in _content_messages(messages)]
-    return IdleSummary(summary=conv.gist, keywords=_keywords_within(texts, [], kmin, kmax))
+    # The user's words name the topic; the assistant's fill in when they are too few.
+    users = [m.content for m in _content_messages(messages) if m.role == ROLE_USER]
+    given = ex.keywords(users, kmax)
+    return IdleSummary(summary=conv.gist, keywords=_keywords_within(texts, given, kmin, kmax))
 
 
 def _keywords_within(

@@ -1,0 +1,62 @@
+"""Daily logs: the user's day, the shared format, incremental indexing once per line."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from history.dailylog import DailyLog, index_daily_logs
+from memory.logs import parse_log
+from memory.users import UserPaths
+from tests.history.conftest import TAIPEI, HistoryKit
+
+USER = "telegram_42"
+
+
+def test_records_go_to_the_users_day_in_the_seed_format(kit: HistoryKit) -> None:
+    log = kit.daily_log
+    late = datetime(2026, 2, 8, 16, 30, 5, tzinfo=UTC)  # 00:30:05 on the 9th in Taipei
+    assert (
+        log.append_user_message(USER, "我喜歡喝咖啡 and tea", late, "tg-100")
+        == "memory/2026-02-09.md"
+    )
+    log.append_user_message(
+        USER, "line one\nline two {#fake}", late + timedelta(seconds=1), "tg/101 x"
+    )
+    path = UserPaths.of(kit.services.settings.data_dir, USER).daily_log("2026-02-09")
+    text = path.read_text("utf-8")
+    assert text.startswith("# 2026-02-09\n\n- 00:30:05 user: 我喜歡喝咖啡 and tea {#tg-100}\n")
+    records = parse_log("2026-02-09", text)
+    assert [(r.time, r.text, r.ref) for r in records] == [
+        ("00:30:05", "我喜歡喝咖啡 and tea", "tg-100"),
+        ("00:30:06", "line one\nline two {#fake}", "tg-101-x"),
+    ]
+
+
+def test_local_zone_when_none_is_configured(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    log = DailyLog(tmp_path, None)
+    when = datetime(2026, 2, 8, 12, 0, tzinfo=TAIPEI)
+    assert log.rel_path(when) == f"memory/{when.astimezone():%Y-%m-%d}.md"
+
+
+def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
+    s = kit.services
+    when = datetime(2026, 2, 8, 4, 0, tzinfo=UTC)
+    for i, text in enumerate(["明天去京都", "book the hotel near Gion", "預算五萬元"]):
+        kit.daily_log.append_user_message(USER, text, when + timedelta(minutes=i), f"m{i}")
+    first = index_daily_logs(s.memory.indexer, s.settings.data_dir)
+    again = index_daily_logs(s.memory.indexer, s.settings.data_dir)
+    assert (first.added, again.added, again.removed) == (3, 0, 0)
+    units = kit.indexed_units(USER, "memory/2026-02-08.md")
+    assert sorted(units) == ["m0", "m1", "m2"]
+
+    # a new line adds one unit (the indexer may refresh its neighbour, whose context changed)
+    kit.daily_log.append_user_message(
+        USER, "remember the JR pass", when + timedelta(minutes=9), "m3"
+    )
+    third = index_daily_logs(s.memory.indexer, s.settings.data_dir)
+    assert third.added - third.removed == 1 and third.added <= 2
+    assert index_daily_logs(s.memory.indexer, s.settings.data_dir).added == 0
+    assert sorted(kit.indexed_units(USER, "memory/2026-02-08.md")) == ["m0", "m1", "m2", "m3"]
+    assert s.store.count(USER) == 4
+    hits = s.memory.search(USER, "京都")
+    assert hits and hits[0].chunk.unit_id == "m0"

@@ -1,0 +1,109 @@
+"""The section-proportion index (seed 000)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from history.config import TopicIndexConfig
+from history.topic_index import (
+    TopicIndex,
+    TopicState,
+    compute_proportions,
+    dominant_section,
+    record_turn,
+    sections_to_query,
+    update_miss_counts,
+)
+
+T0 = datetime(2026, 2, 8, 12, 0, tzinfo=UTC)
+SEED_TABLE = [["重要決定"], ["重要決定", "待辦"], ["重要決定"], ["重要決定"], ["重要決定"]]
+SECTIONS = ["關於我", "關於老蔡", "重要決定", "待辦"]
+
+
+def test_the_seed_example_table() -> None:
+    state = TopicState()
+    for i, hit in enumerate(SEED_TABLE):
+        state = record_turn(state, hit, T0 + timedelta(minutes=5 * i))
+    assert state.proportions == {"重要決定": 0.833, "待辦": 0.167}
+    assert dominant_section(state.proportions, 0.7) == "重要決定"
+    assert [t.turn_id for t in state.turns] == [1, 2, 3, 4, 5]
+    assert state.turns[0].ts == "2026-02-08T12:00:00Z"
+    # dominance: only 重要決定, plus what the message names
+    assert sections_to_query(state, "今天天氣如何", SECTIONS) == ["重要決定"]
+    assert sections_to_query(state, "what's left on my todo list?", SECTIONS) == [
+        "重要決定",
+        "待辦",
+    ]
+    assert sections_to_query(state, "老蔡最近好嗎", SECTIONS, {"關於老蔡": ["老蔡"]}) == [
+        "重要決定",
+        "關於老蔡",
+    ]
+
+
+def test_no_dominant_section_means_all_sections() -> None:
+    state = TopicState()
+    for hit in (["關於我"], ["待辦"], ["重要決定"]):
+        state = record_turn(state, hit, T0)
+    assert dominant_section(state.proportions, 0.7) is None
+    assert sections_to_query(state, "anything", SECTIONS) is None
+    assert sections_to_query(None, "anything", SECTIONS) is None
+
+
+def test_window_trims_and_proportions_follow() -> None:
+    state = TopicState(window_size=3)
+    for hit in (["A"], ["A"], ["A"], ["B"], ["B"]):
+        state = record_turn(state, hit, T0)
+    assert [t.turn_id for t in state.turns] == [3, 4, 5]
+    assert state.proportions == {"B": 0.667, "A": 0.333}
+    assert compute_proportions([]) == {}
+
+
+def test_miss_counts_reset_on_hit_and_grow_otherwise() -> None:
+    counts = update_miss_counts({}, ["A"], ["A", "B", "C"])
+    assert counts == {"A": 0, "B": 1, "C": 1}
+    counts = update_miss_counts(counts, ["B"], ["A", "B", "C"])
+    assert counts == {"A": 1, "B": 0, "C": 2}
+
+
+def test_service_writes_state_topic_and_suggests_pruning(tmp_path: Path) -> None:
+    index = TopicIndex(tmp_path, TopicIndexConfig())
+    user = "telegram_1"
+    assert index.sections_to_query(user, "hi", SECTIONS) is None  # no state yet
+    updates = [
+        index.record(user, hit, T0 + timedelta(minutes=i), SECTIONS, summary="Ollama Fallback")
+        for i, hit in enumerate(SEED_TABLE)
+    ]
+    topic_file = tmp_path / "users" / user / "MEMORY_TOPIC.md"
+    # 1/1, then 2/3 (< 0.7), 3/4 and 4/5: dominant two turns running at turn 4, written then
+    assert [u.dominant for u in updates] == ["重要決定", None, "重要決定", "重要決定", "重要決定"]
+    assert [u.topic_written for u in updates] == [False, False, False, True, False]
+    assert "重要決定" in topic_file.read_text("utf-8")
+    assert updates[2].prune == ("關於我", "關於老蔡")  # missed 3 turns in a row
+    data = json.loads((tmp_path / "users" / user / "index_state.json").read_text("utf-8"))
+    assert list(data) == [
+        "window_size",
+        "dominant_threshold",
+        "turns",
+        "proportions",
+        "current_topic",
+        "topic_summary",
+        "last_updated",
+        "miss_count",
+    ]
+    assert data["proportions"] == {"重要決定": 0.833, "待辦": 0.167}
+    assert data["current_topic"] == "重要決定" and data["topic_summary"] == "Ollama Fallback"
+    assert data["miss_count"] == {"關於我": 5, "關於老蔡": 5, "待辦": 3, "重要決定": 0}
+    assert index.sections_to_query(user, "下一步的待辦？", SECTIONS) == ["重要決定", "待辦"]
+
+
+def test_corrupt_state_is_set_aside(tmp_path: Path) -> None:
+    index = TopicIndex(tmp_path, TopicIndexConfig())
+    path = tmp_path / "users" / "cli_x" / "index_state.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"turns": [', encoding="utf-8")
+    assert index.load("cli_x") is None
+    update = index.record("cli_x", ["待辦"], T0)
+    assert update.state.proportions == {"待辦": 1.0}
+    assert any(".corrupt-" in p.name for p in path.parent.iterdir())
