@@ -1,0 +1,49 @@
+"""Fixtures for end-to-end tests: one emulator per module, a fake Ollama, the bot process."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.harness import BotProcess, Emulator, bot_env
+from tests.fakes.ollama_server import FakeOllama
+
+ALICE, BOB, STRANGER = 1001, 1002, 9999
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[Emulator]:
+    """The Telegram Bot API emulator (fails, never skips, when it cannot start)."""
+    emu = Emulator()
+    yield emu
+    emu.stop()
+
+
+@pytest.fixture
+def ollama() -> Iterator[FakeOllama]:
+    """A fake Ollama that lists the default chat model."""
+    server = FakeOllama()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def start_bot(
+    emulator: Emulator, ollama: FakeOllama, tmp_path: Path
+) -> Iterator[Callable[[], BotProcess]]:
+    """Start the real bot process (callable, so a test can restart it on the same data)."""
+    emulator.reset()
+    started: list[BotProcess] = []
+    data_dir = tmp_path / "botmemory"
+
+    def start() -> BotProcess:
+        bot = BotProcess(bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}"))
+        bot.start()
+        started.append(bot)
+        return bot
+
+    yield start
+    for bot in started:
+        bot.kill()
