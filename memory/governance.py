@@ -135,7 +135,16 @@ def chain_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
         if eid not in seen:
             seen.add(eid)
             todo.extend(links[eid] - seen)
-    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
+    depth: dict[str, int] = {}
+
+    def depth_of(eid: str, trail: frozenset[str] = frozenset()) -> int:
+        # Versions created in the same second still sort after what they replace.
+        if eid not in depth:
+            olds = [o for o in by_id[eid].supersedes if o in seen and o not in trail]
+            depth[eid] = 1 + max((depth_of(o, trail | {eid}) for o in olds), default=-1)
+        return depth[eid]
+
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, depth_of(e.id), e.id))
 
 
 def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
@@ -219,11 +228,16 @@ class Governance:
         key = topic_or_id.strip()
         if any(e.id == key for e in entries):
             return chain_of(entries, key)
-        out: dict[str, Entry] = {}
+        found: list[list[Entry]] = []
+        seen: set[str] = set()
         for e in entries:
-            if e.canonical_topic == key and e.id not in out:
-                out.update((c.id, c) for c in chain_of(entries, e.id))
-        return sorted(out.values(), key=lambda e: (e.created_at, e.id))
+            if e.canonical_topic == key and e.id not in seen:
+                chain = chain_of(entries, e.id)
+                seen.update(c.id for c in chain)
+                found.append(chain)
+        # Chains of one topic, each oldest first, the chain that started earliest first.
+        found.sort(key=lambda chain: (chain[0].created_at, chain[0].id))
+        return [e for chain in found for e in chain]
 
     def set_status(
         self, user_key: str, entry_id: str, status: str, *, now: datetime, reason: str
