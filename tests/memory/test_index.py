@@ -1,0 +1,196 @@
+"""The SQLite index: schema version, model/dimension changes, CJK-aware and hostile-safe FTS."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from agent.ollama_client import OllamaEmbedder
+from bot.app import Services, build_services
+from bot.settings import Settings, load_settings
+from memory.db import connect
+from memory.embedders import E5Embedder
+from memory.index import SCHEMA_VERSION, IndexStore
+from memory.text import fts_match_query
+from tests.fakes.ollama_server import FakeOllama, fake_embedding
+
+USER = "cli_alice"
+ENTRIES = (
+    "我每天早上都喝咖啡，不加糖也不加奶",
+    "我最喜歡的顏色是藍色，房間也漆成藍色",
+    "We deploy to production every Friday afternoon",
+    "週末常去陽明山爬山 hiking with friends",
+)
+
+HOSTILE = [
+    '"',
+    '""',
+    '"unbalanced',
+    "*",
+    "coffee*",
+    "-",
+    "-coffee",
+    "NEAR",
+    "NEAR(coffee tea)",
+    "coffee NEAR/2 tea",
+    "AND",
+    "OR",
+    "NOT",
+    "coffee AND",
+    "OR coffee",
+    "NOT coffee",
+    "body:coffee",
+    "col:term",
+    "(",
+    ")",
+    "(coffee OR",
+    "coffee)",
+    "^coffee",
+    "{body}: coffee",
+    "'",
+    ":",
+    "",
+    "   ",
+    "🙂",
+    "🙂🔥☕",
+    '咖啡 AND "藍色',
+    "\x00",
+    "a" * 1000,
+    "咖" * 600,
+]
+
+
+@pytest.fixture(scope="module")
+def filled(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Iterator[Services]:
+    """One indexed data folder shared by the read-only tests of this module."""
+    data = tmp_path_factory.mktemp("filled") / "botmemory"
+    built = build_services(load_settings({"PCAI_DATA_DIR": str(data)}), embedder=embedder)
+    built.memory.ensure_index()
+    for text in ENTRIES:
+        built.memory.remember(USER, text)
+    built.memory.remember("telegram_7", "另一個人的咖啡習慣：每天三杯黑咖啡")
+    yield built
+    built.close()
+
+
+def _found(services: Services, query: str) -> list[str]:
+    return [h.chunk.text for h in services.memory.search(USER, query, 10)]
+
+
+def test_schema_version_and_model_are_recorded(services: Services) -> None:
+    conn = services.store.conn
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
+    assert meta == {"embed_model": E5Embedder.MODEL, "embed_dim": "384"}
+    assert services.store.needs_rebuild is False  # ensure_index already rebuilt it
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("咖啡", ENTRIES[0]),
+        ("藍色", ENTRIES[1]),
+        ("爬山", ENTRIES[3]),
+        ("deploy", ENTRIES[2]),
+        ("Friday", ENTRIES[2]),
+        ("hiking", ENTRIES[3]),
+    ],
+)
+def test_keyword_queries_find_their_entry(filled: Services, query: str, expected: str) -> None:
+    assert expected in _found(filled, query)
+    # BM25 alone must find it too: the CJK-spaced FTS matches a two-character word.
+    fts = filled.store.fts_search(USER, fts_match_query(query), 10)
+    texts = [c.text for c in filled.store.chunks([cid for cid, _ in fts]).values()]
+    assert expected in texts
+
+
+def test_fts_does_not_match_a_word_that_is_absent(filled: Services) -> None:
+    assert filled.store.fts_search(USER, fts_match_query("綠茶"), 10) == []
+    assert filled.store.fts_search(USER, fts_match_query("kubernetes"), 10) == []
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+def test_hostile_fts_syntax_is_harmless(filled: Services, query: str) -> None:
+    filled.store.fts_search(USER, fts_match_query(query), 10)
+    filled.memory.search(USER, query, 5)
+
+
+def test_model_change_re_embeds_instead_of_mixing(
+    settings: Settings, embedder: E5Embedder, fake_ollama: FakeOllama
+) -> None:
+    first = build_services(settings, embedder=embedder)
+    first.memory.ensure_index()
+    for text in ENTRIES:
+        first.memory.remember(USER, text)
+    count = first.store.count(USER)
+    first.close()
+
+    # Same dimension (384), another model: dimensions match, but the vectors must not mix.
+    fake_ollama.dim = 384
+    other = OllamaEmbedder(fake_ollama.url, "bge-m3", dim=384)
+    second = build_services(settings, embedder=other)
+    try:
+        assert second.store.needs_rebuild is True
+        assert second.store.count(USER) == 0  # the old vectors are gone, not kept beside new
+        stats = second.memory.ensure_index()
+        assert stats is not None and stats.added == len(ENTRIES)
+        assert second.store.needs_rebuild is False
+        ids = [r[0] for r in second.store.conn.execute("SELECT id FROM chunks").fetchall()]
+        assert len(ids) == count
+        chunks = second.store.chunks(ids)
+        vectors = second.store.vectors(ids)
+        for cid in ids:
+            want = np.asarray(fake_embedding(chunks[cid].text, 384), dtype=np.float32)
+            assert np.allclose(vectors[cid], want, atol=1e-5)
+        meta = dict(second.store.conn.execute("SELECT key, value FROM meta").fetchall())
+        assert meta == {"embed_model": "ollama/bge-m3", "embed_dim": "384"}
+        assert any(ENTRIES[0] == h.chunk.text for h in second.memory.search(USER, "咖啡", 5))
+    finally:
+        second.close()
+
+    # And a different dimension (64) rebuilds the vec0 table with the new width.
+    fake_ollama.dim = 64
+    third = build_services(settings, embedder=OllamaEmbedder(fake_ollama.url, "tiny", dim=64))
+    try:
+        assert third.store.needs_rebuild is True
+        third.memory.ensure_index()
+        ids = [r[0] for r in third.store.conn.execute("SELECT id FROM chunks").fetchall()]
+        assert {v.shape for v in third.store.vectors(ids).values()} == {(64,)}
+    finally:
+        third.close()
+
+
+def test_reopening_with_the_same_model_keeps_the_index(
+    settings: Settings, embedder: E5Embedder
+) -> None:
+    first = build_services(settings, embedder=embedder)
+    first.memory.ensure_index()
+    first.memory.remember(USER, ENTRIES[0])
+    first.close()
+    again = IndexStore(settings.index_path, embedder.name, embedder.dim)
+    try:
+        assert again.needs_rebuild is False and again.count(USER) == 1
+    finally:
+        again.close()
+
+
+def test_a_newer_schema_is_refused_with_a_clear_error(settings: Settings) -> None:
+    settings.index_path.parent.mkdir(parents=True)
+    conn = connect(settings.index_path)
+    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    conn.commit()
+    conn.close()
+    with pytest.raises(RuntimeError, match="newer"):
+        IndexStore(settings.index_path, "m", 8)
+
+
+def test_vector_search_is_partitioned_by_user(filled: Services) -> None:
+    qvec = filled.embedder.embed_query("咖啡")
+    for user in (USER, "telegram_7"):
+        ids = [cid for cid, _ in filled.store.vec_search(user, qvec, 50)]
+        assert ids and {c.user_key for c in filled.store.chunks(ids).values()} == {user}
+        fts = [cid for cid, _ in filled.store.fts_search(user, fts_match_query("咖啡"), 50)]
+        assert fts and {c.user_key for c in filled.store.chunks(fts).values()} == {user}
