@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import tzinfo
 
-from bot.settings import Settings
+from bot.settings import Settings, SettingsError
+from history.dailylog import DailyLog
+from history.idle import IdleSummaries
+from history.sessions import SessionStore
+from history.summarize import SummaryService
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService
 from memory.embedders import E5Embedder, Embedder
@@ -48,11 +53,30 @@ class Services:
     governance: Governance
     confirm: ConfirmationService
     lifecycle: Lifecycle
+    sessions: SessionStore  # the one store (and per-session locks) of the process
+    daily_log: DailyLog
+    summaries: SummaryService  # extractive until the agent sets an LLM as primary
+    idle: IdleSummaries
+    tz: tzinfo | None  # the users' time zone; None = the machine's local zone
 
     def close(self) -> None:
         """Release what the services hold open."""
         self.store.close()
         self.state.close()
+
+
+def user_timezone(settings: Settings) -> tzinfo | None:
+    """The zone ``settings.timezone`` names; None (the machine's local zone) when empty."""
+    if not settings.timezone:
+        return None
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    try:
+        return ZoneInfo(settings.timezone)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise SettingsError(
+            f"PCAI_TIMEZONE {settings.timezone!r} is not a known time zone"
+        ) from exc
 
 
 def build_services(settings: Settings, embedder: Embedder | None = None) -> Services:
@@ -67,6 +91,9 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     state = StateDB(settings.state_db_path)
     pending = PendingStore(state, settings.pending)
     access = AccessCounter(state)
+    tz = user_timezone(settings)
+    sessions = SessionStore(settings.sessions_dir)
+    summaries = SummaryService(timeout_seconds=settings.ollama_timeout_seconds)
     governance = Governance(
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
@@ -82,4 +109,16 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         governance=governance,
         confirm=ConfirmationService(memory, pending, governance),
         lifecycle=Lifecycle(memory, access, settings.lifecycle),
+        sessions=sessions,
+        daily_log=DailyLog(settings.data_dir, tz),
+        summaries=summaries,
+        idle=IdleSummaries(
+            sessions,
+            settings.data_dir,
+            summaries,
+            settings.history,
+            tz,
+            on_written=indexer.sync_file,
+        ),
+        tz=tz,
     )

@@ -1,0 +1,102 @@
+"""Scheduled jobs: each body idempotent and logged, run by APScheduler or PTB's JobQueue."""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+
+from telegram.ext import ApplicationBuilder
+
+from bot.app import Services
+from bot.jobs import (
+    JobRunner,
+    JobSpec,
+    default_jobs,
+    index_job,
+    lifecycle_job,
+    pending_expiry_job,
+    register_ptb_jobs,
+    start_scheduler,
+)
+from history.sessions import Session
+
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
+
+
+async def test_idle_and_index_jobs_do_their_work_once(services: Services) -> None:
+    session = Session("telegram_5")
+    session.append("user", "幫我比較 Raspberry Pi 和 NUC 的耗電", T0)
+    session.append("assistant", "NUC 約 10W，Pi 約 3W。", T0 + timedelta(seconds=30))
+    services.sessions.save(session)
+    services.daily_log.append_user_message("telegram_5", session.messages[0].content, T0, "m1")
+
+    clock = [T0 + timedelta(hours=2)]
+    runner = JobRunner(services, now=lambda: clock[0])
+    idle, index = default_jobs()[0], default_jobs()[1]
+    first = await runner.run(idle)
+    assert first is not None and first.ok and first.detail.startswith("1 idle summaries")
+    again = await runner.run(idle)
+    assert again is not None and again.detail == "0 idle summaries" and again.runs == 2
+
+    # the idle summary indexed itself; the daily-log line waits for the index job
+    indexed = await runner.run(index)
+    assert indexed is not None and indexed.ok and indexed.detail.startswith("1 units added")
+    paths = services.store.indexed_paths("telegram_5")
+    assert {"auto_summaries.md", "memory/2026-03-01.md"} <= paths
+    assert (await index_job(services, clock[0])).startswith("0 units added")
+
+
+async def test_pending_expiry_tells_each_user_once(services: Services) -> None:
+    services.pending.add("telegram_8", "我的生日是 5 月 3 日", now=T0)
+    told: list[tuple[str, str]] = []
+
+    async def notify(user_key: str, text: str) -> None:
+        told.append((user_key, text))
+
+    body = pending_expiry_job(notify)
+    assert await body(services, T0 + timedelta(minutes=10)) == "0 proposals expired, 0 users told"
+    assert await body(services, T0 + timedelta(minutes=31)) == "1 proposals expired, 1 users told"
+    assert await body(services, T0 + timedelta(minutes=40)) == "0 proposals expired, 0 users told"
+    assert told == [("telegram_8", told[0][1])] and "5 月 3 日" in told[0][1]
+
+
+async def test_a_failing_job_is_logged_and_does_not_raise(services: Services, caplog) -> None:  # type: ignore[no-untyped-def]
+    async def broken(services: Services, now: datetime) -> str:
+        raise RuntimeError("disk full")
+
+    status = await JobRunner(services).run(JobSpec("broken", broken, every=timedelta(minutes=1)))
+    assert status is not None and not status.ok and "disk full" in status.detail
+    assert any("job broken failed" in r.message for r in caplog.records)
+    assert (await lifecycle_job(services, T0)).endswith("over 0 users")
+
+
+async def test_apscheduler_runs_the_jobs(services: Services) -> None:
+    ran = asyncio.Event()
+
+    async def tick(services: Services, now: datetime) -> str:
+        ran.set()
+        return "tick"
+
+    runner = JobRunner(services)
+    spec = JobSpec("tick", tick, every=timedelta(seconds=30), first=timedelta(0))
+    scheduler = start_scheduler(runner, [spec, *default_jobs()])
+    try:
+        assert {j.id for j in scheduler.get_jobs()} == {
+            "tick",
+            "idle_summaries",
+            "index",
+            "pending_expiry",
+            "lifecycle",
+        }
+        await asyncio.wait_for(ran.wait(), timeout=10)
+    finally:
+        scheduler.shutdown(wait=False)
+    assert runner.status["tick"].detail == "tick"
+
+
+async def test_ptb_job_queue_gets_every_job(services: Services) -> None:
+    application = ApplicationBuilder().token("123:TEST").build()
+    runner = JobRunner(services)
+    assert register_ptb_jobs(application, runner, default_jobs()) == 4
+    names = sorted(job.name for job in application.job_queue.jobs())
+    assert names == ["idle_summaries", "index", "lifecycle", "pending_expiry"]
