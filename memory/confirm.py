@@ -158,6 +158,15 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def expiry_notice(proposal: Proposal) -> str:
+    """The one notice its owner gets when a proposal expires unanswered."""
+    short = proposal.text if len(proposal.text) <= 40 else proposal.text[:39] + "…"
+    return (
+        f"這條待確認的記憶已過期，沒有儲存：「{short}」。"
+        f" The proposed memory expired unconfirmed and was not saved: “{short}”."
+    )
+
+
 def entry_id_for(proposal: Proposal) -> str:
     """The id the confirmed entry gets: fixed by the proposal, so a retry cannot duplicate."""
     return f"m-{proposal.created_at:%Y%m%d}-{proposal.id.removeprefix('p-')}"
@@ -279,6 +288,10 @@ class ConfirmationService:
                 "There is no memory waiting for your confirmation. 目前沒有等待確認的記憶。"
             )
         return waiting[-1]
+
+    def expire_due(self, now: datetime) -> list[Proposal]:
+        """The expiry job: drop proposals past their expiry, each returned exactly once."""
+        return self.store.expire_due(now)
 
     # -- answering ------------------------------------------------------------------------
     def confirm(

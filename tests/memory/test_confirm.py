@@ -14,6 +14,7 @@ from memory.confirm import (
     SensitiveDataError,
     classify_reply,
     entry_id_for,
+    expiry_notice,
     parse_reply,
 )
 from memory.embedders import E5Embedder
@@ -124,6 +125,22 @@ def test_reply_to_the_shown_message_confirms_that_proposal(services: Services) -
     rejected = services.confirm.reject(ALICE, "不要", now=T0)  # bare reply: the latest one
     assert rejected.id == b.id and rejected.status == REJECTED
     assert [e.text for e in services.memory.entries(ALICE)] == ["我的生日是三月五日"]
+
+
+def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(services: Services) -> None:
+    p = services.confirm.propose(ALICE, "我的車停在 B2 第 35 號車位", now=T0)
+    assert p.id not in _memory_hits(services, ALICE, "車位")
+    assert entry_id_for(p) not in _memory_hits(services, ALICE, "車位")
+    assert services.confirm.expire_due(T0 + timedelta(minutes=29)) == []
+    [expired] = services.confirm.expire_due(T0 + timedelta(minutes=30))
+    assert expired.id == p.id and expired.user_key == ALICE
+    assert "B2" in expiry_notice(expired) and "expired" in expiry_notice(expired)
+    assert services.confirm.expire_due(T0 + timedelta(minutes=45)) == []
+    with pytest.raises(ProposalExpiredError):
+        services.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=46))
+    with pytest.raises(ProposalNotFoundError):  # a bare "好" has nothing left to confirm
+        services.confirm.confirm(ALICE, "好", now=T0 + timedelta(minutes=46))
+    assert services.memory.entries(ALICE) == []
 
 
 def test_expired_proposal_is_not_written(services: Services) -> None:
