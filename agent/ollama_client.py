@@ -64,6 +64,10 @@ class OllamaEmbedder:
                 f"Ollama could not embed with {self._model}: {exc.error} "
                 f"(try `ollama pull {self._model}`)"
             ) from exc
+        except ValueError as exc:  # not JSON, or JSON of the wrong shape (pydantic)
+            raise EmbedderUnavailableError(
+                "Ollama answered /api/embed with a malformed body"
+            ) from exc
         rows = np.asarray(resp.embeddings, dtype=np.float32)
         if rows.ndim != 2 or rows.shape[0] != len(texts):
             raise EmbedderUnavailableError("Ollama answered /api/embed with a malformed body")
