@@ -64,7 +64,7 @@ SUMMARY_KEYWORDS = re.compile(r"決定|下一步|TODO|優先", re.IGNORECASE)
 
 _DATE = re.compile(
     r"\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}月\d{1,2}[日號]|\d{1,2}/\d{1,2}|"
-    r"(?:今天|明天|後天|昨天|前天|下週.|下周.|本週.|週[一二三四五六日]|星期[一二三四五六日天])|"
+    r"(?:今天|明天|後天|昨天|前天|[下本這][週周][一二三四五六日末]?|週[一二三四五六日末]|星期[一二三四五六日天])|"
     r"\b(?:today|tomorrow|yesterday|next week|(?:mon|tues|wednes|thurs|fri|satur|sun)day)\b",
     re.IGNORECASE,
 )

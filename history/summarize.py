@@ -192,24 +192,29 @@ def extract_conversation(
         first = next((ex.sentences(t) for t in user_talk if ex.sentences(t)), [""])
         topic = ex.clip(first[0], 40) or "閒聊 (small talk)"
     sents = [s for m in talk for s in ex.sentences(m.content)]
+    # What the user said outranks the assistant's wording for decisions and todos.
+    ranked = [s for t in user_talk for s in ex.sentences(t)]
+    ranked += [s for m in talk if m.role != ROLE_USER for s in ex.sentences(m.content)]
     seen: set[str] = set()
 
-    def pick(pattern: re.Pattern[str] | None, limit: int) -> list[str]:
+    def pick(pattern: re.Pattern[str] | None, limit: int, pool: list[str]) -> list[str]:
         out = []
-        for s in sents:
+        for s in pool:
             if s in seen or (pattern is not None and not pattern.search(s)):
                 continue
+            if pattern is not None and s.endswith(("?", "？")):
+                continue  # a question is not a decision or a todo
             seen.add(s)
             out.append(ex.clip(s, 90))
             if len(out) == limit:
                 break
         return out
 
-    decisions, todos = pick(ex.DECISION, 4), pick(ex.TODO, 4)
-    user_sents = {s for t in user_talk for s in ex.sentences(t)}
+    decisions, todos = pick(ex.DECISION, 4, ranked), pick(ex.TODO, 4, ranked)
+    user_sents = set(ranked[: sum(len(ex.sentences(t)) for t in user_talk)])
     candidates = [
         p
-        for p in pick(None, len(sents))
+        for p in pick(None, len(sents), sents)
         if p.rstrip("…") in user_sents or ex.numbers(p) or ex.GOAL.search(p)
     ]
     points = _spread(candidates, 4)
