@@ -121,6 +121,11 @@ def _build(cls: Any, toml: Mapping[str, Any], env: Mapping[str, str], prefix: st
             values[f.name] = _convert(kind, env[env_name], env_name)
         elif f.name in toml:
             values[f.name] = _convert(kind, toml[f.name], f.name)
+    # A misspelt key would otherwise be ignored without a word and its default used.
+    unknown = sorted(set(toml) - {f.name for f in dataclasses.fields(cls)})
+    if unknown:
+        where = f"[{prefix[5:-1].lower()}] " if prefix != "PCAI_" else ""
+        raise SettingsError(f"unknown setting {where}{unknown[0]!r} in the config file")
     return cls(**values)
 
 
@@ -136,6 +141,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     settings: Settings = _build(Settings, toml, env, "PCAI_")
     if settings.embedder not in ("e5", "ollama"):
         raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
+    if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
+        raise SettingsError("PCAI_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
     if settings.retrieval.fusion not in ("vector_bonus", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus' or 'rrf'")
     return settings
