@@ -1,0 +1,124 @@
+"""Settings: seed defaults, environment and TOML overrides, clear errors, masked secrets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.settings import SettingsError, load_settings, mask, settings_as_dict
+
+
+def test_defaults_match_the_seeds() -> None:
+    s = load_settings({})
+    assert s.data_dir == Path("botmemory")
+    assert s.ollama_host == "http://localhost:11434"
+    assert s.embed_model == "mxbai-embed-large"
+    r = s.retrieval  # seed 004 §5
+    assert (r.vector_weight, r.bm25_weight) == (0.7, 0.3)
+    assert (r.min_score, r.hard_min_score) == (0.3, 0.35)
+    assert (r.recency_half_life_days, r.recency_weight) == (14.0, 0.10)
+    assert (r.length_norm_anchor, r.time_decay_half_life_days, r.mmr_threshold) == (500, 60, 0.85)
+    assert r.bm25_hit_bonus == 0.15
+    assert (s.index.chunk_tokens, s.index.chunk_overlap_tokens) == (400, 80)
+    assert s.pending.ttl_minutes == 30
+    assert (s.history.max_history, s.history.full_text_count) == (15, 5)  # seed 001
+    assert s.history.auto_write_threshold_tokens == 10000  # seed 003
+    assert s.history.idle_summary_minutes == 60
+    assert (s.topic_index.window_size, s.topic_index.dominant_threshold) == (5, 0.7)  # seed 000
+    b = s.budget  # seed 002 / DESIGN.md
+    assert (b.memory_tokens, b.long_chunk_max_tokens, b.short_term_max_tokens) == (
+        2000,
+        1500,
+        1000,
+    )
+    assert (b.l0_max, b.l0_min_user_weight, b.static_fallback_chars) == (10, 9, 4000)
+    assert s.lifecycle.delete_archived_after_days == 60
+
+
+def test_environment_overrides() -> None:
+    s = load_settings(
+        {
+            "PCAI_DATA_DIR": "/tmp/pcai-data",
+            "TELEGRAM_BOT_TOKEN": "123:abc",
+            "OLLAMA_HOST": "http://127.0.0.1:1",
+            "PCAI_ALLOWED_USERS": "1, 22,333",
+            "PCAI_GROUPS": "yes",
+            "PCAI_RETRIEVAL_HARD_MIN_SCORE": "0.4",
+            "PCAI_RETRIEVAL_TOP_K": "8",
+            "PCAI_PENDING_TTL_MINUTES": "45",
+            "PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TOKENS": "5000",
+        }
+    )
+    assert s.data_dir == Path("/tmp/pcai-data")
+    assert s.telegram_bot_token == "123:abc" and s.ollama_host == "http://127.0.0.1:1"
+    assert s.allowed_users == (1, 22, 333) and s.groups is True
+    assert s.retrieval.hard_min_score == 0.4 and s.retrieval.top_k == 8
+    assert s.pending.ttl_minutes == 45
+    assert s.history.auto_write_threshold_tokens == 5000
+
+
+def test_toml_file_and_environment_precedence(tmp_path: Path) -> None:
+    cfg = tmp_path / "pcai.toml"
+    cfg.write_text(
+        'chat_model = "llama3.1:8b"\nallowed_users = [5, 6]\n'
+        "[retrieval]\nhard_min_score = 0.5\nmin_score = 0.2\n"
+        "[topic_index]\nwindow_size = 7\n",
+        encoding="utf-8",
+    )
+    s = load_settings({"PCAI_CONFIG": str(cfg), "PCAI_RETRIEVAL_MIN_SCORE": "0.25"})
+    assert s.chat_model == "llama3.1:8b" and s.allowed_users == (5, 6)
+    assert s.retrieval.hard_min_score == 0.5
+    assert s.retrieval.min_score == 0.25  # the environment wins over the file
+    assert s.topic_index.window_size == 7
+    assert load_settings({}, cfg).chat_model == "llama3.1:8b"
+
+
+@pytest.mark.parametrize(
+    "env",
+    [
+        {"PCAI_RETRIEVAL_TOP_K": "five"},
+        {"PCAI_RETRIEVAL_HARD_MIN_SCORE": "high"},
+        {"PCAI_GROUPS": "maybe"},
+        {"PCAI_ALLOWED_USERS": "alice,bob"},
+        {"PCAI_EMBEDDER": "openai"},
+        {"PCAI_RETRIEVAL_FUSION": "magic"},
+        {"PCAI_LOG_LEVEL": "LOUD"},
+        {"PCAI_CONFIG": "/nonexistent/pcai.toml"},
+    ],
+)
+def test_bad_values_give_a_settings_error(env: dict[str, str]) -> None:
+    with pytest.raises(SettingsError) as err:
+        load_settings(env)
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [
+        "this is = not toml =",
+        "retrieval = 3\n",
+        "[retrieval]\ntop_k = 'x'\n",
+        "[retrieval]\nhard_min_scor = 0.5\n",  # a typo must not be silently ignored
+        "chat_modle = 'x'\n",
+    ],
+)
+def test_bad_toml_gives_a_settings_error(tmp_path: Path, toml: str) -> None:
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text(toml, encoding="utf-8")
+    with pytest.raises(SettingsError):
+        load_settings({"PCAI_CONFIG": str(cfg)})
+
+
+def test_settings_are_frozen() -> None:
+    s = load_settings({})
+    with pytest.raises(AttributeError):
+        s.chat_model = "x"  # type: ignore[misc]
+
+
+def test_secrets_are_masked() -> None:
+    token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    out = settings_as_dict(load_settings({"TELEGRAM_BOT_TOKEN": token}))
+    assert token not in str(out) and "AAHdq" not in str(out)
+    assert out["telegram_bot_token"] == "123456789:****"
+    assert mask("") == "" and "secret" not in mask("secretvalue")
