@@ -50,3 +50,5 @@ class Reply:
     injected: tuple[InjectedMemory, ...] = ()
     error: bool = False  # True when the text is a failure notice (e.g. Ollama down)
     notices: tuple[str, ...] = field(default=())  # extra one-line notices (expired proposals)
+    # (step, milliseconds) for each pipeline step, in order (logs and bench/pipeline.py).
+    timings: tuple[tuple[str, float], ...] = field(default=())

@@ -1,0 +1,146 @@
+"""The memory tools bound to one user and one turn (what ``agent.tools`` dispatches to).
+
+``memory_save`` only ever creates a pending proposal (seed 004 §3.1); ``memory_confirm``
+refuses a proposal made in the same turn, so the model cannot propose and confirm on its own
+without the user seeing the proposal first; in a group no memory tool is offered at all.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from agent.tools import ToolBox
+from agent.types import ProposalView
+from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.governance import Governance
+from memory.pending import Proposal, ProposalError
+from memory.service import MemoryService
+from memory.tokens import TokenCounter
+
+SEARCH_LIMIT_MAX = 10
+RESULT_TEXT_TOKENS = 400  # one search result as the model sees it
+
+
+def proposal_view(p: Proposal) -> ProposalView:
+    """A pending proposal as the transport shows it."""
+    return ProposalView(
+        proposal_id=p.id,
+        text=p.text,
+        section=p.section,
+        expires_at=p.expires_at,
+        conflict_note=p.conflict_note,
+    )
+
+
+@dataclass(slots=True)
+class TurnTools:
+    """The handlers of one turn, and the proposals the model made during it."""
+
+    user_key: str
+    now: datetime
+    language: str
+    message_id: str
+    memory: MemoryService
+    confirm: ConfirmationService
+    governance: Governance
+    counter: TokenCounter
+    proposals: list[Proposal] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=list)
+
+    def toolbox(self) -> ToolBox:
+        """The four memory tools bound to this turn."""
+        return ToolBox(
+            {
+                "memory_save": self.save,
+                "memory_search": self.search,
+                "memory_confirm": self.confirm_one,
+                "memory_archaeology": self.archaeology,
+            }
+        )
+
+    def _reason(self, exc: ProposalRefusedError) -> str:
+        return exc.reason_zh if self.language == "zh" else exc.reason_en
+
+    async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """memory_save: a pending proposal the user must confirm; nothing is written."""
+        fields = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        try:
+            proposal = await asyncio.to_thread(
+                self.confirm.propose,
+                self.user_key,
+                str(args["text"]),
+                f"chat:{self.message_id}" if self.message_id else "chat",
+                section=args.get("section") or None,
+                now=self.now,
+                fields=fields,
+            )
+        except ProposalRefusedError as exc:
+            return {"status": "refused", "reason": self._reason(exc)}
+        self.proposals.append(proposal)
+        out: dict[str, Any] = {
+            "status": "pending_confirmation",
+            "proposal_id": proposal.id,
+            "note": "Not saved yet: the user sees Confirm / Edit / Discard buttons.",
+        }
+        if proposal.conflict_note:
+            out["conflict"] = proposal.conflict_note
+        return out
+
+    async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """memory_search: the user's own memories, logs and summaries."""
+        limit = max(1, min(SEARCH_LIMIT_MAX, int(args.get("limit") or 5)))
+        hits = await asyncio.to_thread(
+            self.memory.search, self.user_key, str(args["query"]), limit
+        )
+        return {
+            "results": [
+                {
+                    "id": h.chunk.unit_id,
+                    "text": self.counter.truncate(h.chunk.text, RESULT_TEXT_TOKENS),
+                    "score": round(h.score, 3),
+                    "source": h.chunk.path,
+                    "date": h.chunk.date,
+                }
+                for h in hits
+            ]
+        }
+
+    async def confirm_one(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """memory_confirm: only a proposal the user has already been shown."""
+        pid = str(args["proposal_id"]).strip()
+        if any(p.id == pid for p in self.proposals):
+            return {
+                "error": "the user has not seen this proposal yet; ask them to confirm it first"
+            }
+        try:
+            entry = await asyncio.to_thread(self.confirm.confirm, self.user_key, pid, now=self.now)
+        except (ProposalError, ValueError) as exc:
+            return {"error": str(exc)}
+        self.confirmed.append(entry.id)
+        return {"status": "saved", "memory_id": entry.id}
+
+    async def archaeology(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """memory_archaeology: a memory's supersedes chain and history lines."""
+        ref = str(args.get("memory_id") or args.get("topic") or "").strip()
+        if not ref:
+            return {"error": "give memory_id or topic"}
+        chain = await asyncio.to_thread(self.governance.archaeology, self.user_key, ref)
+        if not chain:
+            return {"results": [], "note": f"no memory matches {ref!r}"}
+        return {
+            "results": [
+                {
+                    "id": e.id,
+                    "text": e.text,
+                    "status": e.status,
+                    "created": e.created_at,
+                    "supersedes": list(e.supersedes),
+                    "history": list(e.history),
+                }
+                for e in chain
+            ]
+        }

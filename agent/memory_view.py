@@ -1,0 +1,144 @@
+"""What the pipeline reads of a user's memory for one turn (steps 5-7).
+
+Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by seed
+000's section gating, short-term rows) and hands them to the pure functions of
+:mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by its mtime and size), so
+a user with 10,000 memories does not pay for a parse on every message.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from agent.selection import (
+    L2,
+    Candidate,
+    Selection,
+    core_layer,
+    entry_candidate,
+    fallback_candidate,
+    gate_sections,
+    scope_layer,
+    select,
+)
+from history.topic_index import TopicIndex
+from memory.config import BudgetConfig
+from memory.markdown import Entry, MemoryDocument, parse_memory
+from memory.search import SearchHit
+from memory.service import MemoryService
+from memory.sources import KIND_MEMORY
+from memory.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+# The query sent to search: a 100 KB message is searched by its start.
+MAX_QUERY_CHARS = 2000
+# Adaptive retrieval: (message text, user turns so far) -> search or not.
+SearchDecider = Callable[[str, int], bool]
+# Short-term rows for a message: (user key, message text, latest n) -> candidates.
+ShortTermLookup = Callable[[str, str, int], Sequence[Candidate]]
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    stamp: tuple[int, int]
+    doc: MemoryDocument
+    raw: str
+    by_id: dict[str, Entry]
+
+
+class MemoryView:
+    """Reads one user's memory for a turn; thread-safe (called from worker threads)."""
+
+    def __init__(
+        self,
+        memory: MemoryService,
+        topics: TopicIndex,
+        budget: BudgetConfig,
+        counter: TokenCounter,
+        decide: SearchDecider,
+        short_term: ShortTermLookup | None = None,
+    ) -> None:
+        self.memory = memory
+        self.topics = topics
+        self.budget = budget
+        self.counter = counter
+        self.decide = decide
+        self.short_term = short_term
+        self._cache: dict[str, _Parsed] = {}
+        self._lock = threading.Lock()
+
+    def should_search(self, text: str, user_turns: int) -> bool:
+        """Step 5: the adaptive check (seed 004 §7 and seed 002's L2 triggers)."""
+        return self.decide(text, user_turns)
+
+    def parsed(self, user_key: str) -> _Parsed:
+        """The user's MEMORY.md, parsed again only when the file changed."""
+        path = self.memory.paths(user_key).memory_md
+        try:
+            st = path.stat()
+            stamp = (st.st_mtime_ns, st.st_size)
+        except FileNotFoundError:
+            stamp = (0, 0)
+        with self._lock:
+            hit = self._cache.get(user_key)
+        if hit is not None and hit.stamp == stamp:
+            return hit
+        raw = path.read_text(encoding="utf-8") if stamp != (0, 0) else ""
+        doc = parse_memory(raw)
+        parsed = _Parsed(stamp, doc, raw, doc.by_id())
+        with self._lock:
+            self._cache[user_key] = parsed
+        return parsed
+
+    def sections(self, user_key: str) -> list[str]:
+        """The sections of the user's MEMORY.md, in file order."""
+        return list(self.parsed(user_key).doc.sections)
+
+    def select(self, user_key: str, text: str, recent: str, search: bool) -> Selection:
+        """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback."""
+        parsed = self.parsed(user_key)
+        entries = parsed.doc.entries
+        l0 = core_layer(entries, self.budget)
+        l1 = scope_layer(entries, f"{text}\n{recent}", self.budget, {c.id for c in l0})
+        l2 = self._search_layer(user_key, text, parsed) if search else []
+        short = (
+            list(self.short_term(user_key, text, self.budget.short_term_latest))
+            if (self.short_term is not None)
+            else []
+        )
+        fallback = fallback_candidate(parsed.raw, self.budget) if entries else None
+        return select([l0, l1, l2, short], self.budget, self.counter, fallback)
+
+    def _search_layer(self, user_key: str, text: str, parsed: _Parsed) -> list[Candidate]:
+        allowed = self.topics.sections_to_query(user_key, text, parsed.doc.sections)
+        limit = self.budget.l2_max
+        # Gating drops hits after the search, so ask for more when it is active.
+        hits = self.memory.search(
+            user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit
+        )
+        cands = [hit_candidate(h, parsed.by_id) for h in hits]
+        return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+
+def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:
+    """A search hit as an L2 candidate (a memory entry keeps its id, summary and section)."""
+    chunk = hit.chunk
+    entry = by_id.get(chunk.unit_id) if chunk.kind == KIND_MEMORY else None
+    if entry is not None:
+        cand = entry_candidate(entry, L2, hit.score)
+        # A long entry is indexed in pieces: inject the piece that matched.
+        return Candidate(
+            cand.id, L2, hit.score, chunk.text, cand.summary, cand.source, cand.date, cand.section
+        )
+    return Candidate(
+        id=f"{chunk.path}#{chunk.unit_id}",
+        layer=L2,
+        score=hit.score,
+        text=chunk.text,
+        source=chunk.path,
+        date=chunk.date,
+    )

@@ -1,0 +1,309 @@
+"""One message in, one reply out: DESIGN.md "One message, start to finish", steps 1-11.
+
+Every step is timed and logged at debug level with its duration; the timings travel back in
+:attr:`Reply.timings` (``bench/pipeline.py`` reads them). A failing model never loses the
+user's message: it is in the session and the daily log before the model is asked, and the
+session is saved on the way out whatever happens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import AsyncExitStack, contextmanager
+from dataclasses import dataclass, field
+
+from agent.handlers import TurnTools, proposal_view
+from agent.llm import LLMClient, LLMError, LLMUnavailableError
+from agent.memory_view import MemoryView
+from agent.prompt import build_messages, detect_language, memory_block, system_prompt
+from agent.selection import FALLBACK, Selection
+from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
+from agent.types import IncomingMessage, InjectedMemory, Reply
+from history.compaction import Compactor
+from history.config import HistoryConfig
+from history.context import fill_summaries, history_chat_messages, history_window
+from history.dailylog import DailyLog
+from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
+from history.summarize import SummaryService
+from history.topic_index import TopicIndex
+from memory.access import AccessCounter
+from memory.confirm import ConfirmationService, ProposalRefusedError, parse_reply
+from memory.governance import Governance
+from memory.pending import ProposalError
+from memory.tokens import TokenCounter
+
+log = logging.getLogger(__name__)
+
+# A 100 KB message is kept whole in the session and the log, but the model sees its start.
+MAX_USER_TOKENS = 8000
+
+TEXTS = {
+    "down": (
+        "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
+        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
+        "please try again in a moment.",
+    ),
+    "garbage": (
+        "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
+        "Sorry, the language model gave an answer I cannot use; your message is saved, "
+        "please try again.",
+    ),
+    "denied": (
+        "抱歉，你沒有使用這個機器人的權限。",
+        "Sorry, you are not allowed to use this bot.",
+    ),
+    "tools_exhausted": (
+        "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
+        "Sorry, I could not put an answer together this time; please ask again differently.",
+    ),
+    "confirmed": ("已記住：{text}", "Saved: {text}"),
+    "rejected": ("好的，不記這條：{text}", "OK, not saving: {text}"),
+    "edited": (
+        "已更新待確認的記憶，請再確認一次。",
+        "Updated the pending memory; please confirm it.",
+    ),
+}
+
+
+def say(key: str, lang: str, **kw: str) -> str:
+    """One user-facing sentence in ``lang`` ("zh" or "en")."""
+    zh, en = TEXTS[key]
+    return (zh if lang == "zh" else en).format(**kw)
+
+
+class _Clock:
+    """Times the steps of one turn and logs each at debug level."""
+
+    def __init__(self, user_key: str) -> None:
+        self.user_key = user_key
+        self.steps: list[tuple[str, float]] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            ms = (time.perf_counter() - start) * 1000
+            self.steps.append((name, ms))
+            log.debug("%s: step %s took %.1f ms", self.user_key, name, ms)
+
+
+@dataclass(slots=True)
+class Agent:
+    """The per-message pipeline over the memory and history services."""
+
+    llm: LLMClient
+    view: MemoryView
+    sessions: SessionStore
+    daily_log: DailyLog
+    # Seed 001's per-message summaries run on every turn, so they are extractive (no model
+    # call before each answer); compaction's rarer conversation summaries use the model.
+    message_summaries: SummaryService
+    compactor: Compactor
+    topics: TopicIndex
+    confirm: ConfirmationService
+    governance: Governance
+    access: AccessCounter
+    counter: TokenCounter
+    history: HistoryConfig
+    allowed: Callable[[IncomingMessage], bool] | None = None
+    max_tool_rounds: int = MAX_TOOL_ROUNDS
+    _last: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
+
+    def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
+        """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
+        return self._last.get(user_key, ())
+
+    async def respond(self, message: IncomingMessage) -> Reply:
+        """Answer one message (steps 1-11)."""
+        clock = _Clock(message.user_key)
+        lang = detect_language(message.text, message.language)
+        async with AsyncExitStack() as stack:
+            with clock.step("1 access+session"):
+                if self.allowed is not None and not self.allowed(message):
+                    return Reply(say("denied", lang), error=True)
+                session = await stack.enter_async_context(self.sessions.locked(message.user_key))
+            reply = await self._turn(message, session, lang, clock)
+        log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
+        notices = (session.notice,) if session.notice else ()
+        return Reply(
+            text=reply.text,
+            proposals=reply.proposals,
+            injected=reply.injected,
+            error=reply.error,
+            notices=notices + reply.notices,
+            timings=tuple(clock.steps),
+        )
+
+    async def _turn(
+        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+    ) -> Reply:
+        key = message.user_key
+        with clock.step("2 confirm flow"):
+            handled = None if message.in_group else await self._confirm_flow(message, lang)
+        with clock.step("3 append"):
+            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
+            await asyncio.to_thread(
+                self.daily_log.append_user_message,
+                key,
+                message.text,
+                message.time,
+                message.message_id,
+            )
+        if handled is not None:
+            session.append(ROLE_ASSISTANT, handled.text, message.time)
+            return handled
+        system = system_prompt(message.time, lang)
+        with clock.step("4 compaction"):
+            await self._compact(session, key, message, system)
+        with clock.step("5 adaptive"):
+            turns = session.user_turns
+            search = not message.in_group and self.view.should_search(message.text, turns)
+        with clock.step("6-7 select+budget"):
+            selection = await self._select(message, session, search)
+        with clock.step("8 prompt"):
+            messages = self._prompt(message, session, system, selection)
+            tools = TurnTools(
+                key,
+                message.time,
+                lang,
+                message.message_id,
+                self.view.memory,
+                self.confirm,
+                self.governance,
+                self.counter,
+            )
+            box = ToolBox({}) if message.in_group else tools.toolbox()
+        with clock.step("9 llm"):
+            try:
+                resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
+            except LLMError as exc:
+                log.warning("%s: LLM failed: %s", key, exc)
+                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                self._last[key] = ()  # no answer came from that prompt
+                return Reply(say(which, lang), error=True)
+        text = resp.content.strip() or say("tools_exhausted", lang)
+        with clock.step("10 save reply"):
+            # Only the answer goes into the session: never the memory block or tool chatter.
+            session.append(ROLE_ASSISTANT, text, message.time)
+        injected = _injected(selection)
+        with clock.step("11 access+topics"):
+            await asyncio.to_thread(self._after, key, message, selection, injected)
+        return Reply(
+            text=text,
+            proposals=tuple(proposal_view(p) for p in tools.proposals),
+            injected=injected,
+        )
+
+    # -- steps -----------------------------------------------------------------------------
+    async def _confirm_flow(self, message: IncomingMessage, lang: str) -> Reply | None:
+        """Step 2: a confirm/reject word, or a reply to a proposal, answered without the LLM."""
+        intent = parse_reply(message.text)
+        key, now = message.user_key, message.time
+        shown = None
+        if message.reply_to_id:
+            shown = await asyncio.to_thread(
+                self.confirm.store.by_message, key, message.reply_to_id
+            )
+        if intent is None and shown is None:
+            return None
+        try:
+            if intent is None and shown is not None:  # any other reply to a proposal edits it
+                edited = await asyncio.to_thread(
+                    self.confirm.edit, key, shown.id, message.text, now=now
+                )
+                return Reply(say("edited", lang), proposals=(proposal_view(edited),))
+            if not shown and not await asyncio.to_thread(self.confirm.pending, key, now):
+                return None  # "ok" with nothing waiting is an ordinary message
+            ref = shown.id if shown else ""
+            assert intent is not None
+            if intent.action == "confirm":
+                entry = await asyncio.to_thread(
+                    self.confirm.confirm,
+                    key,
+                    ref,
+                    replace=intent.replace,
+                    now=now,
+                    reply_to=message.reply_to_id,
+                )
+                return Reply(say("confirmed", lang, text=entry.text))
+            rejected = await asyncio.to_thread(
+                self.confirm.reject, key, ref, now=now, reply_to=message.reply_to_id
+            )
+            return Reply(say("rejected", lang, text=rejected.text))
+        except ProposalRefusedError as exc:
+            return Reply(exc.reason_zh if lang == "zh" else exc.reason_en, error=True)
+        except ProposalError as exc:
+            return Reply(str(exc), error=True)
+
+    async def _compact(
+        self, session: Session, key: str, message: IncomingMessage, system: str
+    ) -> None:
+        """Step 4: seed 003 compaction and seed 001 summaries; a failure loses nothing."""
+        try:
+            await self.compactor.maybe_compact(
+                session, key, message.time, extra_tokens=self.counter.count(system)
+            )
+            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
+        except Exception:  # the turn goes on with the full history; the next turn retries
+            log.exception("%s: compaction failed", key)
+
+    async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
+        """Steps 6-7: layered candidates fitted to the budget."""
+        if message.in_group:
+            return Selection()  # memories are never shown in a group
+        recent = " ".join(m.content for m in session.messages[-6:])
+        return await asyncio.to_thread(
+            self.view.select, message.user_key, message.text, recent, search
+        )
+
+    def _prompt(
+        self, message: IncomingMessage, session: Session, system: str, selection: Selection
+    ) -> list[dict[str, object]]:
+        """Step 8: system, the memory block as data, the hybrid history, the message."""
+        fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
+        block = memory_block(selection.lines, fallback=fallback)
+        # The message being answered is the last one in the session: it goes last, once.
+        window = history_window(session.messages[:-1], self.history)
+        user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
+        return build_messages(
+            system=system,
+            memory=block,
+            history=history_chat_messages(window),
+            user_text=user_text,
+        )
+
+    def _after(
+        self,
+        key: str,
+        message: IncomingMessage,
+        selection: Selection,
+        injected: Sequence[InjectedMemory],
+    ) -> None:
+        """Step 11: access counts of the injected memories and seed 000's section window."""
+        self._last[key] = tuple(injected)
+        ids = [
+            s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
+        ]
+        self.access.bump(key, ids, message.time)
+        if message.in_group:
+            return
+        sections = [s.candidate.section for s in selection.items if s.candidate.section]
+        self.topics.record(key, sections, message.time, self.view.sections(key))
+
+
+def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:
+    return tuple(
+        InjectedMemory(
+            id=s.candidate.id,
+            layer=s.candidate.layer,
+            score=round(s.candidate.score, 4),
+            text=s.line,
+            source=s.candidate.source,
+        )
+        for s in selection.items
+    )
