@@ -18,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time as clock
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
@@ -168,6 +169,13 @@ class JobRunner:
         self.status[spec.name] = status
         return status
 
+    async def drain(self, timeout: float = 30.0) -> bool:
+        """Wait until no job is running (at shutdown); False if one still runs at ``timeout``."""
+        deadline = clock.monotonic() + timeout
+        while self._running and clock.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        return not self._running
+
     def summary(self) -> list[tuple[str, str]]:
         """``(job, "HH:MM ok: detail")`` pairs for a stats view."""
         return [
@@ -254,3 +262,33 @@ def telegram_notifier(application: Any) -> Notifier:
         await application.bot.send_message(chat_id=int(ident), text=text)
 
     return notify
+
+
+def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
+    """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
+
+    Expired proposals are announced to their owners in their private chat.
+    """
+    runner = runner or JobRunner(services, tz=services.tz)
+
+    def setup(application: Any) -> None:
+        register_ptb_jobs(application, runner, default_jobs(telegram_notifier(application)))
+
+    return setup
+
+
+@asynccontextmanager
+async def scheduled(
+    services: Services, notifier: Notifier | None = None
+) -> AsyncIterator[JobRunner]:
+    """Run every job on an ``AsyncIOScheduler`` for the duration of the block (terminal chat).
+
+    On the way out the scheduler stops and a job still running is given time to finish.
+    """
+    runner = JobRunner(services, tz=services.tz)
+    scheduler = start_scheduler(runner, default_jobs(notifier))
+    try:
+        yield runner
+    finally:
+        scheduler.shutdown(wait=False)
+        await runner.drain()

@@ -15,7 +15,9 @@ from bot.jobs import (
     index_job,
     lifecycle_job,
     pending_expiry_job,
+    ptb_job_setup,
     register_ptb_jobs,
+    scheduled,
     start_scheduler,
 )
 from history.sessions import Session
@@ -100,3 +102,22 @@ async def test_ptb_job_queue_gets_every_job(services: Services) -> None:
     assert register_ptb_jobs(application, runner, default_jobs()) == 4
     names = sorted(job.name for job in application.job_queue.jobs())
     assert names == ["idle_summaries", "index", "lifecycle", "pending_expiry"]
+
+
+async def test_the_terminal_scheduler_stops_with_its_block(services: Services) -> None:
+    told: list[str] = []
+
+    async def notify(user_key: str, text: str) -> None:
+        told.append(user_key)
+
+    services.pending.add("cli_ann", "I like green tea", now=datetime.now(UTC) - timedelta(hours=1))
+    async with scheduled(services, notify) as runner:
+        # the scheduled tick comes 15 s in; run the same spec through the same runner now
+        await runner.run(default_jobs(notify)[2])
+    assert told == ["cli_ann"] and runner.status["pending_expiry"].ok
+
+
+def test_ptb_setup_hook_registers_on_the_application(services: Services) -> None:
+    application = ApplicationBuilder().token("123:TEST").build()
+    ptb_job_setup(services)(application)
+    assert len(application.job_queue.jobs()) == 4
