@@ -127,6 +127,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
             return cmd_chat(services, argparse.Namespace(user=_default_user()))
         finally:
             services.close()
+    from bot.jobs import ptb_job_setup
     from bot.telegram.application import build_application, run_polling
     from bot.telegram.backend import backend_for
 
@@ -134,7 +135,8 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
     services = _open(settings)
     try:
-        run_polling(build_application(settings, backend_for(services)))
+        jobs = ptb_job_setup(services)  # idle summaries, indexing, expiry, lifecycle
+        run_polling(build_application(settings, backend_for(services), jobs=jobs))
     finally:
         services.close()
     return 0
