@@ -176,3 +176,18 @@ def _to_response(resp: Any) -> LLMResponse:
     if not content.strip() and not calls:
         raise LLMResponseError("Ollama answered /api/chat with an empty message")
     return LLMResponse(content=content, tool_calls=calls)
+
+
+def list_models(host: str, timeout: float = 5.0) -> list[str]:
+    """Names of the models Ollama at ``host`` has pulled (``GET /api/tags``), for doctor."""
+    try:
+        with ollama.Client(host=host, timeout=timeout) as client:
+            return [m.model or "" for m in client.list().models]
+    except (ConnectionError, httpx.HTTPError) as exc:
+        raise LLMUnavailableError(OLLAMA_DOWN.format(host=host)) from exc
+    except ollama.ResponseError as exc:
+        raise LLMResponseError(f"Ollama at {host} refused /api/tags: {exc.error}") from exc
+    except ValueError as exc:  # not JSON, or JSON of the wrong shape (pydantic)
+        raise LLMResponseError(
+            f"Ollama at {host} answered /api/tags with a malformed body"
+        ) from exc

@@ -47,10 +47,9 @@ def _embedder(settings: Settings) -> str:
 
 
 def _ollama(settings: Settings) -> str:
-    import ollama
+    from agent.ollama_client import list_models
 
-    client = ollama.Client(host=settings.ollama_host, timeout=5)
-    models = [m.model or "" for m in client.list().models]
+    models = list_models(settings.ollama_host, timeout=5)
     if not any(m.split(":")[0] == settings.chat_model.split(":")[0] for m in models):
         raise RuntimeError(
             f"reachable at {settings.ollama_host} but model {settings.chat_model} is missing: "
