@@ -1,0 +1,120 @@
+"""``pcai doctor``: one line per check, a non-zero exit when something is broken."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.doctor import run_doctor
+from bot.settings import Settings, load_settings
+from tests.fakes.ollama_server import FakeOllama
+
+CHECKS = ("data dir", "sqlite", "tokenizer", "embedder", "ollama", "telegram")
+TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _settings(tmp_path: Path, **env: str) -> Settings:
+    return load_settings({"PCAI_DATA_DIR": str(tmp_path / "botmemory"), **env})
+
+
+def _doctor(settings: Settings) -> tuple[int, dict[str, str], list[str]]:
+    lines: list[str] = []
+    code = run_doctor(settings, lines.append)
+    by_check = {}
+    for line in lines[:-1]:
+        status, rest = line.split(maxsplit=1)
+        name, detail = rest.split(": ", 1)
+        by_check[name] = f"{status} {detail}"
+    return code, by_check, lines
+
+
+def test_everything_ok(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    settings = _settings(
+        tmp_path,
+        OLLAMA_HOST=fake_ollama.url,
+        TELEGRAM_BOT_TOKEN=TOKEN,
+        PCAI_ALLOWED_USERS="42",
+    )
+    code, checks, lines = _doctor(settings)
+    assert code == 0, lines
+    assert tuple(checks) == CHECKS and len(lines) == len(CHECKS) + 1
+    assert all(v.startswith("ok ") for v in checks.values()), lines
+    assert "qwen2.5:7b present" in checks["ollama"]
+    assert "384 dimensions" in checks["embedder"]
+    assert "cl100k" in checks["tokenizer"]
+    assert lines[-1] == "all checks passed"
+    assert TOKEN not in "\n".join(lines)
+    assert [r.path for r in fake_ollama.requests] == ["/api/tags"]
+
+
+def test_failures_are_one_line_each_and_exit_non_zero(tmp_path: Path) -> None:
+    settings = _settings(tmp_path, OLLAMA_HOST=f"http://127.0.0.1:{_closed_port()}")
+    code, checks, lines = _doctor(settings)
+    assert code == 1
+    assert tuple(checks) == CHECKS and len(lines) == len(CHECKS) + 1
+    assert checks["ollama"].startswith("FAIL ") and "not reachable" in checks["ollama"]
+    assert checks["telegram"].startswith("FAIL ") and "TELEGRAM_BOT_TOKEN" in checks["telegram"]
+    assert checks["sqlite"].startswith("ok ") and checks["data dir"].startswith("ok ")
+    assert lines[-1] == "2 check(s) failed"
+    assert all("\n" not in line and "Traceback" not in line for line in lines)
+
+
+def test_missing_chat_model_is_named(tmp_path: Path, fake_ollama: FakeOllama) -> None:
+    fake_ollama.models = ["mxbai-embed-large:latest"]
+    code, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert code == 1
+    assert checks["ollama"].startswith("FAIL ") and "ollama pull qwen2.5:7b" in checks["ollama"]
+
+
+@pytest.mark.parametrize("mode", ["status", "garbage"])
+def test_broken_ollama_answers_are_one_line(
+    tmp_path: Path, fake_ollama: FakeOllama, mode: str
+) -> None:
+    if mode == "status":
+        fake_ollama.fail_status = 500
+    else:
+        fake_ollama.fail_garbage = True
+    code, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert code == 1 and checks["ollama"].startswith("FAIL ") and "/api/tags" in checks["ollama"]
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"TELEGRAM_BOT_TOKEN": "not-a-token"}, "does not look like"),
+        ({"TELEGRAM_BOT_TOKEN": TOKEN}, "PCAI_ALLOWED_USERS"),
+    ],
+)
+def test_telegram_checks(tmp_path: Path, env: dict[str, str], needle: str) -> None:
+    _, checks, _ = _doctor(_settings(tmp_path, **env))
+    assert checks["telegram"].startswith("FAIL ") and needle in checks["telegram"]
+    assert "AAHdq" not in checks["telegram"]
+
+
+def test_unwritable_data_dir_fails(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    settings = load_settings({"PCAI_DATA_DIR": str(blocker / "botmemory")})
+    _, checks, _ = _doctor(settings)
+    assert checks["data dir"].startswith("FAIL ")
+
+
+def test_pcai_doctor_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.setenv("PCAI_DATA_DIR", str(tmp_path / "botmemory"))
+    monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{_closed_port()}")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert len(out) == len(CHECKS) + 1
+    assert [line.split(":")[0].split(maxsplit=1)[1] for line in out[:-1]] == list(CHECKS)
