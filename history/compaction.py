@@ -181,11 +181,15 @@ class Compactor:
         self, user_key: str, heading: str, summary: ConversationSummary, now: datetime
     ) -> str:
         path = UserPaths.of(self.data_dir, user_key).memory_full_md
+        block = f"\n## {heading}\n\n{summary.body}\n"
         with self._lock:
             current = read_text(path) or FULL_TITLE
+            if block in current:
+                # Written before a crash kept the trimmed session from being saved: once only.
+                return self.daily_log.rel_path(now)
             if not current.endswith("\n"):
                 current += "\n"
-            atomic_write_text(path, f"{current}\n## {heading}\n\n{summary.body}\n")
+            atomic_write_text(path, current + block)
         return self.daily_log.append(
             user_key,
             "summary",

@@ -125,3 +125,16 @@ async def test_a_second_compaction_appends_and_replaces_the_note(kit: HistoryKit
     assert len(notes) == 1 and "更早的摘要" in notes[0].content
     full = UserPaths.of(kit.services.settings.data_dir, USER).memory_full_md.read_text("utf-8")
     assert full.count("## 對話摘要 (") == 2 and "京都" in full
+
+
+async def test_a_crash_before_the_session_was_saved_does_not_write_twice(kit: HistoryKit) -> None:
+    comp = compactor(kit)
+    session = chat(15)
+    before = list(session.messages)
+    await comp.maybe_compact(session, USER, NOW)
+    session.messages = before  # the process died before the trimmed session was saved
+    assert await comp.maybe_compact(session, USER, NOW) is not None
+    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    assert paths.memory_full_md.read_text("utf-8").count("## 對話摘要 (") == 1
+    records = parse_log("2026-02-09", paths.daily_log("2026-02-09").read_text("utf-8"))
+    assert len(records) == 1
