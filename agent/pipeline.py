@@ -19,7 +19,7 @@ from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
 from agent.memory_view import MemoryView
 from agent.prompt import build_messages, detect_language, memory_block, system_prompt
-from agent.selection import FALLBACK, Selection
+from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from history.compaction import Compactor
@@ -292,7 +292,12 @@ class Agent:
         self.access.bump(key, ids, message.time)
         if message.in_group:
             return
-        sections = [s.candidate.section for s in selection.items if s.candidate.section]
+        # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
+        sections = [
+            s.candidate.section
+            for s in selection.items
+            if s.candidate.section and s.candidate.layer in (L1, L2)
+        ]
         self.topics.record(key, sections, message.time, self.view.sections(key))
 
 
@@ -302,7 +307,7 @@ def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:
             id=s.candidate.id,
             layer=s.candidate.layer,
             score=round(s.candidate.score, 4),
-            text=s.line,
+            text=s.text,
             source=s.candidate.source,
         )
         for s in selection.items

@@ -53,6 +53,7 @@ class Selected:
     """A candidate as it is injected: the rendered line and what it costs."""
 
     candidate: Candidate
+    text: str  # what was injected: the (cut) full text, or the summary
     line: str
     tokens: int
     summarised: bool = False
@@ -166,53 +167,80 @@ def fit_budget(
 ) -> Selection:
     """Spend the memory budget on ``candidates`` in order; the seed's rules are above.
 
+    Layer by layer: when a layer's full texts fit in what is left, they go in whole; when
+    they do not (the budget is tight, seed 002 §6.1 step 3), every item of that layer is
+    injected by its summary, so one long memory cannot crowd out the rest of its layer.
     Each item costs ``count(line) + 1`` (its newline), so the block's lines never exceed
     ``cfg.memory_tokens`` in total, and short-term items never exceed
     ``cfg.short_term_max_tokens`` among themselves.
     """
     remaining = cfg.memory_tokens
     short_left = cfg.short_term_max_tokens
-    seen: set[str] = set()
-    chosen: list[Selected] = []
+    unique: dict[str, Candidate] = {}
     for cand in candidates:
-        if cand.id in seen:
-            continue
-        limit = min(remaining, short_left) if cand.layer == SHORT_TERM else remaining
-        picked = _fit_one(cand, limit, cfg, counter)
-        if picked is None:
-            continue
-        seen.add(cand.id)
-        chosen.append(picked)
-        remaining -= picked.tokens
-        if cand.layer == SHORT_TERM:
-            short_left -= picked.tokens
+        unique.setdefault(cand.id, cand)  # a memory found by two layers goes in once
+    chosen: list[Selected] = []
+    for layer in dict.fromkeys(c.layer for c in unique.values()):
+        members = [c for c in unique.values() if c.layer == layer]
+        cap = min(remaining, short_left) if layer == SHORT_TERM else remaining
+        full_cost = sum(_full(c, cfg, counter)[1] for c in members)
+        tight = full_cost > cap and len(members) > 1
+        for cand in members:
+            limit = min(remaining, short_left) if layer == SHORT_TERM else remaining
+            picked = _fit_one(cand, limit, cfg, counter, summary_first=tight)
+            if picked is None:
+                continue
+            chosen.append(picked)
+            remaining -= picked.tokens
+            if layer == SHORT_TERM:
+                short_left -= picked.tokens
     return Selection(tuple(chosen))
 
 
+def _full(cand: Candidate, cfg: BudgetConfig, counter: TokenCounter) -> tuple[str, int]:
+    """The candidate's text cut to one chunk's maximum, and the cost of its line."""
+    text = counter.truncate(cand.text, cfg.long_chunk_max_tokens)
+    return text, counter.count(render_line(cand, text)) + 1
+
+
 def _fit_one(
-    cand: Candidate, limit: int, cfg: BudgetConfig, counter: TokenCounter
+    cand: Candidate,
+    limit: int,
+    cfg: BudgetConfig,
+    counter: TokenCounter,
+    *,
+    summary_first: bool = False,
 ) -> Selected | None:
     if limit <= 1:
         return None
-    text = counter.truncate(cand.text, cfg.long_chunk_max_tokens)
-    line = render_line(cand, text)
-    cost = counter.count(line) + 1
-    if cost <= limit:
-        return Selected(cand, line, cost)
     if cand.layer == FALLBACK:
-        # The fallback is one document: cut it to what is left rather than summarise it.
-        overhead = counter.count(render_line(cand, "")) + 2
-        cut = counter.truncate(text, max(0, limit - overhead))
-        while cut:
-            line = render_line(cand, cut)
-            cost = counter.count(line) + 1
-            if cost <= limit:
-                return Selected(cand, line, cost)
-            cut = counter.truncate(cut, max(0, counter.count(cut) - (cost - limit) - 1))
-        return None
-    line = render_line(cand, make_summary(cand, counter), summarised=True)
+        return _fit_fallback(cand, limit, cfg, counter)
+    summary = make_summary(cand, counter)
+    if not summary_first or summary == cand.text.strip():
+        text, cost = _full(cand, cfg, counter)
+        if cost <= limit:
+            return Selected(cand, text, render_line(cand, text), cost)
+    line = render_line(cand, summary, summarised=True)
     cost = counter.count(line) + 1
-    return Selected(cand, line, cost, summarised=True) if cost <= limit else None
+    return Selected(cand, summary, line, cost, summarised=True) if cost <= limit else None
+
+
+def _fit_fallback(
+    cand: Candidate, limit: int, cfg: BudgetConfig, counter: TokenCounter
+) -> Selected | None:
+    """The fallback is one document: cut it to what is left rather than summarise it."""
+    text, cost = _full(cand, cfg, counter)
+    if cost <= limit:
+        return Selected(cand, text, render_line(cand, text), cost)
+    overhead = counter.count(render_line(cand, "")) + 2
+    cut = counter.truncate(text, max(0, limit - overhead))
+    while cut:
+        line = render_line(cand, cut)
+        cost = counter.count(line) + 1
+        if cost <= limit:
+            return Selected(cand, cut, line, cost)
+        cut = counter.truncate(cut, max(0, counter.count(cut) - (cost - limit) - 1))
+    return None
 
 
 def select(
