@@ -143,8 +143,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
     if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise SettingsError("PCAI_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
-    if settings.retrieval.fusion not in ("vector_bonus", "rrf"):
-        raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus' or 'rrf'")
+    if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
+        raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
 
 

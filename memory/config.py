@@ -24,11 +24,14 @@ class RetrievalConfig:
     mmr_threshold: float = 0.85
     filter_noise: bool = True
     # "vector_bonus": vector score as the base, +bm25_hit_bonus when BM25 also hit (the seed's
-    # "RRF"); "rrf": true reciprocal-rank fusion.
+    # "RRF"); "weighted": vector_weight * sim + bm25_weight * bm25/best; "rrf": true
+    # reciprocal-rank fusion.
     fusion: str = "vector_bonus"
     bm25_hit_bonus: float = 0.15
     rrf_k: int = 60
     candidate_multiplier: int = 4
+    # Each retriever fetches max(k * candidate_multiplier, min_candidates) candidates.
+    min_candidates: int = 20
     top_k: int = 5
     # Seed 004 §3.2: at most 3 long-term chunks, each cut to 1,500 tokens.
     max_snippet_tokens: int = 1500

@@ -100,6 +100,7 @@ class Indexer:
                 tokens=self.counter.count(piece),
                 refs=unit.refs,
                 text=piece,
+                fts_text=unit.index_text(piece),
             )
             for i, piece in enumerate(pieces)
         ]
@@ -131,7 +132,8 @@ class Indexer:
         fresh = [u for u in units if indexed.get(u.unit_id) != u.content_hash]
         chunks = [c for u in fresh for c in self.chunks_for(user_key, u)]
         if chunks:
-            vectors = self.embedder.embed_passages([c.text for c in chunks])
+            # The index text: the chunk with its context (a log record's neighbours).
+            vectors = self.embedder.embed_passages([c.fts_text or c.text for c in chunks])
         else:
             vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
         if remove or chunks:

@@ -1,26 +1,36 @@
-"""Hybrid search over one user's index: sqlite-vec KNN and FTS5 BM25, fused.
+"""Hybrid search over one user's index: sqlite-vec KNN + FTS5 BM25, fusion, staged scoring.
 
-Fusion "vector_bonus" is what seed 004 §5 calls RRF: the vector similarity is the base score
-and a chunk BM25 also found gets ``bm25_hit_bonus`` (+15%) on top. "rrf" is true reciprocal
-rank fusion, ``sum(1 / (rrf_k + rank))`` over both lists, rescaled so the best possible
-score is 1.
+Pipeline (DESIGN.md "Search", seed 004 §5): both retrievers over-fetch candidates; every
+candidate gets its true cosine similarity to the query (BM25-only candidates included, from
+their stored vectors); fusion ("vector_bonus" = the seed's "vector score +15% on a BM25 hit",
+"weighted" = ``0.7*sim + 0.3*bm25/best_bm25``, or true "rrf"); ``min_score`` drop; recency
+boost, importance weight, length normalisation, time decay; ``hard_min_score`` drop; noise
+filter; MMR; top k. :meth:`HybridSearcher.search_explained` also returns which stage dropped
+which candidate, so ``pcai search --explain`` can show both.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
+from datetime import datetime
 
+import numpy as np
+import numpy.typing as npt
+
+from memory import scoring
 from memory.config import RetrievalConfig
 from memory.embedders import Embedder
 from memory.index import Chunk, IndexStore
-from memory.text import fts_match_query
+from memory.noise import noise_reason
+from memory.text import keyword_query
 
 SEARCHABLE = ("active", "low_priority")
 
 
 @dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One result: the chunk, its final score, and each stage's score for ``--explain``."""
+    """One result: the chunk (and its source), its final score, each stage's score."""
 
     chunk: Chunk
     score: float
@@ -29,49 +39,188 @@ class SearchHit:
     stages: dict[str, float] = field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A candidate that a stage removed (or MMR pushed out of the top k), and why."""
+
+    chunk: Chunk
+    stage: str
+    score: float
+    reason: str
+    stages: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Kept hits in final order, dropped candidates, and timings in milliseconds."""
+
+    hits: list[SearchHit]
+    dropped: list[Dropped]
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class _Cand:
+    chunk: Chunk
+    sim: float
+    bm25_rank: int | None
+    bm25_norm: float
+    vec_rank: int | None
+    vector: npt.NDArray[np.float32] | None
+    stages: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+
 class HybridSearcher:
-    """Vector + BM25 search with fusion (the staged scoring pipeline builds on this)."""
+    """Vector + BM25 search with the staged scoring pipeline."""
 
     def __init__(self, store: IndexStore, embedder: Embedder, config: RetrievalConfig) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
 
-    def search(self, user_key: str, query: str, k: int | None = None) -> list[SearchHit]:
-        """Return the best ``k`` chunks of ``user_key`` for ``query``."""
-        k = k or self.config.top_k
-        depth = max(k * self.config.candidate_multiplier, 20)
-        vec_hits = self.store.vec_search(user_key, self.embedder.embed_query(query), depth)
-        fts_hits = self.store.fts_search(user_key, fts_match_query(query), depth)
-        sim = {cid: 1.0 - dist for cid, dist in vec_hits}
-        bm25_rank = {cid: rank for rank, (cid, _) in enumerate(fts_hits, start=1)}
-        vec_rank = {cid: rank for rank, (cid, _) in enumerate(vec_hits, start=1)}
-        ids = list(dict.fromkeys([*sim, *bm25_rank]))
-        chunks = self.store.chunks(ids)
-        hits = []
-        for cid in ids:
-            chunk = chunks.get(cid)
-            if chunk is None or chunk.status not in SEARCHABLE:
+    def search(
+        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+    ) -> list[SearchHit]:
+        """Return the best ``k`` chunks of ``user_key`` for ``query`` as of ``now``."""
+        return self.search_explained(user_key, query, k, now=now).hits
+
+    def search_explained(
+        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+    ) -> SearchResult:
+        """Like :meth:`search`, also reporting dropped candidates and timings."""
+        t0 = time.perf_counter()
+        qvec = self.embedder.embed_query(query) if query.strip() else None
+        embed_ms = (time.perf_counter() - t0) * 1000.0
+        result = self.search_with_vector(user_key, query, qvec, k, now=now)
+        return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
+
+    def search_with_vector(
+        self,
+        user_key: str,
+        query: str,
+        qvec: npt.NDArray[np.float32] | None,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+    ) -> SearchResult:
+        """Run the pipeline with an already-embedded query (benchmarks time the two apart)."""
+        t0 = time.perf_counter()
+        cfg = self.config
+        k = k or cfg.top_k
+        now = now or datetime.now().astimezone()
+        depth = max(k * cfg.candidate_multiplier, cfg.min_candidates)
+        vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
+        fts_hits = self.store.fts_search(user_key, keyword_query(query), depth)
+        cands = self._candidates(vec_hits, fts_hits, qvec)
+        dropped: list[Dropped] = []
+        live: list[_Cand] = []
+        for c in cands:
+            if c.chunk.status not in SEARCHABLE:
+                dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
                 continue
-            if self.config.fusion == "rrf":
-                score = sum(
-                    1.0 / (self.config.rrf_k + r[cid]) for r in (vec_rank, bm25_rank) if cid in r
-                ) / (2.0 / (self.config.rrf_k + 1))
-            else:
-                score = max(sim.get(cid, 0.0), 0.0)
-                if cid in bm25_rank:
-                    score *= 1.0 + self.config.bm25_hit_bonus
-                    if cid not in sim:
-                        # Found by BM25 only: its rank stands in for the missing similarity.
-                        score = 0.5 / (1 + 0.1 * bm25_rank[cid])
-            hits.append(
-                SearchHit(
-                    chunk=chunk,
-                    score=score,
-                    vector_similarity=sim.get(cid),
-                    bm25_rank=bm25_rank.get(cid),
-                    stages={"fusion": score},
+            c.score = self._fuse(c)
+            c.stages["fusion"] = c.score
+            if not scoring.passes_min(c.score, cfg.min_score):
+                dropped.append(self._drop(c, "min_score", f"< min_score {cfg.min_score}"))
+                continue
+            c.stages.update(
+                scoring.apply_stages(
+                    c.score,
+                    age=scoring.age_days(c.chunk.date, now),
+                    importance=c.chunk.importance,
+                    length=len(c.chunk.text),
+                    recency_half_life=cfg.recency_half_life_days,
+                    recency_weight=cfg.recency_weight,
+                    length_anchor=cfg.length_norm_anchor,
+                    decay_half_life=cfg.time_decay_half_life_days,
                 )
             )
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:k]
+            c.score = c.stages["decay"]
+            if not scoring.passes_min(c.score, cfg.hard_min_score):
+                dropped.append(self._drop(c, "hard_min", f"< hard_min_score {cfg.hard_min_score}"))
+                continue
+            if cfg.filter_noise:
+                why = noise_reason(_own_text(c.chunk))
+                if why:
+                    dropped.append(self._drop(c, "noise", why))
+                    continue
+            live.append(c)
+        mmr = scoring.mmr_demote(
+            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold
+        )
+        order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
+        hits: list[SearchHit] = []
+        for pos, i in enumerate(order):
+            c = live[i]
+            c.stages["mmr"] = 1.0 if i in mmr.demoted else 0.0
+            if pos >= k:
+                if i in mmr.demoted:
+                    dup = live[mmr.demoted[i]].chunk.id
+                    dropped.append(self._drop(c, "mmr", f"near-duplicate of chunk {dup}"))
+                continue
+            hits.append(
+                SearchHit(
+                    chunk=c.chunk,
+                    score=c.score,
+                    vector_similarity=c.sim,
+                    bm25_rank=c.bm25_rank,
+                    stages=dict(c.stages),
+                )
+            )
+        return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
+
+    # -- helpers -----------------------------------------------------------------------
+    def _candidates(
+        self,
+        vec_hits: list[tuple[int, float]],
+        fts_hits: list[tuple[int, float]],
+        qvec: npt.NDArray[np.float32] | None,
+    ) -> list[_Cand]:
+        vec_rank = {cid: r for r, (cid, _) in enumerate(vec_hits, start=1)}
+        bm25_rank = {cid: r for r, (cid, _) in enumerate(fts_hits, start=1)}
+        best = fts_hits[0][1] if fts_hits else 0.0
+        # FTS5's bm25() is negative, better = more negative: score / best lies in (0, 1].
+        bm25_norm = {cid: (s / best if best < 0 else 0.0) for cid, s in fts_hits}
+        ids = list(dict.fromkeys([*vec_rank, *bm25_rank]))
+        chunks = self.store.chunks(ids)
+        vectors = self.store.vectors(ids)
+        out = []
+        for cid in ids:
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            vec = vectors.get(cid)
+            sim = float(np.dot(qvec, vec)) if qvec is not None and vec is not None else 0.0
+            out.append(
+                _Cand(
+                    chunk=chunk,
+                    sim=sim,
+                    bm25_rank=bm25_rank.get(cid),
+                    bm25_norm=bm25_norm.get(cid, 0.0),
+                    vec_rank=vec_rank.get(cid),
+                    vector=vec,
+                )
+            )
+        return out
+
+    def _fuse(self, c: _Cand) -> float:
+        cfg = self.config
+        if cfg.fusion == "rrf":
+            return scoring.fuse_rrf([c.vec_rank, c.bm25_rank], cfg.rrf_k)
+        if cfg.fusion == "weighted":
+            return scoring.fuse_weighted(c.sim, c.bm25_norm, cfg.vector_weight, cfg.bm25_weight)
+        return scoring.fuse_vector_bonus(c.sim, c.bm25_rank is not None, cfg.bm25_hit_bonus)
+
+    @staticmethod
+    def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
+        return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
+
+
+def _own_text(chunk: Chunk) -> str:
+    """The chunk's own words: a log record's "who: " prefix does not make a greeting content."""
+    text = chunk.text
+    if chunk.kind == "log" and ": " in text[:70]:
+        return text.split(": ", 1)[1]
+    return text

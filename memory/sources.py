@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 from memory.fsutil import read_text
@@ -42,6 +43,14 @@ class Unit:
     importance: float = 0.7
     status: str = "active"
     refs: tuple[str, ...] = ()
+    # Context embedded and keyword-indexed with the unit but not part of its text: a log
+    # record is a reply to what came before, and "yes, last Friday" means nothing alone.
+    context_before: str = ""
+    context_after: str = ""
+
+    def index_text(self, piece: str) -> str:
+        """What gets embedded and put in the FTS index for one chunk of this unit."""
+        return "\n".join(p for p in (self.context_before, piece, self.context_after) if p)
 
 
 def _hash(*parts: str) -> str:
@@ -68,22 +77,41 @@ def memory_units(paths: UserPaths) -> list[Unit]:
     ]
 
 
+# How many neighbouring records of the same day go into a log record's index text
+# (bench/RESULTS.md measures the choice), and how much of each neighbour.
+LOG_CONTEXT_BEFORE = 1
+LOG_CONTEXT_AFTER = 1
+LOG_CONTEXT_CHARS = 300
+LOG_CONTEXT_DATE = True
+
+
+def _clip(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit].rstrip() + "…"
+
+
 def log_units(paths: UserPaths, day_file: Path) -> list[Unit]:
-    """One unit per record of a daily log."""
+    """One unit per record of a daily log, indexed with its date and neighbouring records."""
     day = day_file.stem
     rel = f"memory/{day_file.name}"
     units = []
-    for rec in parse_log(day, read_text(day_file)):
-        if not rec.text:
-            continue
-        text = f"{rec.who}: {rec.text}"
+    records = [r for r in parse_log(day, read_text(day_file)) if r.text]
+    texts = [f"{r.who}: {r.text}" for r in records]
+    for i, rec in enumerate(records):
+        text = texts[i]
+        before = [_clip(t, LOG_CONTEXT_CHARS) for t in texts[max(0, i - LOG_CONTEXT_BEFORE) : i]]
+        after = [_clip(t, LOG_CONTEXT_CHARS) for t in texts[i + 1 : i + 1 + LOG_CONTEXT_AFTER]]
+        if LOG_CONTEXT_DATE:
+            before.insert(0, f"[{_day_label(day)}]")
+        ctx_before, ctx_after = "\n".join(before), "\n".join(after)
         units.append(
             Unit(
                 kind=KIND_LOG,
                 path=rel,
                 unit_id=rec.record_id,
                 text=text,
-                content_hash=_hash(text, rec.timestamp),
+                context_before=ctx_before,
+                context_after=ctx_after,
+                content_hash=_hash(text, rec.timestamp, ctx_before, ctx_after),
                 section="",
                 date=rec.timestamp,
                 line_start=rec.line_start,
@@ -93,6 +121,15 @@ def log_units(paths: UserPaths, day_file: Path) -> list[Unit]:
             )
         )
     return units
+
+
+def _day_label(day: str) -> str:
+    """ "2023-05-08 Monday, 8 May 2023": the date as written both ways people ask about it."""
+    try:
+        d = date.fromisoformat(day)
+    except ValueError:
+        return day
+    return f"{day} {d:%A}, {d.day} {d:%B %Y}"
 
 
 def summary_units(path: Path, rel: str) -> list[Unit]:

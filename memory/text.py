@@ -56,3 +56,44 @@ def fts_match_query(text: str, *, max_terms: int = 32) -> str:
         if len(seen) >= max_terms:
             break
     return " OR ".join(fts_phrase(t) for t in seen)
+
+
+# Function words that only add noise to an OR query (BM25 gives them little weight, but they
+# drag thousands of rows into the candidate scan). Content words are never in this list.
+_STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers herself him himself his how i if in into is it
+    its itself just me more most my myself no nor not now of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself
+    yourselves s t don doesn didn isn wasn aren weren ve ll re d m also ever much many""".split()  # noqa: SIM905
+)
+# CJK particles and pronouns: a bigram made only of these is not a keyword.
+_CJK_STOP = frozenset("的了是我你他她它們们嗎吗呢吧啊呀麼么什在有和與与及就也都很還还這这那哪個个")
+
+
+def keyword_query(text: str, *, max_terms: int = 32) -> str:
+    """FTS5 MATCH for a natural-language query: OR of keywords, stopwords removed.
+
+    English/other words are kept unless they are stopwords (if only stopwords remain, all are
+    kept). A CJK run becomes its overlapping character bigrams (each a two-character phrase,
+    so "咖啡" matches and a whole Chinese sentence still matches its parts); a lone CJK
+    character stays as itself. Every term is quoted: user text cannot inject FTS5 syntax.
+    """
+    words: list[str] = []
+    for term in query_terms(text):
+        if has_cjk(term):
+            if len(term) == 1:
+                words.append(term)
+                continue
+            for i in range(len(term) - 1):
+                pair = term[i : i + 2]
+                if not (pair[0] in _CJK_STOP and pair[1] in _CJK_STOP):
+                    words.append(pair)
+        else:
+            words.append(term.lower())
+    content = [w for w in words if w not in _STOPWORDS]
+    seen = list(dict.fromkeys(content or words))[:max_terms]
+    return " OR ".join(fts_phrase(t) for t in seen)

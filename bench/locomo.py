@@ -1,0 +1,271 @@
+"""LoCoMo evidence retrieval through PCAI's real write/index/search path.
+
+Usage::
+
+    .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo10.json] [--convs N]
+        [--fusion vector_bonus|weighted|rrf] [--depth N] [--ctx-before N] [--ctx-after N]
+        [--no-ctx-date] [--keep-cache]
+
+Each conversation is one user key. Session by session, in time order, every turn is appended
+to ``users/<key>/memory/<YYYY-MM-DD>.md`` with :func:`memory.logs.format_record` (who =
+speaker, ref = dia_id, time = the session's timestamp plus a few seconds per turn) and the
+file is indexed with :meth:`memory.indexer.Indexer.sync_file`, exactly as the bot's daily-log
+job does. Every question goes through :meth:`HybridSearcher.search_with_vector` (the pipeline
+``MemoryService.search`` runs) with the clock at the conversation's last session; result refs
+map back to dia_ids. Scoring follows ../shared/bench/README.md. The data file is read from the
+shared folder and never copied into the repository.
+
+``--keep-cache`` reuses a built data dir from ``bench/.cache/`` keyed by a hash of the indexing
+code and settings (for iteration only; report figures from a run without it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import hashlib
+import json
+import re
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bot.app import build_services  # noqa: E402
+from bot.settings import load_settings  # noqa: E402
+from memory import sources  # noqa: E402
+from memory.logs import format_record, log_header  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo10.json"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+_SESSION_KEY = re.compile(r"^session_(\d+)$")
+
+
+def parse_when(text: str) -> datetime:
+    """ "1:56 pm on 8 May, 2023" -> datetime."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
+
+
+def sessions(conv: dict[str, Any]) -> list[tuple[int, datetime, list[dict[str, Any]]]]:
+    """(number, start time, turns) of every session that has turns, in time order."""
+    out = []
+    for key, turns in conv.items():
+        m = _SESSION_KEY.match(key)
+        if m and isinstance(turns, list) and turns:
+            n = int(m.group(1))
+            out.append((n, parse_when(conv[f"session_{n}_date_time"]), turns))
+    return sorted(out, key=lambda s: (s[1], s[0]))
+
+
+def turn_text(turn: dict[str, Any]) -> str:
+    """A turn's text, with a shared image's caption as the README says."""
+    text = str(turn["text"])
+    if turn.get("blip_caption"):
+        text += f" [shares image: {turn['blip_caption']}]"
+    return text
+
+
+def normalise_evidence(raw: list[str], known: set[str]) -> list[str]:
+    """Split joined ids, fix the malformed ones, drop ids not in the conversation."""
+    out: list[str] = []
+    for item in raw:
+        for part in re.split(r"[;\s]+", str(item)):
+            part = part.strip()
+            if not part:
+                continue
+            part = re.sub(r"^D:(\d+)", r"D\1", part)
+            m = re.match(r"^D(\d+):0*(\d+)$", part)
+            if m:
+                part = f"D{m.group(1)}:{m.group(2)}"
+            if part in known and part not in out:
+                out.append(part)
+    return out
+
+
+def ingest(services: Any, key: str, conv: dict[str, Any]) -> tuple[datetime, set[str]]:
+    """Write and index every session as the bot would; returns the last time and dia_ids."""
+    indexer = services.memory.indexer
+    root = services.settings.data_dir / "users" / key / "memory"
+    root.mkdir(parents=True, exist_ok=True)
+    known: set[str] = set()
+    last = datetime.min
+    for _n, start, turns in sessions(conv):
+        day = f"{start:%Y-%m-%d}"
+        path = root / f"{day}.md"
+        body = "" if path.exists() else log_header(day)
+        for i, turn in enumerate(turns):
+            when = start + timedelta(seconds=20 * i)
+            body += format_record(when, str(turn["speaker"]), turn_text(turn), str(turn["dia_id"]))
+            known.add(str(turn["dia_id"]))
+            last = max(last, when)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(body)
+        indexer.sync_file(key, f"memory/{day}.md")
+    return last, known
+
+
+def user_key(conv: dict[str, Any]) -> str:
+    """One user key per conversation ("conv-26" -> "locomo_conv_26")."""
+    return "locomo_" + re.sub(r"[^A-Za-z0-9]", "_", str(conv["sample_id"]))
+
+
+def pct(values: list[float], q: float) -> float:
+    """The q-quantile (0..1) of ``values``."""
+    if not values:
+        return 0.0
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def cache_key(args: argparse.Namespace) -> str:
+    """Hash of the indexing code and the context settings (what the built data dir depends on)."""
+    h = hashlib.sha256()
+    for rel in (
+        "memory/sources.py",
+        "memory/indexer.py",
+        "memory/index.py",
+        "memory/chunking.py",
+        "memory/logs.py",
+        "memory/text.py",
+        "memory/embedders.py",
+        "bench/locomo.py",
+    ):
+        h.update((ROOT / rel).read_bytes())
+    h.update(repr((args.ctx_before, args.ctx_after, args.ctx_date, args.ctx_chars)).encode())
+    return h.hexdigest()[:16]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--convs", type=int, default=0, help="only the first N conversations")
+    ap.add_argument("--fusion", default=None)
+    ap.add_argument("--depth", type=int, default=None, help="min_candidates per retriever")
+    ap.add_argument("--ctx-before", type=int, default=sources.LOG_CONTEXT_BEFORE)
+    ap.add_argument("--ctx-after", type=int, default=sources.LOG_CONTEXT_AFTER)
+    ap.add_argument("--ctx-chars", type=int, default=sources.LOG_CONTEXT_CHARS)
+    ap.add_argument("--no-ctx-date", dest="ctx_date", action="store_false")
+    ap.add_argument("--set", action="append", default=[], help="retrieval field=value")
+    ap.add_argument("--keep-cache", action="store_true")
+    args = ap.parse_args()
+    sources.LOG_CONTEXT_BEFORE = args.ctx_before
+    sources.LOG_CONTEXT_AFTER = args.ctx_after
+    sources.LOG_CONTEXT_CHARS = args.ctx_chars
+    sources.LOG_CONTEXT_DATE = args.ctx_date
+
+    data = json.loads(args.data.read_text(encoding="utf-8"))
+    if args.convs:
+        data = data[: args.convs]
+    if args.keep_cache:
+        data_dir = ROOT / "bench" / ".cache" / f"locomo-{cache_key(args)}-{len(data)}"
+        built = (data_dir / "done.json").exists()
+    else:
+        data_dir = Path(tempfile.mkdtemp(prefix="pcai-locomo-"))
+        built = False
+    settings = load_settings({"PCAI_DATA_DIR": str(data_dir)})
+    overrides: dict[str, Any] = {}
+    if args.fusion:
+        overrides["fusion"] = args.fusion
+    if args.depth:
+        overrides["min_candidates"] = args.depth
+    for item in args.set:
+        name, value = item.split("=", 1)
+        current = getattr(settings.retrieval, name)
+        overrides[name] = type(current)(value) if not isinstance(current, bool) else value == "1"
+    retrieval = dataclasses.replace(settings.retrieval, **overrides)
+    settings = dataclasses.replace(settings, retrieval=retrieval)
+    services = build_services(settings)
+    searcher = services.memory.searcher
+    embedder = services.embedder
+    print(f"retrieval: {retrieval}")
+    print(
+        f"log context: before={args.ctx_before} after={args.ctx_after} "
+        f"chars={args.ctx_chars} date={args.ctx_date}"
+    )
+
+    t_ingest = time.perf_counter()
+    meta: dict[str, Any] = {}
+    if built:
+        meta = json.loads((data_dir / "done.json").read_text())
+    for conv in data:
+        key = user_key(conv)
+        if not built:
+            last, known = ingest(services, key, conv["conversation"])
+            meta[key] = {"last": last.isoformat(), "known": sorted(known)}
+    if not built and args.keep_cache:
+        (data_dir / "done.json").write_text(json.dumps(meta))
+    ingest_s = time.perf_counter() - t_ingest
+    print(
+        f"ingest: {len(data)} conversations, {services.store.count()} chunks, "
+        f"{ingest_s:.1f} s{' (cached)' if built else ''}"
+    )
+
+    per_cat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    embed_ms: list[float] = []
+    search_ms: list[float] = []
+    for conv in data:
+        key = user_key(conv)
+        now = datetime.fromisoformat(meta[key]["last"]).astimezone()
+        known = set(meta[key]["known"])
+        for qa in conv["qa"]:
+            gold = normalise_evidence(qa.get("evidence", []), known)
+            if not gold:
+                continue
+            t0 = time.perf_counter()
+            qvec = embedder.embed_query(str(qa["question"]))
+            embed_ms.append((time.perf_counter() - t0) * 1000)
+            res = searcher.search_with_vector(key, str(qa["question"]), qvec, 10, now=now)
+            search_ms.append(res.search_ms)
+            ranked: list[str] = []
+            for hit in res.hits:
+                for ref in hit.chunk.refs:
+                    if ref not in ranked:
+                        ranked.append(ref)
+            ranked = ranked[:10]
+            g = set(gold)
+            row = per_cat[int(qa["category"])]
+            row["r5"].append(len(g & set(ranked[:5])) / len(g))
+            row["r10"].append(len(g & set(ranked[:10])) / len(g))
+            row["hit10"].append(1.0 if g & set(ranked) else 0.0)
+            first = next((i for i, r in enumerate(ranked, 1) if r in g), None)
+            row["mrr"].append(1.0 / first if first else 0.0)
+
+    def line(name: str, rows: list[dict[str, list[float]]]) -> float:
+        n = sum(len(r["r10"]) for r in rows)
+        m = {x: sum(sum(r[x]) for r in rows) / max(n, 1) for x in ("r5", "r10", "hit10", "mrr")}
+        print(
+            f"{name:<14} n={n:<5} recall@5={m['r5']:.3f} recall@10={m['r10']:.3f} "
+            f"hit@10={m['hit10']:.3f} MRR={m['mrr']:.3f}"
+        )
+        return m["r10"]
+
+    for cat in sorted(per_cat):
+        line(f"{cat} {CATEGORIES.get(cat, '?')}", [per_cat[cat]])
+    r_all = line("all", list(per_cat.values()))
+    r_14 = line("cat1-4", [per_cat[c] for c in per_cat if c != 5])
+    print(
+        f"search latency (query embedding excluded): p50={pct(search_ms, 0.5):.1f} ms "
+        f"p95={pct(search_ms, 0.95):.1f} ms"
+    )
+    totals = [a + b for a, b in zip(embed_ms, search_ms, strict=True)]
+    print(
+        f"query embedding: p50={pct(embed_ms, 0.5):.1f} ms p95={pct(embed_ms, 0.95):.1f} ms; "
+        f"total p50={statistics.median(totals):.1f} ms"
+    )
+    services.close()
+    if not args.keep_cache:
+        shutil.rmtree(data_dir, ignore_errors=True)
+    print(f"locomo recall@10 all={r_all:.3f} cat1-4={r_14:.3f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
