@@ -10,7 +10,9 @@ the indexer rebuilds it from the Markdown.
 from __future__ import annotations
 
 import json
+import logging
 import threading
+import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +23,8 @@ import numpy.typing as npt
 
 from memory.db import connect
 from memory.text import space_cjk
+
+log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 
@@ -129,9 +133,29 @@ class IndexStore:
         self.model = model
         self.dim = dim
         self._lock = threading.RLock()
-        self.conn = connect(path)
-        # True when the file is new or its schema/model changed: the caller must rebuild.
-        self.needs_rebuild = self._prepare()
+        try:
+            self.conn = connect(path)
+            # True when the file is new or its schema/model changed: the caller must rebuild.
+            self.needs_rebuild = self._prepare()
+        except Exception as exc:
+            # Exactly DatabaseError is corruption ("file is not a database", "malformed");
+            # its subclasses (OperationalError: locked, busy) must not lose the file.
+            if type(exc).__name__ != "DatabaseError":
+                raise
+            self._set_aside(exc)
+            self.conn = connect(path)
+            self.needs_rebuild = self._prepare()
+
+    def _set_aside(self, exc: Exception) -> None:
+        # The index is derived: keep the damaged file for inspection and rebuild from Markdown.
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        for suffix in ("", "-wal", "-shm"):
+            part = self.path.with_name(self.path.name + suffix)
+            if part.exists():
+                part.rename(part.with_name(f"{part.name}.corrupt-{stamp}"))
+        log.warning(
+            "index %s is damaged (%s): set aside, rebuilding from Markdown", self.path, exc
+        )
 
     # -- schema ------------------------------------------------------------------------
     def _prepare(self) -> bool:
