@@ -194,3 +194,26 @@ def test_vector_search_is_partitioned_by_user(filled: Services) -> None:
         assert ids and {c.user_key for c in filled.store.chunks(ids).values()} == {user}
         fts = [cid for cid, _ in filled.store.fts_search(user, fts_match_query("咖啡"), 50)]
         assert fts and {c.user_key for c in filled.store.chunks(fts).values()} == {user}
+
+
+def test_a_corrupt_index_is_set_aside_and_rebuilt(
+    settings: Settings, embedder: E5Embedder
+) -> None:
+    first = build_services(settings, embedder=embedder)
+    first.memory.ensure_index()
+    first.memory.remember(USER, ENTRIES[0])
+    first.close()
+    index = settings.index_path
+    for extra in index.parent.glob(index.name + "-*"):
+        extra.unlink()
+    index.write_bytes(b"this is not a database at all " * 200)
+
+    again = build_services(settings, embedder=embedder)
+    try:
+        assert again.store.needs_rebuild is True
+        again.memory.ensure_index()
+        assert [h.chunk.text for h in again.memory.search(USER, "咖啡", 5)] == [ENTRIES[0]]
+    finally:
+        again.close()
+    kept = list(index.parent.glob(index.name + ".corrupt-*"))
+    assert kept and kept[0].read_bytes().startswith(b"this is not a database")
