@@ -19,3 +19,7 @@ class InvalidUserKeyError(MemoryStoreError):
 
 class EntryNotFoundError(MemoryStoreError):
     """No memory entry with that id belongs to that user."""
+
+
+class CorruptFileError(MemoryStoreError, ValueError):
+    """A user's Markdown file cannot be read as text (not UTF-8); nothing is changed."""

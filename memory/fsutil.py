@@ -7,6 +7,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from memory.errors import CorruptFileError
+
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temp file in the same folder, fsync, then rename."""
@@ -40,6 +42,11 @@ def read_text(path: Path) -> str:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
         return ""
+    except UnicodeDecodeError as exc:
+        # Never guess an encoding: a rewrite would then replace what a person typed.
+        raise CorruptFileError(
+            f"{path} is not valid UTF-8 (byte {exc.start}): fix or restore it; nothing was changed"
+        ) from exc
 
 
 def _fsync_dir(folder: Path) -> None:
