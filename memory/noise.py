@@ -61,7 +61,8 @@ _GREETING_WORDS = (
 )
 # The whole text is a greeting, optionally followed by up to two short words (a name, "there").
 _GREETING = re.compile(
-    rf"^\W*(?:{_GREETING_WORDS})(?:[\s,，]+[^\W\d_]{{1,12}}){{0,2}}[\W_]*$",
+    rf"^\W*(?:{_GREETING_WORDS})(?:[\s,，!！~]*(?:{_GREETING_WORDS}|[啊呀喔哦啦囉]))*"
+    rf"(?:[\s,，]+[^\W\d_]{{1,12}}){{0,2}}[\W_]*$",
     re.IGNORECASE,
 )
 _HEARTBEAT = re.compile(r"^\W*heartbeat\b", re.IGNORECASE)
