@@ -51,6 +51,10 @@ TEXTS = {
         "Sorry, the language model gave an answer I cannot use; your message is saved, "
         "please try again.",
     ),
+    "failed": (
+        "抱歉，處理這則訊息時出了問題，請再試一次。",
+        "Sorry, something went wrong while handling this message; please try again.",
+    ),
     "denied": (
         "抱歉，你沒有使用這個機器人的權限。",
         "Sorry, you are not allowed to use this bot.",
@@ -127,7 +131,11 @@ class Agent:
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
                 session = await stack.enter_async_context(self.sessions.locked(message.user_key))
-            reply = await self._turn(message, session, lang, clock)
+            try:
+                reply = await self._turn(message, session, lang, clock)
+            except Exception:  # a bug or a broken disk: one sentence, the trace in the log
+                log.exception("%s: the pipeline failed", message.user_key)
+                reply = Reply(say("failed", lang), error=True)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
         notices = (session.notice,) if session.notice else ()
         return Reply(
@@ -185,7 +193,8 @@ class Agent:
                 log.warning("%s: LLM failed: %s", key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self._last[key] = ()  # no answer came from that prompt
-                return Reply(say(which, lang), error=True)
+                proposals = tuple(proposal_view(p) for p in tools.proposals)
+                return Reply(say(which, lang), proposals=proposals, error=True)
         text = resp.content.strip() or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
             # Only the answer goes into the session: never the memory block or tool chatter.

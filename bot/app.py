@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import TYPE_CHECKING
 
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
@@ -22,6 +23,10 @@ from memory.search import HybridSearcher
 from memory.service import MemoryService
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
+
+if TYPE_CHECKING:
+    from agent.llm import LLMClient
+    from agent.pipeline import Agent
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -58,6 +63,7 @@ class Services:
     summaries: SummaryService  # extractive until the agent sets an LLM as primary
     idle: IdleSummaries
     tz: tzinfo | None  # the users' time zone; None = the machine's local zone
+    agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
 
     def close(self) -> None:
         """Release what the services hold open."""
@@ -122,3 +128,32 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         ),
         tz=tz,
     )
+
+
+def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
+    """Build the per-message agent over ``services`` (Ollama chat unless ``llm`` is given).
+
+    The agent shares the process's session store (one lock per session), daily log and
+    summary service; it makes the LLM the summary service's primary (idle summaries too).
+    """
+    from agent.build import assemble_agent
+    from agent.ollama_client import OllamaChat
+
+    s = services.settings
+    llm = llm or OllamaChat(s.ollama_host, s.chat_model, timeout=s.ollama_timeout_seconds)
+    services.agent = assemble_agent(
+        llm,
+        memory=services.memory,
+        confirm=services.confirm,
+        governance=services.governance,
+        access=services.access,
+        counter=services.counter,
+        sessions=services.sessions,
+        daily_log=services.daily_log,
+        summaries=services.summaries,
+        budget=s.budget,
+        adaptive=s.adaptive,
+        history=s.history,
+        topic_index=s.topic_index,
+    )
+    return services.agent

@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from bot.app import Services, build_services
+from bot.app import Services, build_agent, build_services
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
 from memory.governance import chains_markdown, export_records
@@ -110,6 +110,8 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     from bot.chat import TerminalChat
     from bot.telegram.backend import backend_for
 
+    if services.agent is None:
+        build_agent(services)
     TerminalChat(backend_for(services, check_llm=True), f"cli_{args.user}").run()
     return 0
 
@@ -135,6 +137,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
     services = _open(settings)
     try:
+        build_agent(services)
         jobs = ptb_job_setup(services)  # idle summaries, indexing, expiry, lifecycle
         run_polling(build_application(settings, backend_for(services), jobs=jobs))
     finally:

@@ -1,0 +1,76 @@
+"""Assemble the :class:`~agent.pipeline.Agent` from services the composition root built.
+
+``bot.app.build_agent`` calls :func:`assemble_agent` with plain values (no settings object),
+so ``agent/`` never imports ``bot/``.
+"""
+
+from __future__ import annotations
+
+from agent.llm import LLMClient
+from agent.memory_view import MemoryView
+from agent.pipeline import Agent
+from agent.summarizer import LLMSummarizer
+from history.compaction import Compactor
+from history.config import HistoryConfig, TopicIndexConfig
+from history.dailylog import DailyLog
+from history.sessions import SessionStore
+from history.summarize import SummaryService
+from history.topic_index import TopicIndex
+from memory.access import AccessCounter
+from memory.adaptive import decide_retrieval
+from memory.config import AdaptiveConfig, BudgetConfig
+from memory.confirm import ConfirmationService
+from memory.governance import Governance
+from memory.service import MemoryService
+from memory.tokens import TokenCounter
+
+
+def assemble_agent(
+    llm: LLMClient,
+    *,
+    memory: MemoryService,
+    confirm: ConfirmationService,
+    governance: Governance,
+    access: AccessCounter,
+    counter: TokenCounter,
+    sessions: SessionStore,
+    daily_log: DailyLog,
+    summaries: SummaryService,
+    budget: BudgetConfig,
+    adaptive: AdaptiveConfig,
+    history: HistoryConfig,
+    topic_index: TopicIndexConfig,
+) -> Agent:
+    """Build the agent over the shared services; the LLM becomes the summaries' primary."""
+    summaries.primary = LLMSummarizer(llm)
+    data_dir = memory.data_dir
+    compactor = Compactor(
+        data_dir,
+        summaries,
+        counter,
+        history,
+        daily_log,
+        on_written=lambda user_key, rel: memory.indexer.sync_file(user_key, rel),
+    )
+    topics = TopicIndex(data_dir, topic_index)
+    view = MemoryView(
+        memory,
+        topics,
+        budget,
+        counter,
+        decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
+    )
+    return Agent(
+        llm=llm,
+        view=view,
+        sessions=sessions,
+        daily_log=daily_log,
+        message_summaries=SummaryService(None),
+        compactor=compactor,
+        topics=topics,
+        confirm=confirm,
+        governance=governance,
+        access=access,
+        counter=counter,
+        history=history,
+    )

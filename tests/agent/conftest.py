@@ -1,0 +1,69 @@
+"""An agent over real services (real SQLite, tmp data dir) talking to the fake Ollama."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agent.ollama_client import OllamaChat, OllamaEmbedder
+from agent.pipeline import Agent
+from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
+from agent.types import IncomingMessage
+from bot.app import Services, build_agent, build_services
+from bot.settings import load_settings
+from tests.fakes.ollama_server import FakeOllama
+
+USER = "cli_alice"
+
+
+@dataclass
+class Env:
+    """The services, the agent and the fake server of one test."""
+
+    services: Services
+    agent: Agent
+    fake: FakeOllama
+    clock: datetime
+
+    def msg(self, text: str, **kw: Any) -> IncomingMessage:
+        """A message from USER, one minute after the previous one."""
+        self.clock += timedelta(minutes=1)
+        return IncomingMessage(user_key=kw.pop("user_key", USER), text=text, time=self.clock, **kw)
+
+    def memory_block(self, request: int = -1) -> str:
+        """The memory block of one recorded /api/chat request ("" when it had none)."""
+        for m in self.fake.chat_requests[request]["messages"]:
+            if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
+                assert m["content"].endswith(MEMORY_CLOSE)
+                return str(m["content"])
+        return ""
+
+    @property
+    def llm(self) -> OllamaChat:
+        """The agent's Ollama chat client."""
+        assert isinstance(self.agent.llm, OllamaChat)
+        return self.agent.llm
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake_ollama: FakeOllama) -> Iterator[Env]:
+    """Settings pointing at the fake (chat and embeddings), services, and the agent."""
+    settings = load_settings(
+        {
+            "PCAI_DATA_DIR": str(tmp_path / "botmemory"),
+            "OLLAMA_HOST": fake_ollama.url,
+            "PCAI_EMBEDDER": "ollama",
+        }
+    )
+    embedder = OllamaEmbedder(fake_ollama.url, settings.embed_model, dim=fake_ollama.dim)
+    services = build_services(settings, embedder=embedder)
+    services.memory.ensure_index()
+    agent = build_agent(services)
+    start = datetime.now().astimezone().replace(microsecond=0)
+    yield Env(services, agent, fake_ollama, start)
+    services.close()
