@@ -1,0 +1,166 @@
+"""Users talk to the real bot process through the emulator; the model is a fake Ollama."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import ALICE, BOB
+from tests.e2e.harness import BotProcess, Emulator, User
+from tests.fakes.ollama_server import FakeOllama, tool_reply
+
+TEA = "我最喜歡的茶是凍頂烏龍"
+HOME = "我住在台中市西屯區"
+
+
+def scripted_model(request: dict[str, Any]) -> Any:
+    """A model that proposes a memory when asked to remember, else answers plainly."""
+    messages = request.get("messages", [])
+    last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    text = str(last_user.get("content", ""))
+    if messages and messages[-1].get("role") == "tool":
+        return "已暫存，請按確認。"
+    if "記住：" in text:
+        return tool_reply("memory_save", text=text.split("記住：", 1)[1].strip())
+    if "長文" in text:
+        return "\n\n".join(f"第 {i} 段。" + "內容" * 250 for i in range(20))
+    return "好的。"
+
+
+def prompt_text(request: dict[str, Any]) -> str:
+    """Everything the model was shown in one chat request."""
+    return "\n".join(str(m.get("content", "")) for m in request.get("messages", []))
+
+
+def proposal_message(user: User, needle: str) -> dict[str, Any]:
+    """Wait for the proposal message that carries inline buttons and ``needle``."""
+    return user.wait_for(
+        lambda m: needle in (m.get("text") or "") and bool(m.get("reply_markup")), timeout=30
+    )
+
+
+def button(message: dict[str, Any], code: str) -> str:
+    """The callback data of the button with ``code`` (c confirm, e edit, d discard)."""
+    markup = message["reply_markup"]
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    for row in markup["inline_keyboard"]:
+        for btn in row:
+            if btn["callback_data"].startswith(f"pm:{code}:"):
+                return str(btn["callback_data"])
+    raise AssertionError(f"no {code} button in {markup}")
+
+
+def memory_md(data: Path, user_id: int) -> str:
+    path = data / "users" / f"telegram_{user_id}" / "MEMORY.md"
+    return path.read_text(encoding="utf-8") if path.exists() else ""
+
+
+def wait_until(cond: Callable[[], bool], timeout: float = 15) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.1)
+    raise AssertionError("condition not met in time")
+
+
+def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
+    emulator: Emulator,
+    ollama: FakeOllama,
+    start_bot: Callable[[], BotProcess],
+    tmp_path: Path,
+) -> None:
+    ollama.chat_handler = scripted_model
+    data = tmp_path / "botmemory"
+    bot = start_bot()
+    alice = User(emulator, ALICE, "Alice")
+
+    # 1. The model proposes a memory; Alice confirms it with the button.
+    alice.send(f"記住：{TEA}")
+    shown = proposal_message(alice, TEA)
+    assert memory_md(data, ALICE).count(TEA) == 0  # pending is not memory
+    alice.press(shown, button(shown, "c"))
+    wait_until(lambda: TEA in memory_md(data, ALICE))
+
+    # 2. Another proposal, confirmed by replying 確認 to it.
+    alice.send(f"記住：{HOME}")
+    shown = proposal_message(alice, HOME)
+    alice.send("確認", reply_to=shown)
+    wait_until(lambda: HOME in memory_md(data, ALICE))
+    assert memory_md(data, ALICE).count(TEA) == 1
+
+    # 3. A fresh session later still gets the memory in its prompt.
+    alice.send("/new")
+    alice.drain()
+    before = len(ollama.chat_requests)
+    alice.send("我最喜歡喝什麼茶？")
+    alice.wait_text("好的", timeout=30)
+    asked = ollama.chat_requests[before:]
+    assert any(TEA in prompt_text(r) for r in asked)
+
+    # 4. Bob shares the bot but never sees Alice's memories.
+    bob = User(emulator, BOB, "Bob")
+    before = len(ollama.chat_requests)
+    bob.send("我最喜歡喝什麼茶？我住在哪裡？")
+    bob.wait_text("好的", timeout=30)
+    for request in ollama.chat_requests[before:]:
+        assert TEA not in prompt_text(request) and HOME not in prompt_text(request)
+    bob.send("/search 烏龍")
+    bob.send("/memory")
+    for msg in bob.drain(1.0):
+        assert "烏龍" not in (msg.get("text") or "") and "台中" not in (msg.get("text") or "")
+    assert memory_md(data, BOB) == ""
+    assert bot.terminate() == 0
+
+
+def test_a_long_reply_arrives_in_pieces(
+    emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
+) -> None:
+    ollama.chat_handler = scripted_model
+    expected = scripted_model({"messages": [{"role": "user", "content": "長文"}]})
+    assert len(expected) > 10_000
+    bot = start_bot()
+    alice = User(emulator, ALICE, "Alice")
+    alice.send("請寫一篇長文給我")
+    alice.wait_text("第 19 段", timeout=30)
+    pieces = [m["text"] for m in alice.inbox if "段。" in (m.get("text") or "")]
+    assert len(pieces) >= 3
+    assert all(len(p) <= 4096 for p in pieces)
+    assert "".join(pieces).replace("\n", "") == expected.replace("\n", "")
+    assert bot.terminate() == 0
+
+
+def test_sigterm_during_a_conversation_loses_nothing(
+    emulator: Emulator,
+    ollama: FakeOllama,
+    start_bot: Callable[[], BotProcess],
+    tmp_path: Path,
+) -> None:
+    ollama.chat_handler = scripted_model
+    data = tmp_path / "botmemory"
+    bot = start_bot()
+    alice = User(emulator, ALICE, "Alice")
+    alice.send("今天先聊到這裡，明天繼續討論旅行計畫")
+    alice.wait_text("好的", timeout=30)
+
+    ollama.delay = 3.0  # the next answer is still being written when SIGTERM arrives
+    alice.send("對了，記得提醒我帶護照和充電器")
+    wait_until(lambda: len(ollama.chat_requests) >= 2, timeout=20)
+    assert bot.terminate(timeout=60) == 0
+
+    session = json.loads((data / "history" / f"telegram_{ALICE}.json").read_text("utf-8"))
+    said = [m["content"] for m in session["messages"] if m["role"] == "user"]
+    assert "今天先聊到這裡，明天繼續討論旅行計畫" in said
+    assert "對了，記得提醒我帶護照和充電器" in said
+    logs = "".join(
+        p.read_text("utf-8") for p in (data / "users" / f"telegram_{ALICE}").glob("memory/*.md")
+    )
+    assert "帶護照和充電器" in logs
+    # The message in hand was finished: both replies reached the user before the exit.
+    alice.drain(1.0)
+    replies = [m for m in alice.inbox if m.get("text") == "好的。"]
+    assert len(replies) == 2
