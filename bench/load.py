@@ -1,0 +1,114 @@
+"""Load: many users chatting at once through the Telegram emulator with an instant fake LLM.
+
+Starts the emulator and a fake Ollama on free ports, runs the real bot process (`pcai run`),
+and has USERS users each send MESSAGES messages (each waits for its reply before the next,
+like a person). Prints throughput and message-to-reply latency; a reply that never comes is
+lost, a reply carrying another user's token is crossed. Last line:
+``load: <msgs/s> msg/s, p95 <ms> ms, lost <n>``.
+
+    .venv/bin/python bench/load.py [--users 50] [--messages 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.e2e.harness import BotProcess, Emulator, User, bot_env
+from tests.fakes.ollama_server import FakeOllama
+
+_TOKEN = re.compile(r"\[(u\d+-m\d+)\]")
+
+
+def echo_model(request: dict[str, Any]) -> str:
+    """Answer instantly with the token of the last user message."""
+    for m in reversed(request.get("messages", [])):
+        if m.get("role") == "user":
+            found = _TOKEN.findall(str(m.get("content", "")))
+            return f"收到 [{found[-1]}]" if found else "收到"
+    return "收到"
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (nearest rank)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--messages", type=int, default=20)
+    parser.add_argument("--timeout", type=float, default=30.0)
+    args = parser.parse_args()
+
+    latencies: list[float] = []
+    lost = crossed = 0
+    guard = threading.Lock()
+    with tempfile.TemporaryDirectory() as tmp, FakeOllama() as ollama:
+        ollama.chat_handler = echo_model
+        emulator = Emulator()
+        base = 200_000
+        allowed = ",".join(str(base + i) for i in range(args.users))
+        bot = BotProcess(bot_env(emulator, ollama.url, Path(tmp) / "botmemory", allowed))
+        try:
+            bot.start()
+
+            def play(index: int) -> None:
+                nonlocal lost, crossed
+                user = User(emulator, base + index, f"User{index}")
+                for n in range(args.messages):
+                    token = f"u{index}-m{n}"
+                    sent = time.perf_counter()
+                    user.send(f"第 {n} 則訊息，請幫我記下今天的進度 [{token}]")
+                    try:
+                        reply = user.wait_for(
+                            lambda m: bool(_TOKEN.search(m.get("text") or "")), args.timeout
+                        )
+                    except AssertionError:
+                        with guard:
+                            lost += 1
+                        continue
+                    got = _TOKEN.search(reply.get("text") or "")
+                    with guard:
+                        latencies.append(time.perf_counter() - sent)
+                        if got is None or got.group(1) != token:
+                            crossed += 1
+                    user.inbox.clear()
+
+            started = time.perf_counter()
+            threads = [threading.Thread(target=play, args=(i,)) for i in range(args.users)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            elapsed = time.perf_counter() - started
+        finally:
+            bot.kill()
+            emulator.stop()
+
+    total = args.users * args.messages
+    ms = [x * 1000 for x in latencies]
+    print(f"users {args.users} x messages {args.messages} = {total} messages in {elapsed:.1f} s")
+    if ms:
+        print(
+            f"latency ms: p50 {statistics.median(ms):.0f}  p95 {percentile(ms, 95):.0f}  "
+            f"max {max(ms):.0f}"
+        )
+    print(f"replied {len(ms)}, lost {lost}, crossed {crossed}")
+    p95 = percentile(ms, 95) if ms else float("nan")
+    print(f"load: {len(ms) / elapsed:.1f} msg/s, p95 {p95:.0f} ms, lost {lost + crossed}")
+    return 0 if lost == 0 and crossed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
