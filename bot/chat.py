@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from datetime import datetime
 from typing import TextIO
 
@@ -18,13 +20,23 @@ from bot.telegram.ports import Answer, Backend
 from bot.telegram.texts import detect_language, help_text, proposal_text
 
 EXTRA_HELP = "  /quit — 離開 / leave"
+Notify = Callable[[str, str], Awaitable[None]]
+# Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
+JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
 
 
 class TerminalChat:
     """A line-oriented chat loop over stdin/stdout for one user key (``cli_<name>``)."""
 
-    def __init__(self, backend: Backend, user_key: str, out: TextIO = sys.stdout) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        user_key: str,
+        out: TextIO | None = None,
+        jobs: JobsFactory | None = None,
+    ) -> None:
         self.backend = backend
+        self.jobs = jobs
         self.desk = Desk(backend)
         self.user_key = user_key
         self.out = out
@@ -32,7 +44,7 @@ class TerminalChat:
 
     def say(self, text: str) -> None:
         """Print one reply."""
-        print(text, file=self.out, flush=True)
+        print(text, file=self.out or sys.stdout, flush=True)
 
     async def handle(self, line: str) -> bool:
         """Handle one input line; returns False when the user wants to leave."""
@@ -98,17 +110,25 @@ class TerminalChat:
             from bot.telegram.backend import needs_ollama
 
             self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
-        loop = asyncio.get_running_loop()
-        while True:
-            line = await loop.run_in_executor(None, stdin.readline)
-            if not line or not await self.handle(line):
-                break
+        async with contextlib.AsyncExitStack() as stack:
+            if self.jobs is not None:
+                await stack.enter_async_context(self.jobs(self._notify))
+            loop = asyncio.get_running_loop()
+            while True:
+                line = await loop.run_in_executor(None, stdin.readline)
+                if not line or not await self.handle(line):
+                    break
         await self.backend.flush()
 
-    def run(self, stdin: TextIO = sys.stdin) -> None:
-        """Run the chat until EOF, /quit or Ctrl-C."""
+    async def _notify(self, user_key: str, text: str) -> None:
+        # Scheduled jobs notify every user; a terminal shows only its own user's notices.
+        if user_key == self.user_key:
+            self.say(text)
+
+    def run(self, stdin: TextIO | None = None) -> None:
+        """Run the chat until EOF, /quit or Ctrl-C (reads ``sys.stdin`` by default)."""
         with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(self.run_async(stdin))
+            asyncio.run(self.run_async(stdin or sys.stdin))
         self.say("Bye.")
 
 

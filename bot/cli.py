@@ -108,12 +108,21 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     """Chat in the terminal."""
     from bot.chat import TerminalChat
+    from bot.jobs import scheduled
     from bot.telegram.backend import backend_for
 
     if services.agent is None:
         build_agent(services)
-    TerminalChat(backend_for(services, check_llm=True), f"cli_{args.user}").run()
+    user = args.user or _latest_cli_user(services) or _default_user()
+    backend = backend_for(services, check_llm=True)
+    TerminalChat(backend, f"cli_{user}", jobs=lambda notify: scheduled(services, notify)).run()
     return 0
+
+
+def _latest_cli_user(services: Services) -> str:
+    # LoadLatestSession (seed 004 §1): the terminal resumes the most recently updated session.
+    latest = services.sessions.load_latest("cli_")
+    return latest.id.removeprefix("cli_") if latest is not None else ""
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
@@ -126,7 +135,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         )
         services = _open(settings)
         try:
-            return cmd_chat(services, argparse.Namespace(user=_default_user()))
+            return cmd_chat(services, argparse.Namespace(user=None))
         finally:
             services.close()
     from bot.jobs import ptb_job_setup
@@ -163,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     sub.add_parser("run", help="start the bot (terminal chat without a Telegram token)")
     chat = sub.add_parser("chat", help="chat in the terminal")
-    chat.add_argument("--user", default=_default_user())
+    chat.add_argument("--user", help="name (default: the latest terminal session's, else yours)")
     sub.add_parser("config", help="print the effective settings")
     sub.add_parser("doctor", help="check that everything PCAI needs works")
     rem = sub.add_parser("remember", help="add a confirmed memory")

@@ -1,0 +1,52 @@
+"""`pcai chat` resumes the latest terminal session and runs the scheduled jobs meanwhile."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from history.sessions import Session, SessionStore
+from tests.fakes.ollama_server import FakeOllama
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama) -> Path:
+    for name in list(os.environ):
+        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
+            monkeypatch.delenv(name)
+    data = tmp_path / "botmemory"
+    monkeypatch.setenv("PCAI_DATA_DIR", str(data))
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    return data
+
+
+def test_chat_without_user_resumes_the_latest_terminal_session(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SessionStore(data_dir / "history")
+    older, newer = Session("cli_ann"), Session("cli_zoe")
+    older.append("user", "hello from ann")
+    store.save(older)
+    newer.append("user", "hello from zoe")
+    store.save(newer)
+    os.utime(data_dir / "history" / "cli_ann.json", (1, 1))  # ann's is clearly older
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("/remember 我喜歡在週末去陽明山爬山\n/quit\n"))
+    assert main(["chat"]) == 0
+    out = capsys.readouterr().out
+    assert "cli_zoe" in out
+    assert "cli_ann" not in out
+
+
+def test_chat_user_flag_wins_over_the_latest_session(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SessionStore(data_dir / "history")
+    store.save(Session("cli_zoe"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("/quit\n"))
+    assert main(["chat", "--user", "ann"]) == 0
+    assert "cli_ann" in capsys.readouterr().out
