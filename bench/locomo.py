@@ -146,6 +146,18 @@ def cache_key(args: argparse.Namespace) -> str:
     return h.hexdigest()[:16]
 
 
+def parse_sets(base: Any, items: list[str]) -> dict[str, Any]:
+    """"field=value" strings -> overrides of a RetrievalConfig, typed like its fields."""
+    out: dict[str, Any] = {}
+    for item in items:
+        if not item:
+            continue
+        name, value = item.split("=", 1)
+        current = getattr(base, name)
+        out[name] = (value == "1") if isinstance(current, bool) else type(current)(value)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
@@ -158,6 +170,9 @@ def main() -> int:
     ap.add_argument("--no-ctx-date", dest="ctx_date", action="store_false")
     ap.add_argument("--set", action="append", default=[], help="retrieval field=value")
     ap.add_argument("--keep-cache", action="store_true")
+    ap.add_argument(
+        "--variant", action="append", default=[], help="name:field=v,field=v (extra configs)"
+    )
     args = ap.parse_args()
     sources.LOG_CONTEXT_BEFORE = args.ctx_before
     sources.LOG_CONTEXT_AFTER = args.ctx_after
@@ -179,10 +194,7 @@ def main() -> int:
         overrides["fusion"] = args.fusion
     if args.depth:
         overrides["min_candidates"] = args.depth
-    for item in args.set:
-        name, value = item.split("=", 1)
-        current = getattr(settings.retrieval, name)
-        overrides[name] = type(current)(value) if not isinstance(current, bool) else value == "1"
+    overrides.update(parse_sets(settings.retrieval, args.set))
     retrieval = dataclasses.replace(settings.retrieval, **overrides)
     settings = dataclasses.replace(settings, retrieval=retrieval)
     services = build_services(settings)
@@ -214,6 +226,7 @@ def main() -> int:
     per_cat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     embed_ms: list[float] = []
     search_ms: list[float] = []
+    asked: list[tuple[str, datetime, str, Any, set[str], int]] = []
     for conv in data:
         key = user_key(conv)
         now = datetime.fromisoformat(meta[key]["last"]).astimezone()
@@ -225,6 +238,7 @@ def main() -> int:
             t0 = time.perf_counter()
             qvec = embedder.embed_query(str(qa["question"]))
             embed_ms.append((time.perf_counter() - t0) * 1000)
+            asked.append((key, now, str(qa["question"]), qvec, set(gold), int(qa["category"])))
             res = searcher.search_with_vector(key, str(qa["question"]), qvec, 10, now=now)
             search_ms.append(res.search_ms)
             ranked: list[str] = []
@@ -263,6 +277,19 @@ def main() -> int:
         f"query embedding: p50={pct(embed_ms, 0.5):.1f} ms p95={pct(embed_ms, 0.95):.1f} ms; "
         f"total p50={statistics.median(totals):.1f} ms"
     )
+    for variant in args.variant:
+        name, _, spec = variant.partition(":")
+        searcher.config = dataclasses.replace(retrieval, **parse_sets(retrieval, spec.split(",")))
+        r10: dict[bool, list[float]] = {True: [], False: []}
+        for key, now, question, qvec, g, cat in asked:
+            res = searcher.search_with_vector(key, question, qvec, 10, now=now)
+            ranked = list(dict.fromkeys(r for h in res.hits for r in h.chunk.refs))[:10]
+            r10[cat != 5].append(len(g & set(ranked)) / len(g))
+        every = r10[True] + r10[False]
+        print(
+            f"variant {name:<24} recall@10 all={sum(every) / len(every):.3f} "
+            f"cat1-4={sum(r10[True]) / max(len(r10[True]), 1):.3f}"
+        )
     services.close()
     if not args.keep_cache:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -26,7 +26,10 @@ from memory.text import space_cjk
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+# BM25 weight of the context column (a log record's neighbours) against its own text (1.0):
+# a neighbour's words should lift a record a little, never outrank the record that said them.
+FTS_CONTEXT_WEIGHT = 0.3
 
 _SCHEMA_V1 = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,7 +60,7 @@ CREATE TABLE IF NOT EXISTS files (
     PRIMARY KEY (user_key, path)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    body, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+    body, context, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
 );
 """
 
@@ -259,8 +262,8 @@ class IndexStore:
                     )
                     rowid = cur.lastrowid
                     self.conn.execute(
-                        "INSERT INTO chunks_fts (rowid, body) VALUES (?, ?)",
-                        (rowid, space_cjk(chunk.fts_text or chunk.text)),
+                        "INSERT INTO chunks_fts (rowid, body, context) VALUES (?, ?, ?)",
+                        (rowid, space_cjk(chunk.text), space_cjk(chunk.fts_text)),
                     )
                     self.conn.execute(
                         "INSERT INTO chunk_vec (chunk_id, user_key, embedding) VALUES (?, ?, ?)",
@@ -329,10 +332,12 @@ class IndexStore:
             return []
         with self._lock:
             rows = self.conn.execute(
-                "SELECT c.id, bm25(chunks_fts) AS score FROM chunks_fts "
-                "JOIN chunks c ON c.id = chunks_fts.rowid "
+                # CROSS JOIN keeps FTS as the outer loop: otherwise SQLite may walk the
+                # user's chunks and run the MATCH once per row (seconds at 10,000 chunks).
+                "SELECT c.id, bm25(chunks_fts, 1.0, ?) AS score FROM chunks_fts "
+                "CROSS JOIN chunks c ON c.id = chunks_fts.rowid "
                 "WHERE chunks_fts MATCH ? AND c.user_key = ? ORDER BY score LIMIT ?",
-                (match, user_key, limit),
+                (FTS_CONTEXT_WEIGHT, match, user_key, limit),
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 

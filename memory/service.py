@@ -57,11 +57,13 @@ class MemoryService:
         """Every entry of the user's MEMORY.md, in file order."""
         return list(self.document(user_key).entries)
 
-    def search(self, user_key: str, query: str, k: int | None = None) -> list[SearchHit]:
+    def search(
+        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+    ) -> list[SearchHit]:
         """Search one user's memories, logs and summaries (picking up hand edits first)."""
         with self.lock(user_key):  # a sync racing a write of the same file would index twice
             self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
-        return self.searcher.search(user_key, query, k)
+        return self.searcher.search(user_key, query, k, now=now)
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:

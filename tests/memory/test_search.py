@@ -1,0 +1,126 @@
+"""Hybrid search end to end on a real index: CJK, hostile FTS input, explain, isolation."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from bot.app import Services
+from memory.logs import format_record, log_header
+
+TZ = timezone(timedelta(hours=8))
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=TZ)
+
+
+def _remember(services: Services, user: str, *texts: str) -> None:
+    for i, text in enumerate(texts):
+        services.memory.remember(user, text, now=NOW - timedelta(days=i))
+
+
+def _log(services: Services, user: str, day: str, lines: list[tuple[str, str, str]]) -> None:
+    path = services.memory.paths(user).root / "memory" / f"{day}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    when = datetime.fromisoformat(f"{day}T10:00:00")
+    body = log_header(day) + "".join(
+        format_record(when + timedelta(seconds=i), who, text, ref)
+        for i, (who, text, ref) in enumerate(lines)
+    )
+    path.write_text(body, encoding="utf-8")
+    services.memory.indexer.sync_file(user, f"memory/{day}.md")
+
+
+def test_two_character_chinese_query_finds_its_entry(services: Services) -> None:
+    _remember(
+        services,
+        "tg_1",
+        "我每天早上都喝一杯咖啡",
+        "明天下午要去台北開會",
+        "My cat is called Mochi",
+        "週末想去爬山",
+    )
+    hits = services.memory.search("tg_1", "咖啡", 3)
+    assert hits and "咖啡" in hits[0].chunk.text
+    assert hits[0].bm25_rank == 1
+
+
+@pytest.mark.parametrize(
+    "query",
+    ['"', "NEAR(a b", "*", "a OR", "body:x", "'; DROP TABLE chunks; --", "-x AND (y", "\x00"],
+)
+def test_hostile_fts_syntax_is_harmless(services: Services, query: str) -> None:
+    _remember(services, "tg_1", "I like green tea with lemon")
+    services.memory.search("tg_1", query, 3)
+    assert services.memory.search("tg_1", "green tea", 1)[0].chunk.text.startswith("I like")
+
+
+def test_results_carry_their_source(services: Services) -> None:
+    _log(
+        services,
+        "tg_2",
+        "2026-02-20",
+        [("user", "我養了一隻叫 Mochi 的貓", "tg-11"), ("bot", "好可愛的名字", "tg-12")],
+    )
+    hit = services.memory.search("tg_2", "Mochi 貓", 1, now=NOW)[0]
+    assert hit.chunk.user_key == "tg_2"
+    assert hit.chunk.path == "memory/2026-02-20.md"
+    assert hit.chunk.refs == ("tg-11",)
+    assert hit.chunk.date.startswith("2026-02-20")
+    assert hit.chunk.line_start == 3
+    # The record's own text, without the neighbouring context it was indexed with.
+    assert hit.chunk.text == "user: 我養了一隻叫 Mochi 的貓"
+
+
+def test_users_never_see_each_other(services: Services) -> None:
+    _remember(services, "tg_1", "My password hint is the blue whale")
+    _remember(services, "tg_2", "I collect vintage stamps from Japan")
+    for hit in services.memory.search("tg_2", "blue whale", 5):
+        assert hit.chunk.user_key == "tg_2"
+
+
+def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
+    _log(
+        services,
+        "tg_3",
+        "2026-02-25",
+        [
+            ("user", "hello", "a1"),
+            ("user", "I adopted a puppy named Biscuit last week", "a2"),
+            ("user", "Biscuit loves chasing tennis balls in the park", "a3"),
+            ("bot", "I don't have any information about that.", "a4"),
+        ],
+    )
+    searcher = services.memory.searcher
+    res = searcher.search_explained("tg_3", "hello Biscuit puppy", 5, now=NOW)
+    plain = searcher.search("tg_3", "hello Biscuit puppy", 5, now=NOW)
+    assert [h.chunk.id for h in res.hits] == [h.chunk.id for h in plain]
+    assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
+    for hit in res.hits:
+        assert list(hit.stages)[:5] == ["fusion", "recency", "importance", "length", "decay"]
+        assert hit.score == pytest.approx(hit.stages["decay"])
+    dropped = {d.chunk.refs[0]: d for d in res.dropped}
+    assert dropped["a1"].stage == "noise" and dropped["a1"].reason == "greeting"
+    assert dropped["a4"].stage == "noise" and dropped["a4"].reason == "refusal"
+    kept = {h.chunk.refs[0] for h in res.hits}
+    assert kept == {"a2", "a3"}
+    assert not kept & set(dropped)
+
+
+def test_clock_drives_recency_and_decay(services: Services) -> None:
+    _remember(services, "tg_4", "I started learning the cello")
+    early = services.memory.search("tg_4", "cello", 1, now=NOW)[0]
+    late = services.memory.search("tg_4", "cello", 1, now=NOW + timedelta(days=365))[0]
+    assert early.stages["fusion"] == pytest.approx(late.stages["fusion"])
+    assert late.score < early.score
+    assert late.stages["recency"] == pytest.approx(late.stages["fusion"], abs=1e-3)
+
+
+def test_hard_minimum_drops_weak_candidates(services: Services) -> None:
+    from dataclasses import replace
+
+    _remember(services, "tg_5", "I like green tea with lemon")
+    searcher = services.memory.searcher
+    searcher.config = replace(searcher.config, hard_min_score=2.0)
+    res = searcher.search_explained("tg_5", "green tea", 5, now=NOW)
+    assert res.hits == []
+    assert [d.stage for d in res.dropped] == ["hard_min"]
