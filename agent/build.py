@@ -25,6 +25,16 @@ from memory.service import MemoryService
 from memory.tokens import TokenCounter
 
 
+def _index_summary(memory: MemoryService, user_key: str, rel: str) -> None:
+    """Index a compaction's MEMORY_FULL.md now: the history it replaced must stay findable.
+
+    The daily log it also appends to is left to the index job (every minute): embedding the
+    day's new log lines here would hold up the reply by hundreds of milliseconds.
+    """
+    if not rel.startswith("memory/"):
+        memory.indexer.sync_file(user_key, rel)
+
+
 def assemble_agent(
     llm: LLMClient,
     *,
@@ -50,7 +60,7 @@ def assemble_agent(
         counter,
         history,
         daily_log,
-        on_written=lambda user_key, rel: memory.indexer.sync_file(user_key, rel),
+        on_written=lambda user_key, rel: _index_summary(memory, user_key, rel),
     )
     topics = TopicIndex(data_dir, topic_index)
     view = MemoryView(

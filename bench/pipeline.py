@@ -86,7 +86,11 @@ class InstantLLM:
     async def chat(
         self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
     ) -> LLMResponse:
-        """Answer immediately."""
+        """Answer immediately; a summary request gets a short summary of its last lines."""
+        last = str(messages[-1].get("content", "")) if messages else ""
+        if last.startswith("Conversation to summarise"):
+            lines = [ln for ln in last.splitlines()[1:] if ln.strip()][-3:]
+            return LLMResponse(content="\n".join(f"- {ln[:80]}" for ln in lines))
         return LLMResponse(content="好的，我知道了。")
 
 
@@ -157,7 +161,10 @@ async def run(data_dir: Path, messages: int, warmup: int) -> None:
         searched = 0
         for i in range(messages + warmup):
             clock += timedelta(seconds=30)
-            msg = IncomingMessage(USER, MESSAGES[i % len(MESSAGES)], clock, message_id=str(i))
+            # A varying detail keeps compaction summaries distinct (identical ones are skipped).
+            text = MESSAGES[i % len(MESSAGES)]
+            text = text if len(text) < 6 else f"{text} (#{i})"
+            msg = IncomingMessage(USER, text, clock, message_id=str(i))
             started = time.perf_counter()
             reply = await agent.respond(msg)
             wall = (time.perf_counter() - started) * 1000
