@@ -60,7 +60,8 @@ CREATE TABLE IF NOT EXISTS files (
     PRIMARY KEY (user_key, path)
 );
 CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    body, context, content='', contentless_delete=1, tokenize='porter unicode61 remove_diacritics 2'
+    body, context, content='', contentless_delete=1,
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 """
 
