@@ -17,16 +17,20 @@ class RetrievalConfig:
     bm25_weight: float = 0.3
     min_score: float = 0.3
     hard_min_score: float = 0.35
-    recency_half_life_days: float = 14.0
+    # Measured on LoCoMo (bench/RESULTS.md): with e5's compressed cosine scale the seed's 14-day
+    # recency and 60-day decay (floor x0.5) swamp the similarity differences (recall@10 0.77 ->
+    # 0.43); recency now only favours the last day or so, decay is off (0 = off), and MMR only
+    # demotes true near-copies (neighbouring log records share context, so 0.85 hit them).
+    recency_half_life_days: float = 1.0
     recency_weight: float = 0.10
     length_norm_anchor: int = 500
-    time_decay_half_life_days: float = 60.0
-    mmr_threshold: float = 0.85
+    time_decay_half_life_days: float = 0.0
+    mmr_threshold: float = 0.99
     filter_noise: bool = True
     # "vector_bonus": vector score as the base, +bm25_hit_bonus when BM25 also hit (the seed's
     # "RRF"); "weighted": vector_weight * sim + bm25_weight * bm25/best; "rrf": true
     # reciprocal-rank fusion.
-    fusion: str = "vector_bonus"
+    fusion: str = "weighted"
     bm25_hit_bonus: float = 0.15
     rrf_k: int = 60
     candidate_multiplier: int = 4
