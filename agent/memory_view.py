@@ -12,6 +12,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 from agent.selection import (
     L2,
@@ -98,13 +99,18 @@ class MemoryView:
         """The sections of the user's MEMORY.md, in file order."""
         return list(self.parsed(user_key).doc.sections)
 
-    def select(self, user_key: str, text: str, recent: str, search: bool) -> Selection:
-        """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback."""
+    def select(
+        self, user_key: str, text: str, recent: str, search: bool, now: datetime
+    ) -> Selection:
+        """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback.
+
+        ``now`` is the message's time: recency and decay are scored relative to it.
+        """
         parsed = self.parsed(user_key)
         entries = parsed.doc.entries
         l0 = core_layer(entries, self.budget)
         l1 = scope_layer(entries, f"{text}\n{recent}", self.budget, {c.id for c in l0})
-        l2 = self._search_layer(user_key, text, parsed) if search else []
+        l2 = self._search_layer(user_key, text, parsed, now) if search else []
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)
@@ -113,13 +119,19 @@ class MemoryView:
         fallback = fallback_candidate(parsed.raw, self.budget) if entries else None
         return select([l0, l1, l2, short], self.budget, self.counter, fallback)
 
-    def _search_layer(self, user_key: str, text: str, parsed: _Parsed) -> list[Candidate]:
+    def _search_layer(
+        self, user_key: str, text: str, parsed: _Parsed, now: datetime
+    ) -> list[Candidate]:
         allowed = self.topics.sections_to_query(user_key, text, parsed.doc.sections)
         limit = self.budget.l2_max
         # Gating drops hits after the search, so ask for more when it is active.
-        hits = self.memory.search(
-            user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit
-        )
+        try:
+            hits = self.memory.search(
+                user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit, now=now
+            )
+        except Exception:  # embedder down, index damaged: answer without L2, never fail
+            log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
+            return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
 

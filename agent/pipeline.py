@@ -267,7 +267,7 @@ class Agent:
             return Selection()  # memories are never shown in a group
         recent = " ".join(m.content for m in session.messages[-6:])
         return await asyncio.to_thread(
-            self.view.select, message.user_key, message.text, recent, search
+            self.view.select, message.user_key, message.text, recent, search, message.time
         )
 
     def _prompt(

@@ -185,3 +185,13 @@ async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
     assert _session(env)[0]["content"] == huge
     sent = env.fake.chat_requests[-1]["messages"][-1]["content"]
     assert huge.startswith(sent) and env.services.counter.count(sent) <= 8000
+
+
+async def test_a_failing_search_still_gets_an_answer(env: Env) -> None:
+    env.services.memory.remember(USER, "我每天早上喝咖啡，不加糖")
+    env.fake.fail_garbage, env.fake.fail_paths = True, {"/api/embed"}
+    env.fake.queue_chat("我不確定，你可以再說一次嗎？")
+    reply = await env.agent.respond(env.msg("我之前說過早上喝什麼嗎？"))
+    assert reply.text == "我不確定，你可以再說一次嗎？" and not reply.error
+    assert env.fake.embed_requests  # the search was tried, failed, and was skipped
+    assert all(m.layer != L2 for m in reply.injected)
