@@ -137,6 +137,10 @@ class IndexStore:
         self.model = model
         self.dim = dim
         self._lock = threading.RLock()
+        # Per-user copy of the vectors for brute-force KNN with numpy (one matrix product
+        # instead of vec0's scan: ~10x faster at 100,000 chunks); dropped on every write.
+        self._vec_cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+        self._vec_cache_version = -1
         try:
             self.conn = connect(path)
             # True when the file is new or its schema/model changed: the caller must rebuild.
@@ -236,6 +240,7 @@ class IndexStore:
         """In one transaction: drop the chunks of ``remove`` units, insert ``add``."""
         remove = list(remove)
         with self._lock:
+            self._vec_cache.pop(user_key, None)
             try:
                 self._delete_units(user_key, path, remove)
                 for chunk, vec in zip(add, vectors, strict=True):
@@ -289,6 +294,7 @@ class IndexStore:
             self._delete_ids(ids)
 
     def _delete_ids(self, ids: list[int]) -> None:
+        self._vec_cache.clear()
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
@@ -345,14 +351,46 @@ class IndexStore:
     def vec_search(
         self, user_key: str, vector: npt.NDArray[np.float32], limit: int
     ) -> list[tuple[int, float]]:
-        """(chunk id, cosine distance) of the nearest chunks of ``user_key``."""
+        """(chunk id, cosine distance) of the nearest chunks of ``user_key``.
+
+        Exact brute force like vec0's, over a cached in-memory matrix of the user's vectors.
+        """
+        ids, matrix = self._user_vectors(user_key)
+        if not len(ids) or limit <= 0:
+            return []
+        q = np.asarray(vector, dtype=np.float32)
+        qn = float(np.linalg.norm(q)) or 1.0
+        sims = matrix @ (q / qn)
+        n = min(limit, len(ids))
+        top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
+        top = top[np.argsort(-sims[top], kind="stable")]
+        return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
+
+    def _user_vectors(
+        self, user_key: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         with self._lock:
+            # data_version changes when another connection (another process) commits.
+            version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+            if version != self._vec_cache_version:
+                self._vec_cache.clear()
+                self._vec_cache_version = version
+            cached = self._vec_cache.get(user_key)
+            if cached is not None:
+                return cached
             rows = self.conn.execute(
-                "SELECT chunk_id, distance FROM chunk_vec "
-                "WHERE embedding MATCH ? AND k = ? AND user_key = ? ORDER BY distance",
-                (np.asarray(vector, dtype=np.float32).tobytes(), limit, user_key),
+                "SELECT chunk_id, embedding FROM chunk_vec WHERE user_key = ?", (user_key,)
             ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+            ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
+            if rows:
+                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+                matrix = matrix.reshape(len(rows), self.dim).copy()
+                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+                matrix /= np.where(norms == 0, 1.0, norms)
+            else:
+                matrix = np.zeros((0, self.dim), dtype=np.float32)
+            self._vec_cache[user_key] = (ids, matrix)
+            return ids, matrix
 
     def chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
         """The chunks with these ids."""

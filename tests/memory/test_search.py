@@ -124,3 +124,47 @@ def test_hard_minimum_drops_weak_candidates(services: Services) -> None:
     res = searcher.search_explained("tg_5", "green tea", 5, now=NOW)
     assert res.hits == []
     assert [d.stage for d in res.dropped] == ["hard_min"]
+
+
+def test_vector_cache_sees_writes_of_another_connection(services: Services) -> None:
+    from memory.index import IndexStore
+
+    _remember(services, "tg_6", "I keep bees on the roof")
+    store = services.store
+    other = IndexStore(store.path, store.model, store.dim)
+    try:
+        qvec = services.embedder.embed_query("bees")
+        assert len(store.vec_search("tg_6", qvec, 10)) == 1
+        chunk = store.chunks([store.vec_search("tg_6", qvec, 1)[0][0]])
+        new = next(iter(chunk.values()))
+        from memory.index import NewChunk
+
+        other.replace_units(
+            "tg_6",
+            "memory/2026-01-01.md",
+            [],
+            [
+                NewChunk(
+                    "tg_6",
+                    "log",
+                    "memory/2026-01-01.md",
+                    "x1",
+                    0,
+                    "h",
+                    "",
+                    "2026-01-01",
+                    1,
+                    1,
+                    0.5,
+                    "active",
+                    5,
+                    ("x1",),
+                    "user: honey from the roof bees",
+                )
+            ],
+            services.embedder.embed_passages(["user: honey from the roof bees"]),
+        )
+        assert new.user_key == "tg_6"
+        assert len(store.vec_search("tg_6", qvec, 10)) == 2
+    finally:
+        other.close()
