@@ -6,9 +6,13 @@ so ``agent/`` never imports ``bot/``.
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
+
 from agent.llm import LLMClient
-from agent.memory_view import MemoryView
+from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
 from history.compaction import Compactor
 from history.config import HistoryConfig, TopicIndexConfig
@@ -22,7 +26,31 @@ from memory.config import AdaptiveConfig, BudgetConfig
 from memory.confirm import ConfirmationService
 from memory.governance import Governance
 from memory.service import MemoryService
+from memory.short_term import ShortTermStore
+from memory.state import StateDB
 from memory.tokens import TokenCounter
+
+
+def short_term_lookup(store: ShortTermStore) -> ShortTermLookup:
+    """Seed 004 §3.2: the latest rows of each short-term category the message names."""
+
+    def lookup(user_key: str, text: str, latest: int) -> Sequence[Candidate]:
+        out = []
+        for row in store.for_message(user_key, text, latest):
+            digest = hashlib.sha1(f"{row.created_at}|{row.content}".encode()).hexdigest()[:8]
+            out.append(
+                Candidate(
+                    id=f"short-term:{row.category}:{digest}",
+                    layer=SHORT_TERM,
+                    score=0.0,
+                    text=row.content,
+                    source=f"short-term § {row.category}",
+                    date=row.created_at[:10],
+                )
+            )
+        return out
+
+    return lookup
 
 
 def _index_summary(memory: MemoryService, user_key: str, rel: str) -> None:
@@ -42,6 +70,7 @@ def assemble_agent(
     confirm: ConfirmationService,
     governance: Governance,
     access: AccessCounter,
+    state: StateDB,
     counter: TokenCounter,
     sessions: SessionStore,
     daily_log: DailyLog,
@@ -69,6 +98,7 @@ def assemble_agent(
         budget,
         counter,
         decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
+        short_term=short_term_lookup(ShortTermStore(state)),
     )
     return Agent(
         llm=llm,

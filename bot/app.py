@@ -147,6 +147,7 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         confirm=services.confirm,
         governance=services.governance,
         access=services.access,
+        state=services.state,
         counter=services.counter,
         sessions=services.sessions,
         daily_log=services.daily_log,

@@ -7,8 +7,9 @@ import socket
 
 from agent.pipeline import TEXTS
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
-from agent.selection import L0, L2
+from agent.selection import L0, L2, SHORT_TERM
 from agent.tools import MAX_TOOL_ROUNDS
+from memory.short_term import ShortTermStore
 from memory.users import UserPaths
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
@@ -195,3 +196,15 @@ async def test_a_failing_search_still_gets_an_answer(env: Env) -> None:
     assert reply.text == "我不確定，你可以再說一次嗎？" and not reply.error
     assert env.fake.embed_requests  # the search was tried, failed, and was skipped
     assert all(m.layer != L2 for m in reply.injected)
+
+
+async def test_short_term_rows_for_a_named_keyword_reach_the_prompt(env: Env) -> None:
+    store = ShortTermStore(env.services.state)
+    for i in range(5):
+        store.add(USER, "weather", f"台北今天{20 + i}度，午後雷陣雨", env.clock.replace(hour=i))
+    store.add("cli_bob", "weather", "Bob 的天氣筆記：高雄 33 度", env.clock)
+    await env.agent.respond(env.msg("今天天氣怎麼樣？"))
+    block = env.memory_block()
+    assert [f"{20 + i}度" in block for i in range(5)] == [False, False, True, True, True]
+    assert "short-term § weather" in block and "高雄" not in block
+    assert SHORT_TERM in [m.layer for m in env.agent.why(USER)]
