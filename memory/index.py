@@ -406,9 +406,20 @@ class IndexStore:
                     out[chunk.id] = chunk
         return out
 
-    def vectors(self, ids: Sequence[int]) -> dict[int, npt.NDArray[np.float32]]:
-        """The stored vectors of these chunks."""
+    def vectors(
+        self, ids: Sequence[int], user_key: str | None = None
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """The stored vectors of these chunks (from the user's cached matrix if named)."""
         out: dict[int, npt.NDArray[np.float32]] = {}
+        if user_key is not None:
+            all_ids, matrix = self._user_vectors(user_key)
+            order = np.argsort(all_ids)
+            want = np.asarray(list(ids), dtype=np.int64)
+            pos = np.searchsorted(all_ids, want, sorter=order)
+            for cid, p in zip(want, pos, strict=True):
+                if p < len(order) and all_ids[order[p]] == cid:
+                    out[int(cid)] = matrix[order[p]]
+            return out
         with self._lock:
             for i in range(0, len(ids), 500):
                 part = list(ids[i : i + 500])

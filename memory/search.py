@@ -113,7 +113,7 @@ class HybridSearcher:
         depth = max(k * cfg.candidate_multiplier, cfg.min_candidates)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
         fts_hits = self.store.fts_search(user_key, keyword_query(query), depth)
-        cands = self._candidates(vec_hits, fts_hits, qvec)
+        cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
         for c in cands:
@@ -174,6 +174,7 @@ class HybridSearcher:
     # -- helpers -----------------------------------------------------------------------
     def _candidates(
         self,
+        user_key: str,
         vec_hits: list[tuple[int, float]],
         fts_hits: list[tuple[int, float]],
         qvec: npt.NDArray[np.float32] | None,
@@ -185,7 +186,7 @@ class HybridSearcher:
         bm25_norm = {cid: (s / best if best < 0 else 0.0) for cid, s in fts_hits}
         ids = list(dict.fromkeys([*vec_rank, *bm25_rank]))
         chunks = self.store.chunks(ids)
-        vectors = self.store.vectors(ids)
+        vectors = self.store.vectors(ids, user_key)
         out = []
         for cid in ids:
             chunk = chunks.get(cid)
