@@ -159,11 +159,12 @@ async def run(data_dir: Path, messages: int, warmup: int) -> None:
         overheads: list[float] = []
         steps: dict[str, list[float]] = defaultdict(list)
         searched = 0
+        run = int(time.time()) % 100_000  # runs differ, so earlier summaries never repeat
         for i in range(messages + warmup):
             clock += timedelta(seconds=30)
             # A varying detail keeps compaction summaries distinct (identical ones are skipped).
             text = MESSAGES[i % len(MESSAGES)]
-            text = text if len(text) < 6 else f"{text} (#{i})"
+            text = text if len(text) < 6 else f"{text} (#{run}-{i})"
             msg = IncomingMessage(USER, text, clock, message_id=str(i))
             started = time.perf_counter()
             reply = await agent.respond(msg)
