@@ -71,9 +71,25 @@ def cmd_remember(services: Services, args: argparse.Namespace) -> int:
 def cmd_search(services: Services, args: argparse.Namespace) -> int:
     """Search a user's memory."""
     hits = services.memory.search(args.user, " ".join(args.query), args.k)
+    dropped: list[dict[str, object]] = []
+    if args.explain:
+        # The same pipeline again, now also reporting which stage dropped which candidate.
+        res = services.memory.searcher.search_explained(args.user, " ".join(args.query), args.k)
+        hits = res.hits
+        dropped = [
+            {
+                "stage": d.stage,
+                "reason": d.reason,
+                "score": round(d.score, 6),
+                "id": d.chunk.unit_id,
+                "text": d.chunk.text[:80],
+            }
+            for d in res.dropped
+        ]
     rows = [_hit_dict(h, args.explain) for h in hits]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        out: object = {"hits": rows, "dropped": dropped} if args.explain else rows
+        print(json.dumps(out, ensure_ascii=False, indent=2))
         return 0
     if not rows:
         print("no results")
@@ -83,6 +99,8 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
         if args.explain:
             stages = " -> ".join(f"{k} {v:.3f}" for k, v in row["explain"].items())
             print(f"   {stages}")
+    for d in dropped:
+        print(f"   dropped at {d['stage']} ({d['reason']}, {d['score']}): {d['id']} {d['text']}")
     return 0
 
 
