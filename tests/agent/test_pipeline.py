@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 
+from agent.ollama_client import OllamaChat
 from agent.pipeline import TEXTS
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.selection import L0, L2, SHORT_TERM
@@ -208,3 +209,11 @@ async def test_short_term_rows_for_a_named_keyword_reach_the_prompt(env: Env) ->
     assert [f"{20 + i}度" in block for i in range(5)] == [False, False, True, True, True]
     assert "short-term § weather" in block and "高雄" not in block
     assert SHORT_TERM in [m.layer for m in env.agent.why(USER)]
+
+
+async def test_a_slow_ollama_times_out_with_a_clear_sentence(env: Env) -> None:
+    env.agent.llm = OllamaChat(env.fake.url, timeout=0.3)
+    env.fake.delay = 1.0
+    reply = await env.agent.respond(env.msg("hi there, are you awake right now"))
+    assert reply.error and reply.text == TEXTS["down"][1]
+    assert _session(env)[-1]["content"] == "hi there, are you awake right now"
