@@ -88,8 +88,7 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
         ]
     rows = [_hit_dict(h, args.explain) for h in hits]
     if args.json:
-        out: object = {"hits": rows, "dropped": dropped} if args.explain else rows
-        print(json.dumps(out, ensure_ascii=False, indent=2))
+        print(json.dumps(rows, ensure_ascii=False, indent=2))
         return 0
     if not rows:
         print("no results")
