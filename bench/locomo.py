@@ -147,7 +147,7 @@ def cache_key(args: argparse.Namespace) -> str:
 
 
 def parse_sets(base: Any, items: list[str]) -> dict[str, Any]:
-    """"field=value" strings -> overrides of a RetrievalConfig, typed like its fields."""
+    """Parse "field=value" strings into overrides of a RetrievalConfig, typed like its fields."""
     out: dict[str, Any] = {}
     for item in items:
         if not item:
