@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -109,6 +110,28 @@ class OllamaChat:
         self._retries = max(0, retries)
         self._backoff = backoff_seconds
         self._options = dict(options or {})
+        # httpx connection pools belong to one event loop (the bot and the terminal chat may
+        # run different loops), so one client per loop; building one per call cost ~10 ms.
+        self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[str, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def _client(self) -> Any:
+        loop = asyncio.get_running_loop()
+        held = self._clients.get(loop)
+        if held is not None and held[0] == self.host:
+            return held[1]
+        if held is not None:  # the host setting changed: drop the old pool
+            await held[1].close()
+        client = ollama.AsyncClient(host=self.host, timeout=self._timeout)
+        self._clients[loop] = (self.host, client)
+        return client
+
+    async def aclose(self) -> None:
+        """Close the client of the running loop (on shutdown)."""
+        held = self._clients.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held[1].close()
 
     @property
     def model(self) -> str:
@@ -132,9 +155,7 @@ class OllamaChat:
     async def _chat_once(
         self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]
     ) -> LLMResponse:
-        # A client per call: httpx connection pools belong to one event loop, and the
-        # terminal chat and the bot may run different loops. On 127.0.0.1 this costs <1 ms.
-        client = ollama.AsyncClient(host=self.host, timeout=self._timeout)
+        client = await self._client()
         try:
             resp = await client.chat(
                 model=self._model,
@@ -158,8 +179,6 @@ class OllamaChat:
             raise LLMResponseError(
                 f"Ollama answered /api/chat with a malformed body: {exc}"
             ) from exc
-        finally:
-            await client.close()
         return _to_response(resp)
 
 

@@ -47,7 +47,8 @@ class IndexConfig:
 
     chunk_tokens: int = 400
     chunk_overlap_tokens: int = 80
-    embed_batch_size: int = 32
+    # Small batches: the embedder lock is held per batch, so a query waits ~80 ms at most.
+    embed_batch_size: int = 8
 
 
 @dataclass(frozen=True, slots=True)

@@ -93,8 +93,9 @@ class E5Embedder:
         if not texts:
             return np.zeros((0, self.DIM), dtype=np.float32)
         out = []
-        with self._lock:
-            model = self._get()
-            for i in range(0, len(texts), self._batch):
-                out.append(np.asarray(model.passage(list(texts[i : i + self._batch]))))
+        for i in range(0, len(texts), self._batch):
+            # The lock is taken per batch so a query waits for one batch at most, never for
+            # a whole background indexing run.
+            with self._lock:
+                out.append(np.asarray(self._get().passage(list(texts[i : i + self._batch]))))
         return np.vstack(out).astype(np.float32)

@@ -206,9 +206,13 @@ class ServicesBackend:
         return self.responder is not None and self.llm_up
 
     async def flush(self) -> None:
-        """Flush through the keeper, if any."""
+        """Flush through the keeper, if any, and close the model client of this loop."""
         if self.keeper is not None:
             await self.keeper.flush()
+        llm = getattr(self.responder, "llm", None)
+        aclose = getattr(llm, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
 
 def needs_ollama(model: str) -> str:
