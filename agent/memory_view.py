@@ -23,6 +23,7 @@ from agent.selection import (
     fallback_candidate,
     gate_sections,
     scope_layer,
+    scope_name,
     select,
 )
 from history.topic_index import TopicIndex
@@ -45,10 +46,14 @@ ShortTermLookup = Callable[[str, str, int], Sequence[Candidate]]
 
 @dataclass(frozen=True, slots=True)
 class _Parsed:
+    """One parse of MEMORY.md and what every turn derives from it alone."""
+
     stamp: tuple[int, int]
     doc: MemoryDocument
-    raw: str
     by_id: dict[str, Entry]
+    core: tuple[Candidate, ...]  # L0 does not depend on the message
+    scoped: tuple[Entry, ...]  # the only entries L1 can pick (non-global scope)
+    fallback: Candidate | None
 
 
 class MemoryView:
@@ -90,7 +95,14 @@ class MemoryView:
             return hit
         raw = path.read_text(encoding="utf-8") if stamp != (0, 0) else ""
         doc = parse_memory(raw)
-        parsed = _Parsed(stamp, doc, raw, doc.by_id())
+        parsed = _Parsed(
+            stamp,
+            doc,
+            doc.by_id(),
+            tuple(core_layer(doc.entries, self.budget)),
+            tuple(e for e in doc.entries if scope_name(e.scope)),
+            fallback_candidate(raw, self.budget) if doc.entries else None,
+        )
         with self._lock:
             self._cache[user_key] = parsed
         return parsed
@@ -107,17 +119,15 @@ class MemoryView:
         ``now`` is the message's time: recency and decay are scored relative to it.
         """
         parsed = self.parsed(user_key)
-        entries = parsed.doc.entries
-        l0 = core_layer(entries, self.budget)
-        l1 = scope_layer(entries, f"{text}\n{recent}", self.budget, {c.id for c in l0})
+        l0 = list(parsed.core)
+        l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
         l2 = self._search_layer(user_key, text, parsed, now) if search else []
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)
             else []
         )
-        fallback = fallback_candidate(parsed.raw, self.budget) if entries else None
-        return select([l0, l1, l2, short], self.budget, self.counter, fallback)
+        return select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
 
     def _search_layer(
         self, user_key: str, text: str, parsed: _Parsed, now: datetime
