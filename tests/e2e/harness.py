@@ -22,7 +22,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
-EMULATOR = ROOT.parent / "shared" / "tools" / "telegram-emulator" / "start.sh"
+# The emulator ships beside the project (../shared); TELEGRAM_EMULATOR names it elsewhere.
+EMULATOR = Path(
+    os.environ.get("TELEGRAM_EMULATOR")
+    or ROOT.parent / "shared" / "tools" / "telegram-emulator" / "start.sh"
+)
 TOKEN = "123456:TEST"
 
 
@@ -60,7 +64,10 @@ class Emulator:
 
     def __init__(self) -> None:
         if not EMULATOR.exists():
-            raise RuntimeError(f"the Telegram emulator is missing at {EMULATOR}")
+            raise RuntimeError(
+                f"the Telegram emulator is missing at {EMULATOR} "
+                "(set TELEGRAM_EMULATOR to its start.sh)"
+            )
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
