@@ -16,7 +16,14 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
-from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome
+from bot.telegram.ports import (
+    BackendError,
+    Confirmations,
+    Decision,
+    Found,
+    MemoryLine,
+    Outcome,
+)
 from memory.service import MemoryService
 
 CONFIRM_WORDS = ("確認", "确认", "好", "好的", "對", "是", "yes", "y", "ok", "okay", "confirm")
@@ -32,34 +39,6 @@ class Responder(Protocol):
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
         """The memories injected into the user's last prompt."""
-        ...
-
-
-class Confirmations(Protocol):
-    """The pending store's front: propose, decide, edit, list, tie to messages."""
-
-    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
-        """Queue a memory for confirmation."""
-        ...
-
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm or reject."""
-        ...
-
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Change the text of a waiting proposal."""
-        ...
-
-    def pending(self, user_key: str) -> Sequence[ProposalView]:
-        """Waiting proposals."""
-        ...
-
-    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
-        """Tie a transport message to a proposal."""
-        ...
-
-    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
-        """The proposal a transport message shows."""
         ...
 
 

@@ -69,7 +69,35 @@ class Answer:
     error: bool = False
 
 
-class Backend(Protocol):
+class Confirmations(Protocol):
+    """The pending store's front: propose, decide, edit, list, tie to messages."""
+
+    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
+        """Queue a memory for confirmation."""
+        ...
+
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """Confirm or reject."""
+        ...
+
+    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """Change the text of a waiting proposal."""
+        ...
+
+    def pending(self, user_key: str) -> Sequence[ProposalView]:
+        """Waiting proposals."""
+        ...
+
+    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
+        """Tie a transport message to a proposal."""
+        ...
+
+    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
+        """The proposal a transport message shows."""
+        ...
+
+
+class Backend(Confirmations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
     async def respond(self, msg: IncomingMessage) -> Reply:
@@ -78,30 +106,6 @@ class Backend(Protocol):
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
         """The memories injected into the user's last prompt."""
-        ...
-
-    def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
-        """Put ``text`` in the pending store; raises BackendError when refused."""
-        ...
-
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm or reject one pending proposal."""
-        ...
-
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Replace a pending proposal's text (a new proposal comes back)."""
-        ...
-
-    def pending(self, user_key: str) -> Sequence[ProposalView]:
-        """The user's proposals still waiting for an answer."""
-        ...
-
-    def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
-        """Remember which transport message shows ``proposal_id``."""
-        ...
-
-    def proposal_for_message(self, user_key: str, message_id: str) -> str | None:
-        """The proposal shown by transport message ``message_id``, if any."""
         ...
 
     def classify(self, text: str) -> Decision | None:
