@@ -73,7 +73,7 @@ class Confirmations(Protocol):
     """The pending store's front: propose, decide, edit, list, tie to messages."""
 
     def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
-        """Queue a memory for confirmation."""
+        """Queue a memory for confirmation; raises BackendError when it is refused."""
         ...
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
