@@ -154,7 +154,9 @@ class HybridSearcher:
         hits: list[SearchHit] = []
         for pos, i in enumerate(order):
             c = live[i]
-            c.stages["mmr"] = 1.0 if i in mmr.demoted else 0.0
+            # MMR reorders rather than rescores: the stage's score is the score it kept, and a
+            # demoted near-duplicate that falls out of the top k is listed among the drops.
+            c.stages["mmr"] = c.score
             if pos >= k:
                 if i in mmr.demoted:
                     dup = live[mmr.demoted[i]].chunk.id
