@@ -24,6 +24,7 @@ from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
 from history.summarize import ConversationSummary, SummaryService
 from memory.fsutil import atomic_write_text, read_text
+from memory.guards import mask
 from memory.tokens import TokenCounter
 from memory.users import UserPaths
 
@@ -181,7 +182,7 @@ class Compactor:
         self, user_key: str, heading: str, summary: ConversationSummary, now: datetime
     ) -> str:
         path = UserPaths.of(self.data_dir, user_key).memory_full_md
-        block = f"\n## {heading}\n\n{summary.body}\n"
+        block = f"\n## {heading}\n\n{mask(summary.body)}\n"
         with self._lock:
             current = read_text(path) or FULL_TITLE
             if block in current:

@@ -15,6 +15,7 @@ from datetime import datetime, tzinfo
 from pathlib import Path
 
 from memory.fsutil import atomic_write_text, read_text
+from memory.guards import mask
 from memory.indexer import Indexer, SyncStats
 from memory.logs import format_record, log_header
 from memory.sources import day_files
@@ -53,7 +54,8 @@ class DailyLog:
         local = self.local(when)
         day = f"{local:%Y-%m-%d}"
         path = UserPaths.of(self.data_dir, user_key).daily_log(day)
-        record = format_record(local, who, text, safe_ref(ref))
+        # Secrets (passwords, card numbers, keys) never reach the long-term, indexed log.
+        record = format_record(local, who, mask(text), safe_ref(ref))
         with self._lock:
             current = read_text(path)
             if not current:

@@ -22,6 +22,7 @@ from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, Message, Session, Ses
 from history.summarize import IdleSummary, SummaryService
 from memory.errors import InvalidUserKeyError
 from memory.fsutil import atomic_write_text, read_text
+from memory.guards import mask
 from memory.users import UserPaths, check_user_key
 
 log = logging.getLogger(__name__)
@@ -138,7 +139,7 @@ class IdleSummaries:
             if not current.endswith("\n"):
                 current += "\n"
             block = (
-                f"\n## {heading}\n\n- 摘要：{summary.summary}\n"
+                f"\n## {heading}\n\n- 摘要：{mask(summary.summary)}\n"
                 f"- 關鍵字：{'、'.join(summary.keywords)}\n"
             )
             atomic_write_text(path, current + block)
