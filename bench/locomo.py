@@ -4,7 +4,7 @@ Usage::
 
     .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo10.json] [--convs N]
         [--fusion vector_bonus|weighted|rrf] [--depth N] [--ctx-before N] [--ctx-after N]
-        [--no-ctx-date] [--keep-cache]
+        [--no-ctx-date] [--keep-cache | --cache-dir DIR]
 
 Each conversation is one user key. Session by session, in time order, every turn is appended
 to ``users/<key>/memory/<YYYY-MM-DD>.md`` with :func:`memory.logs.format_record` (who =
@@ -16,7 +16,8 @@ map back to dia_ids. Scoring follows ../shared/bench/README.md. The data file is
 shared folder and never copied into the repository.
 
 ``--keep-cache`` reuses a built data dir from ``bench/.cache/`` keyed by a hash of the indexing
-code and settings (for iteration only; report figures from a run without it).
+code and settings (for iteration only; report figures from a run without it). ``--cache-dir``
+names such a dir directly, for when only the search side changed (the hash covers whole files).
 """
 
 from __future__ import annotations
@@ -171,6 +172,12 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], help="retrieval field=value")
     ap.add_argument("--keep-cache", action="store_true")
     ap.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=None,
+        help="reuse this built data dir (only when the indexing code has not changed since)",
+    )
+    ap.add_argument(
         "--variant", action="append", default=[], help="name:field=v,field=v (extra configs)"
     )
     args = ap.parse_args()
@@ -182,7 +189,11 @@ def main() -> int:
     data = json.loads(args.data.read_text(encoding="utf-8"))
     if args.convs:
         data = data[: args.convs]
-    if args.keep_cache:
+    if args.cache_dir:
+        args.keep_cache = True
+        data_dir = args.cache_dir
+        built = (data_dir / "done.json").exists()
+    elif args.keep_cache:
         data_dir = ROOT / "bench" / ".cache" / f"locomo-{cache_key(args)}-{len(data)}"
         built = (data_dir / "done.json").exists()
     else:
@@ -277,9 +288,15 @@ def main() -> int:
         f"query embedding: p50={pct(embed_ms, 0.5):.1f} ms p95={pct(embed_ms, 0.95):.1f} ms; "
         f"total p50={statistics.median(totals):.1f} ms"
     )
+    default_floor = searcher.floor
     for variant in args.variant:
         name, _, spec = variant.partition(":")
-        searcher.config = dataclasses.replace(retrieval, **parse_sets(retrieval, spec.split(",")))
+        items = spec.split(",")
+        # "floor=x" overrides the embedder's similarity floor (calibration) for this variant.
+        floors = [float(i.split("=", 1)[1]) for i in items if i.startswith("floor=")]
+        items = [i for i in items if not i.startswith("floor=")]
+        searcher.floor = floors[-1] if floors else default_floor
+        searcher.config = dataclasses.replace(retrieval, **parse_sets(retrieval, items))
         r10: dict[bool, list[float]] = {True: [], False: []}
         for key, now, question, qvec, g, cat in asked:
             res = searcher.search_with_vector(key, question, qvec, 10, now=now)

@@ -141,9 +141,83 @@ ZH = [
 
 
 def sentence(rng: random.Random, zh: bool) -> str:
-    """A synthetic sentence of 8-20 words."""
+    """A synthetic sentence of 8-20 words from the 50-word lists (the "small" vocabulary)."""
     words = [rng.choice(ZH if zh else EN) for _ in range(rng.randint(8, 20))]
     return ("我" + "".join(words) + "。") if zh else ("I " + " ".join(words) + ".")
+
+
+# The "zipf" vocabulary: 3,000 English and 3,000 Chinese content words whose frequencies
+# follow Zipf's law (word of rank r drawn with weight 1/r), mixed with function words at
+# about the rate of chat text (every other English token, a third of Chinese characters).
+# Chinese words are pairs of characters drawn Zipf-weighted from 1,500 CJK characters, so
+# characters too have a few very common ones and a long tail, as in real text.
+VOCAB = 3000
+EN_FUNCTION = [
+    "I",
+    "the",
+    "a",
+    "to",
+    "and",
+    "was",
+    "my",
+    "it",
+    "of",
+    "in",
+    "is",
+    "that",
+    "for",
+    "on",
+    "with",
+    "you",
+    "me",
+    "we",
+    "at",
+    "so",
+    "but",
+]
+ZH_FUNCTION = list("我的了是在很也就都有你他們這個")
+_SYLLABLES = [c + v for c in "bcdfghjklmnprstvwz" for v in ("a", "e", "i", "o", "u", "ai", "ou")]
+
+
+def zipf_vocab(seed: int = 3) -> tuple[list[str], list[str], list[float]]:
+    """(English words, Chinese words, Zipf weights), deterministic for a seed."""
+    rng = random.Random(seed)
+    en: list[str] = []
+    seen: set[str] = set()
+    while len(en) < VOCAB:
+        word = "".join(rng.choice(_SYLLABLES) for _ in range(rng.randint(2, 3)))
+        if word not in seen:
+            seen.add(word)
+            en.append(word)
+    chars = [chr(0x4E00 + i) for i in rng.sample(range(0x5000), 1500)]
+    char_w = [1.0 / (r + 1) for r in range(len(chars))]
+    zh: list[str] = []
+    while len(zh) < VOCAB:
+        word = "".join(rng.choices(chars, weights=char_w, k=2))
+        if word not in seen:
+            seen.add(word)
+            zh.append(word)
+    return en, zh, [1.0 / (r + 1) for r in range(VOCAB)]
+
+
+_ZIPF = zipf_vocab()
+
+
+def zipf_sentence(rng: random.Random, zh: bool) -> str:
+    """A synthetic sentence of 8-20 Zipf-drawn content words with function words between."""
+    en, zhw, weights = _ZIPF
+    words = rng.choices(zhw if zh else en, weights=weights, k=rng.randint(8, 20))
+    out: list[str] = []
+    for word in words:
+        if zh and rng.random() < 0.6:
+            out.append(rng.choice(ZH_FUNCTION))
+        elif not zh and rng.random() < 0.5:
+            out.append(rng.choice(EN_FUNCTION))
+        out.append(word)
+    return ("".join(out) + "。") if zh else (" ".join(out) + ".")
+
+
+SENTENCES = {"zipf": zipf_sentence, "small": sentence}
 
 
 def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -152,7 +226,7 @@ def unit_vectors(rng: np.random.Generator, n: int) -> np.ndarray:
     return v / np.linalg.norm(v, axis=1, keepdims=True)
 
 
-def build(path: Path, n: int, seed: int = 7) -> IndexStore:
+def build(path: Path, n: int, seed: int = 7, vocab: str = "zipf") -> IndexStore:
     """A store with ``n`` chunks of user ``tg_1`` (plus a small second user)."""
     store = IndexStore(path, "synthetic", DIM)
     rng = random.Random(seed)
@@ -163,7 +237,7 @@ def build(path: Path, n: int, seed: int = 7) -> IndexStore:
         chunks = []
         for i in range(lo, min(n, lo + batch)):
             when = start + timedelta(minutes=17 * i)
-            text = sentence(rng, zh=i % 2 == 0)
+            text = SENTENCES[vocab](rng, i % 2 == 0)
             chunks.append(
                 NewChunk(
                     user_key="tg_1",
@@ -197,6 +271,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument(
+        "--vocab",
+        choices=sorted(SENTENCES),
+        default="zipf",
+        help="zipf: 3,000+3,000 Zipf-distributed words (default); small: 50+49 words",
+    )
     args = ap.parse_args()
     rng = random.Random(11)
     nrng = np.random.default_rng(11)
@@ -207,11 +287,11 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "index.sqlite"
             t0 = time.perf_counter()
-            store = build(path, size)
+            store = build(path, size, vocab=args.vocab)
             built = time.perf_counter() - t0
             searcher = HybridSearcher(store, embedder, RetrievalConfig())
             now = datetime(2026, 1, 1, 12, 0).astimezone()
-            queries = [sentence(rng, zh=i % 2 == 0)[:40] for i in range(args.queries)]
+            queries = [SENTENCES[args.vocab](rng, i % 2 == 0)[:40] for i in range(args.queries)]
             qvecs = unit_vectors(nrng, args.queries)
             for q, v in zip(queries[:5], qvecs[:5], strict=True):  # warm the page cache
                 searcher.search_with_vector("tg_1", q, v, 5, now=now)

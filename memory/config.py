@@ -36,6 +36,13 @@ class RetrievalConfig:
     candidate_multiplier: int = 4
     # Each retriever fetches max(k * candidate_multiplier, min_candidates) candidates.
     min_candidates: int = 20
+    # BM25 query terms found in more than this share of indexed rows (and in more than
+    # fts_common_min_rows rows) are dropped: they carry little IDF but cost a scan of that
+    # share of the table; at most fts_max_terms of the rarest are kept
+    # (memory.text.selective_terms; bench/RESULTS.md). 0 turns either off.
+    fts_max_df_ratio: float = 0.1
+    fts_common_min_rows: int = 5000
+    fts_max_terms: int = 12
     top_k: int = 5
     # Seed 004 §3.2: at most 3 long-term chunks, each cut to 1,500 tokens.
     max_snippet_tokens: int = 1500

@@ -52,6 +52,9 @@ CREATE TABLE IF NOT EXISTS chunks (
     text TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (user_key, path, unit_id);
+-- Covering index for the FTS user filter: the join reads (id, user_key) pairs from this small
+-- b-tree instead of each chunk's row with its text (halves BM25 search at 100,000 chunks).
+CREATE INDEX IF NOT EXISTS chunks_id_user ON chunks (id, user_key);
 CREATE TABLE IF NOT EXISTS files (
     user_key TEXT NOT NULL,
     path TEXT NOT NULL,
@@ -141,6 +144,11 @@ class IndexStore:
         # instead of vec0's scan: ~10x faster at 100,000 chunks); dropped on every write.
         self._vec_cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
         self._vec_cache_version = -1
+        # FTS document frequencies of query terms (global, like FTS5's own BM25 statistics),
+        # for dropping near-stopwords before matching; see :meth:`doc_counts`.
+        self._df_cache: dict[str, int] = {}
+        self._df_rows = -1
+        self._rows = -1
         try:
             self.conn = connect(path)
             # True when the file is new or its schema/model changed: the caller must rebuild.
@@ -241,6 +249,7 @@ class IndexStore:
         remove = list(remove)
         with self._lock:
             self._vec_cache.pop(user_key, None)
+            self._rows = -1
             try:
                 self._delete_units(user_key, path, remove)
                 for chunk, vec in zip(add, vectors, strict=True):
@@ -295,6 +304,7 @@ class IndexStore:
 
     def _delete_ids(self, ids: list[int]) -> None:
         self._vec_cache.clear()
+        self._rows = -1
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
@@ -342,11 +352,65 @@ class IndexStore:
                 # CROSS JOIN keeps FTS as the outer loop: otherwise SQLite may walk the
                 # user's chunks and run the MATCH once per row (seconds at 10,000 chunks).
                 "SELECT c.id, bm25(chunks_fts, 1.0, ?) AS score FROM chunks_fts "
-                "CROSS JOIN chunks c ON c.id = chunks_fts.rowid "
+                "CROSS JOIN chunks c INDEXED BY chunks_id_user ON c.id = chunks_fts.rowid "
                 "WHERE chunks_fts MATCH ? AND c.user_key = ? ORDER BY score LIMIT ?",
                 (FTS_CONTEXT_WEIGHT, match, user_key, limit),
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
+
+    # Counts at or above this are cached: they are the costly ones to count, and their ratio
+    # to the row count barely moves as the index grows. Rarer terms are recounted every time
+    # (cheap: their doclists are short), so a word written a minute ago is never missed.
+    DF_CACHE_MIN = 50
+
+    def doc_counts(self, terms: Sequence[str]) -> tuple[list[int], int]:
+        """(document frequency of each quoted FTS5 term, rows in the index), all users together.
+
+        A phrase (a CJK pair, ``"咖 啡"``) counts as its most frequent token: FTS5 reads every
+        token's whole doclist to match a phrase, so that is what the term costs, and a pair
+        with a character that common is mostly a particle or pronoun combination. FTS5
+        computes BM25's IDF over the whole table, so whole-table counts are what decide how
+        much a term can weigh. Cached counts are dropped when the row count has moved by more
+        than 10% since they were taken.
+        """
+        with self._lock:
+            rows = self._row_count()
+            if self._df_rows < 0 or abs(rows - self._df_rows) > 0.1 * max(self._df_rows, 1):
+                self._df_cache.clear()
+                self._df_rows = rows
+            out: list[int] = []
+            for term in terms:
+                tokens = term.strip('"').replace('""', '"').split() or [term]
+                counts = [self._token_count(tok) for tok in tokens]
+                # A phrase that matches nothing stays at 0 (so it is dropped) only when one of
+                # its tokens is absent; otherwise its cost is its most frequent token.
+                out.append(0 if min(counts) == 0 else max(counts))
+            return out, rows
+
+    def _token_count(self, token: str) -> int:
+        df = self._df_cache.get(token)
+        if df is None:
+            quoted = '"' + token.replace('"', '""') + '"'
+            df = int(
+                self.conn.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (quoted,)
+                ).fetchone()[0]
+            )
+            if df >= self.DF_CACHE_MIN:
+                if len(self._df_cache) > 100_000:
+                    self._df_cache.clear()
+                self._df_cache[token] = df
+        return df
+
+    def _row_count(self) -> int:
+        version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+        if version != self._vec_cache_version:
+            self._vec_cache.clear()
+            self._vec_cache_version = version
+            self._rows = -1
+        if self._rows < 0:
+            self._rows = int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        return self._rows
 
     def vec_search(
         self, user_key: str, vector: npt.NDArray[np.float32], limit: int
@@ -374,6 +438,7 @@ class IndexStore:
             version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
             if version != self._vec_cache_version:
                 self._vec_cache.clear()
+                self._rows = -1
                 self._vec_cache_version = version
             cached = self._vec_cache.get(user_key)
             if cached is not None:
@@ -381,6 +446,8 @@ class IndexStore:
             rows = self.conn.execute(
                 "SELECT chunk_id, embedding FROM chunk_vec WHERE user_key = ?", (user_key,)
             ).fetchall()
+            # Sorted by id, so :meth:`vectors` finds candidates with one binary search.
+            rows.sort(key=lambda r: int(r[0]))
             ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
             if rows:
                 matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
@@ -413,12 +480,11 @@ class IndexStore:
         out: dict[int, npt.NDArray[np.float32]] = {}
         if user_key is not None:
             all_ids, matrix = self._user_vectors(user_key)
-            order = np.argsort(all_ids)
             want = np.asarray(list(ids), dtype=np.int64)
-            pos = np.searchsorted(all_ids, want, sorter=order)
+            pos = np.searchsorted(all_ids, want)
             for cid, p in zip(want, pos, strict=True):
-                if p < len(order) and all_ids[order[p]] == cid:
-                    out[int(cid)] = matrix[order[p]]
+                if p < len(all_ids) and all_ids[p] == cid:
+                    out[int(cid)] = matrix[p]
             return out
         with self._lock:
             for i in range(0, len(ids), 500):

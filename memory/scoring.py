@@ -4,8 +4,10 @@ Order (DESIGN.md "Search"): fusion -> recency boost -> importance weight -> leng
 normalisation -> time decay -> hard minimum -> noise filter -> MMR. Every parameter comes from
 :class:`memory.config.RetrievalConfig`; the defaults quoted below are the seed's.
 
-Scale: every fusion method returns a score in [0, 1.15] whose meaning is "how similar", so the
-seed's thresholds (min 0.3 after fusion, hard minimum 0.35 after the stages) keep their sense.
+Scale: the cosine is first calibrated to the embedder (:func:`calibrate`: 0 = as similar as
+unrelated text, 1 = identical), then every fusion method returns a score in [0, 1.15] whose
+meaning is "how similar", so the seed's thresholds (min 0.3 after fusion, hard minimum 0.35
+after the stages) keep their sense.
 """
 
 from __future__ import annotations
@@ -17,6 +19,20 @@ from datetime import datetime
 
 import numpy as np
 import numpy.typing as npt
+
+
+def calibrate(similarity: float, floor: float) -> float:
+    """Rescale an embedder's cosine so unrelated text scores ~0: ``max(0, (cos - f) / (1 - f))``.
+
+    ``f`` is the embedder's similarity floor (:func:`memory.embedders.similarity_floor`): 0.7
+    for multilingual-e5, whose cosines sit in 0.7-1.0 for related and unrelated text alike
+    (its model card), 0.0 for models whose cosines already spread over [0, 1] (then this is
+    ``max(cos, 0)``). Fusion works on the rescaled value, so the thresholds after it (min 0.3,
+    hard minimum 0.35) separate related from unrelated text whatever the model.
+    """
+    if floor >= 1.0:
+        return 0.0
+    return max(0.0, (similarity - floor) / (1.0 - floor))
 
 
 def fuse_vector_bonus(similarity: float, bm25_hit: bool, bonus: float = 0.15) -> float:

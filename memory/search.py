@@ -1,11 +1,14 @@
 """Hybrid search over one user's index: sqlite-vec KNN + FTS5 BM25, fusion, staged scoring.
 
-Pipeline (DESIGN.md "Search", seed 004 §5): both retrievers over-fetch candidates; every
-candidate gets its true cosine similarity to the query (BM25-only candidates included, from
-their stored vectors); fusion ("vector_bonus" = the seed's "vector score +15% on a BM25 hit",
-"weighted" = ``0.7*sim + 0.3*bm25/best_bm25``, or true "rrf"); ``min_score`` drop; recency
-boost, importance weight, length normalisation, time decay; ``hard_min_score`` drop; noise
-filter; MMR; top k. :meth:`HybridSearcher.search_explained` also returns which stage dropped
+Pipeline (DESIGN.md "Search", seed 004 §5): both retrievers over-fetch candidates (BM25 on
+the query's selective keywords only, :func:`memory.text.selective_terms`); every candidate gets
+its true cosine similarity to the query (BM25-only candidates included, from their stored
+vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 - floor))`` (floor
+0.7 for e5, 0 for Ollama's models; :func:`memory.scoring.calibrate`); fusion ("vector_bonus" =
+the seed's "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
+or true "rrf"); ``min_score`` drop; recency boost, importance weight, length normalisation,
+time decay; ``hard_min_score`` drop; noise filter; MMR; top k.
+:meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
 """
 
@@ -20,10 +23,10 @@ import numpy.typing as npt
 
 from memory import scoring
 from memory.config import RetrievalConfig
-from memory.embedders import Embedder
+from memory.embedders import Embedder, similarity_floor
 from memory.index import Chunk, IndexStore
 from memory.noise import noise_reason
-from memory.text import keyword_query
+from memory.text import keyword_terms, selective_terms
 
 SEARCHABLE = ("active", "low_priority")
 
@@ -79,6 +82,7 @@ class HybridSearcher:
         self.store = store
         self.embedder = embedder
         self.config = config
+        self.floor = similarity_floor(embedder)
 
     def search(
         self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
@@ -112,7 +116,7 @@ class HybridSearcher:
         now = now or datetime.now().astimezone()
         depth = max(k * cfg.candidate_multiplier, cfg.min_candidates)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
-        fts_hits = self.store.fts_search(user_key, keyword_query(query), depth)
+        fts_hits = self.store.fts_search(user_key, self._match(query), depth)
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
@@ -208,13 +212,33 @@ class HybridSearcher:
             )
         return out
 
+    def _match(self, query: str) -> str:
+        """The FTS5 MATCH: the query's keywords minus the near-stopwords of this index."""
+        terms = keyword_terms(query)
+        if not terms:
+            return ""
+        cfg = self.config
+        if cfg.fts_max_df_ratio > 0 or 0 < cfg.fts_max_terms < len(terms):
+            counts, rows = self.store.doc_counts(terms)
+            terms = selective_terms(
+                terms,
+                counts,
+                rows,
+                cfg.fts_max_df_ratio,
+                cfg.fts_max_terms,
+                cfg.fts_common_min_rows,
+            )
+        return " OR ".join(terms)
+
     def _fuse(self, c: _Cand) -> float:
         cfg = self.config
         if cfg.fusion == "rrf":
             return scoring.fuse_rrf([c.vec_rank, c.bm25_rank], cfg.rrf_k)
+        sim = scoring.calibrate(c.sim, self.floor)
+        c.stages["similarity"] = sim
         if cfg.fusion == "weighted":
-            return scoring.fuse_weighted(c.sim, c.bm25_norm, cfg.vector_weight, cfg.bm25_weight)
-        return scoring.fuse_vector_bonus(c.sim, c.bm25_rank is not None, cfg.bm25_hit_bonus)
+            return scoring.fuse_weighted(sim, c.bm25_norm, cfg.vector_weight, cfg.bm25_weight)
+        return scoring.fuse_vector_bonus(sim, c.bm25_rank is not None, cfg.bm25_hit_bonus)
 
     @staticmethod
     def _drop(c: _Cand, stage: str, reason: str) -> Dropped:

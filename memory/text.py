@@ -8,6 +8,7 @@ query word becomes a phrase of adjacent characters, so a two-character query (�
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
@@ -74,8 +75,8 @@ _STOPWORDS = frozenset(
 _CJK_STOP = frozenset("的了是我你他她它們们嗎吗呢吧啊呀麼么什在有和與与及就也都很還还這这那哪個个")
 
 
-def keyword_query(text: str, *, max_terms: int = 32) -> str:
-    """FTS5 MATCH for a natural-language query: OR of keywords, stopwords removed.
+def keyword_terms(text: str, *, max_terms: int = 32) -> list[str]:
+    """The quoted FTS5 terms of a natural-language query: keywords, stopwords removed.
 
     English/other words are kept unless they are stopwords (if only stopwords remain, all are
     kept). A CJK run becomes its overlapping character bigrams (each a two-character phrase,
@@ -96,4 +97,40 @@ def keyword_query(text: str, *, max_terms: int = 32) -> str:
             words.append(term.lower())
     content = [w for w in words if w not in _STOPWORDS]
     seen = list(dict.fromkeys(content or words))[:max_terms]
-    return " OR ".join(fts_phrase(t) for t in seen)
+    return [fts_phrase(t) for t in seen]
+
+
+def keyword_query(text: str, *, max_terms: int = 32) -> str:
+    """FTS5 MATCH for a natural-language query: the OR of :func:`keyword_terms`."""
+    return " OR ".join(keyword_terms(text, max_terms=max_terms))
+
+
+def selective_terms(
+    terms: Sequence[str],
+    doc_counts: Sequence[int],
+    rows: int,
+    max_df_ratio: float,
+    limit: int,
+    min_rows: int = 5000,
+) -> list[str]:
+    """Keep the query terms worth a BM25 lookup: the rare ones, at most ``limit``, rarest first.
+
+    A term found in more than ``max_df_ratio`` (0.1) of the ``rows`` indexed rows, and in more
+    than ``min_rows`` (5,000) rows, is dropped: FTS5's BM25 weighs a term by
+    ``idf = log((N - n + 0.5) / (n + 0.5))``, so at n/N = 0.1 it counts ~2.2 against ~7-11 for
+    a rare term, while scoring it means visiting a tenth of the table (the cost of the whole
+    query). Below ``min_rows`` a term is cheap (~2 ms) whatever its share, so an index of a
+    few thousand chunks keeps every term: there a common word can still point at the right
+    speaker or day. If every term is dropped, the rarest one is kept so BM25 still
+    speaks. Terms found nowhere are dropped (they cannot match). ``max_df_ratio`` <= 0 turns
+    the df rule off; ``limit`` <= 0 keeps any number of terms. The kept terms stay in query
+    order.
+    """
+    ranked = sorted((df, i) for i, df in enumerate(doc_counts) if df > 0 and i < len(terms))
+    kept = ranked
+    if max_df_ratio > 0:
+        cheap = [(df, i) for df, i in ranked if df <= max_df_ratio * rows or df <= min_rows]
+        kept = cheap or ranked[:1]
+    if limit > 0:
+        kept = kept[:limit]
+    return [terms[i] for _, i in sorted(kept, key=lambda x: x[1])]

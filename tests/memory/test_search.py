@@ -87,7 +87,7 @@ def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
             ("user", "hello", "a1"),
             ("user", "I adopted a puppy named Biscuit last week", "a2"),
             ("user", "Biscuit loves chasing tennis balls in the park", "a3"),
-            ("bot", "I don't have any information about that.", "a4"),
+            ("bot", "I don't have any information about Biscuit the puppy.", "a4"),
         ],
     )
     searcher = services.memory.searcher
@@ -96,7 +96,18 @@ def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
     assert [h.chunk.id for h in res.hits] == [h.chunk.id for h in plain]
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
     for hit in res.hits:
-        assert list(hit.stages)[:5] == ["fusion", "recency", "importance", "length", "decay"]
+        assert list(hit.stages)[:6] == [
+            "similarity",
+            "fusion",
+            "recency",
+            "importance",
+            "length",
+            "decay",
+        ]
+        # The calibrated cosine (e5's floor 0.7) is what fusion weighs.
+        assert hit.stages["similarity"] == pytest.approx(
+            max(0.0, (hit.vector_similarity - 0.7) / 0.3), abs=1e-6
+        )
         assert hit.score == pytest.approx(hit.stages["decay"])
     dropped = {d.chunk.refs[0]: d for d in res.dropped}
     assert dropped["a1"].stage == "noise" and dropped["a1"].reason == "greeting"
