@@ -217,3 +217,42 @@ def test_a_corrupt_index_is_set_aside_and_rebuilt(
         again.close()
     kept = list(index.parent.glob(index.name + ".corrupt-*"))
     assert kept and kept[0].read_bytes().startswith(b"this is not a database")
+
+
+def test_selective_terms_drops_common_terms_and_keeps_the_rarest() -> None:
+    from memory.text import selective_terms
+
+    terms = ['"a"', '"b"', '"c"', '"d"']
+    # 100,000 rows: "a" (30,000) and "c" (12,000) are common and costly; "d" matches nothing.
+    assert selective_terms(terms, [30_000, 40, 12_000, 0], 100_000, 0.1, 12, 5000) == ['"b"']
+    # Below min_rows a term is kept whatever its share (small index).
+    assert selective_terms(terms, [300, 40, 120, 0], 1000, 0.1, 12, 5000) == terms[:3]
+    # Every term common: the rarest one stays, so BM25 still has a say.
+    assert selective_terms(terms[:2], [30_000, 20_000], 100_000, 0.1, 12, 5000) == ['"b"']
+    # The cap keeps the rarest terms, in query order.
+    assert selective_terms(terms, [5, 1, 3, 2], 100, 0.1, 2, 5000) == ['"b"', '"d"']
+    # Rule off: everything that can match.
+    assert selective_terms(terms, [30_000, 40, 12_000, 0], 100_000, 0.0, 0) == terms[:3]
+
+
+def test_doc_counts_count_phrases_by_their_commonest_token(filled: Services) -> None:
+    from memory.text import keyword_terms
+
+    store = filled.store
+    terms = keyword_terms("咖啡 zzzabsent")
+    counts, rows = store.doc_counts(terms)
+    assert rows == store.count()
+    coffee = store.fts_search(USER, '"咖 啡"', 50)
+    # A phrase costs at least as much as the rows it matches; an absent word costs nothing.
+    assert counts[0] >= len(coffee) >= 1
+    assert counts[1] == 0
+
+
+def test_doc_counts_see_a_word_written_after_they_were_taken(services: Services) -> None:
+    services.memory.remember("tg_1", "I like green tea with lemon")
+    before, _ = services.store.doc_counts(['"xylophone"'])
+    services.memory.remember("tg_1", "My daughter plays the xylophone")
+    after, _ = services.store.doc_counts(['"xylophone"'])
+    assert before == [0] and after == [1]
+    hits = services.memory.search("tg_1", "xylophone", 3)
+    assert hits and "xylophone" in hits[0].chunk.text

@@ -117,3 +117,16 @@ def test_mmr_below_threshold_keeps_all() -> None:
     res = scoring.mmr_demote([0.5, 0.6], [a, b], 0.85)
     assert res.kept == [1, 0]
     assert res.demoted == {}
+
+
+def test_calibrate_rescales_above_the_embedder_floor() -> None:
+    # e5 (floor 0.7): (0.85 - 0.7) / 0.3 = 0.5; at or below the floor -> 0; identical -> 1.
+    assert scoring.calibrate(0.85, 0.7) == pytest.approx(0.5)
+    assert scoring.calibrate(0.7, 0.7) == 0.0
+    assert scoring.calibrate(0.62, 0.7) == 0.0
+    assert scoring.calibrate(1.0, 0.7) == pytest.approx(1.0)
+    # An uncalibrated model (floor 0): the cosine itself, never negative.
+    assert scoring.calibrate(0.42, 0.0) == pytest.approx(0.42)
+    assert scoring.calibrate(-0.3, 0.0) == 0.0
+    # Weighted fusion on the calibrated value: 0.7 * 0.5 + 0.3 * 0.4 = 0.47.
+    assert scoring.fuse_weighted(scoring.calibrate(0.85, 0.7), 0.4) == pytest.approx(0.47)

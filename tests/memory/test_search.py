@@ -179,3 +179,67 @@ def test_vector_cache_sees_writes_of_another_connection(services: Services) -> N
         assert len(store.vec_search("tg_6", qvec, 10)) == 2
     finally:
         other.close()
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What do I usually drink in the morning?", "I drink a cup of coffee every morning"),
+        ("我早上都喝什麼", "我每天早上都喝一杯咖啡"),
+        ("Where did I go hiking?", "We went hiking in the mountains last weekend"),
+        ("週末去哪裡爬山", "週末和朋友去陽明山爬山"),
+    ],
+)
+def test_related_query_is_kept(services: Services, query: str, expected: str) -> None:
+    _remember(services, "tg_7", *COFFEE_AND_HIKING)
+    hits = services.memory.search("tg_7", query, 5, now=NOW)
+    assert expected in [h.chunk.text for h in hits]
+    assert all(h.score >= services.memory.searcher.config.hard_min_score for h in hits)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "How is capital gains tax calculated under the new tax law?",
+        "報稅的法律規定是什麼",
+        "Can my landlord deduct property tax from the deposit?",
+    ],
+)
+def test_unrelated_query_is_dropped_by_the_thresholds(services: Services, query: str) -> None:
+    # The real e5 embedder scores unrelated text at cosine ~0.75-0.82: only its calibration
+    # (floor 0.7) puts that near 0, so the seed's thresholds can drop it.
+    _remember(services, "tg_7", *COFFEE_AND_HIKING)
+    res = services.memory.searcher.search_explained("tg_7", query, 5, now=NOW)
+    assert res.hits == []
+    assert len(res.dropped) == len(COFFEE_AND_HIKING)
+    assert {d.stage for d in res.dropped} <= {"min_score", "hard_min"}
+    for d in res.dropped:
+        assert d.stages["similarity"] < 0.4
+
+
+COFFEE_AND_HIKING = (
+    "I drink a cup of coffee every morning",
+    "我每天早上都喝一杯咖啡",
+    "We went hiking in the mountains last weekend",
+    "週末和朋友去陽明山爬山",
+)
+
+
+def test_an_uncalibrated_embedder_keeps_raw_cosines(services: Services) -> None:
+    from memory.embedders import similarity_floor
+    from memory.search import HybridSearcher
+
+    class Plain:
+        """The E5 vectors without the calibration attribute (like Ollama's embedder)."""
+
+        name = services.embedder.name
+        dim = services.embedder.dim
+        embed_query = services.embedder.embed_query
+        embed_passages = services.embedder.embed_passages
+
+    assert similarity_floor(services.embedder) == pytest.approx(0.7)
+    assert similarity_floor(Plain()) == 0.0
+    _remember(services, "tg_8", "I drink a cup of coffee every morning")
+    searcher = HybridSearcher(services.store, Plain(), services.memory.searcher.config)
+    hit = searcher.search("tg_8", "coffee", 1, now=NOW)[0]
+    assert hit.stages["similarity"] == pytest.approx(hit.vector_similarity, abs=1e-6)
