@@ -105,6 +105,7 @@ def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
             "decay",
         ]
         # The calibrated cosine (e5's floor 0.7) is what fusion weighs.
+        assert hit.vector_similarity is not None
         assert hit.stages["similarity"] == pytest.approx(
             max(0.0, (hit.vector_similarity - 0.7) / 0.3), abs=1e-6
         )
