@@ -22,7 +22,11 @@ Vector = npt.NDArray[np.float32]
 
 
 class Embedder(Protocol):
-    """Turns text into L2-normalised float32 vectors."""
+    """Turns text into L2-normalised float32 vectors.
+
+    An embedder may also expose ``similarity_floor`` (the cosine of unrelated text), which
+    search uses to calibrate its cosines; read it with :func:`similarity_floor` (default 0.0).
+    """
 
     @property
     def name(self) -> str:
