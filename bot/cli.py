@@ -222,10 +222,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"pcai: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    level = settings.log_level.upper()
+    chatting = args.command == "chat" or (
+        args.command == "run" and not settings.telegram_bot_token
     )
+    if chatting and level != "DEBUG":
+        # A person is typing at this terminal: only problems are logged between the lines.
+        level = "WARNING"
+    logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
     if args.command == "config":
         return cmd_config(settings, args)
     if args.command == "doctor":
