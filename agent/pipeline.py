@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
@@ -117,6 +118,19 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     _last: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
+
+    async def new_session(self, user_key: str, now: datetime | None = None) -> str:
+        """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
+        now = now or datetime.now(UTC)
+        async with self.sessions.locked(user_key) as session:
+            result = await self.compactor.summarise_all(session, user_key, now)
+        self._last.pop(user_key, None)
+        if result is None:
+            return "已開始新的對話。 Started a fresh conversation."
+        return (
+            f"已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {result.heading}。 "
+            "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
+        )
 
     def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""

@@ -149,6 +149,25 @@ class Compactor:
     ) -> CompactionResult | None:
         """Summarise the older history, write it down, and trim the session (in place)."""
         older, kept = self._split(session, extra_tokens)
+        return await self._summarise(session, user_key, now, older, kept)
+
+    async def summarise_all(
+        self, session: Session, user_key: str, now: datetime
+    ) -> CompactionResult | None:
+        """``/new``: summarise the whole conversation, write it down, and empty the session."""
+        older = [m for m in session.messages if m.kind != KIND_COMPACTION]
+        result = await self._summarise(session, user_key, now, older, [])
+        session.messages = []
+        return result
+
+    async def _summarise(
+        self,
+        session: Session,
+        user_key: str,
+        now: datetime,
+        older: list[Message],
+        kept: list[Message],
+    ) -> CompactionResult | None:
         if not older:
             return None
         notes = [m for m in session.messages if m.kind == KIND_COMPACTION]

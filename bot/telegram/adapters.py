@@ -105,8 +105,8 @@ class GovernanceKeeper:
         return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
 
     async def new_session(self, user_key: str) -> str:
-        """Sessions are not wired into the services yet."""
-        raise BackendError("Starting a new session is not available in this build yet.")
+        """Sessions belong to the agent; without one there is no conversation to restart."""
+        raise BackendError("Starting a new conversation needs the chat agent. 需要聊天代理。")
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

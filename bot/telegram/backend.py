@@ -158,7 +158,10 @@ class ServicesBackend:
         return self._keeper().archaeology(user_key, topic)
 
     async def new_session(self, user_key: str) -> str:
-        """Through the session keeper."""
+        """Through the agent, which owns the sessions (the keeper when there is no agent)."""
+        start = getattr(self.responder, "new_session", None)
+        if start is not None:
+            return str(await start(user_key))
         return await self._keeper().new_session(user_key)
 
     def export_markdown(self, user_key: str) -> str:

@@ -95,7 +95,11 @@ def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
 
     # 3. A fresh session later still gets the memory in its prompt.
     alice.send("/new")
-    alice.drain()
+    alice.wait_text("fresh conversation", timeout=30)
+    full = data / "users" / f"telegram_{ALICE}" / "MEMORY_FULL.md"
+    assert "## 對話摘要" in full.read_text(encoding="utf-8")
+    session = json.loads((data / "history" / f"telegram_{ALICE}.json").read_text("utf-8"))
+    assert session["messages"] == []
     before = len(ollama.chat_requests)
     alice.send("我最喜歡喝什麼茶？")
     alice.wait_text("好的", timeout=30)
