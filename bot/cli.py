@@ -125,14 +125,19 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     """Chat in the terminal."""
     from bot.chat import TerminalChat
-    from bot.jobs import scheduled
+    from bot.jobs import JobRunner, scheduled
     from bot.telegram.backend import backend_for
 
     if services.agent is None:
         build_agent(services)
     user = args.user or _latest_cli_user(services) or _default_user()
     backend = backend_for(services, check_llm=True)
-    TerminalChat(backend, f"cli_{user}", jobs=lambda notify: scheduled(services, notify)).run()
+    runner = JobRunner(services, tz=services.tz)
+    backend.job_status = runner.summary
+    chat = TerminalChat(
+        backend, f"cli_{user}", jobs=lambda notify: scheduled(services, notify, runner)
+    )
+    chat.run()
     return 0
 
 
@@ -155,7 +160,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
             return cmd_chat(services, argparse.Namespace(user=None))
         finally:
             services.close()
-    from bot.jobs import ptb_job_setup
+    from bot.jobs import JobRunner, ptb_job_setup
     from bot.telegram.application import build_application, run_polling
     from bot.telegram.backend import backend_for
 
@@ -164,8 +169,11 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     services = _open(settings)
     try:
         build_agent(services)
-        jobs = ptb_job_setup(services)  # idle summaries, indexing, expiry, lifecycle
-        run_polling(build_application(settings, backend_for(services), jobs=jobs))
+        runner = JobRunner(services, tz=services.tz)
+        jobs = ptb_job_setup(services, runner)  # idle summaries, indexing, expiry, lifecycle
+        backend = backend_for(services)
+        backend.job_status = runner.summary
+        run_polling(build_application(settings, backend, jobs=jobs))
     finally:
         services.close()
     return 0

@@ -279,13 +279,13 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
 
 @asynccontextmanager
 async def scheduled(
-    services: Services, notifier: Notifier | None = None
+    services: Services, notifier: Notifier | None = None, runner: JobRunner | None = None
 ) -> AsyncIterator[JobRunner]:
     """Run every job on an ``AsyncIOScheduler`` for the duration of the block (terminal chat).
 
     On the way out the scheduler stops and a job still running is given time to finish.
     """
-    runner = JobRunner(services, tz=services.tz)
+    runner = runner or JobRunner(services, tz=services.tz)
     scheduler = start_scheduler(runner, default_jobs(notifier))
     try:
         yield runner

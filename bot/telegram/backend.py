@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import urllib.request
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -82,6 +82,8 @@ class ServicesBackend:
     confirmations: Confirmations | None = None
     keeper: Keeper | None = None
     llm_up: bool = True
+    # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
+    job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -181,6 +183,7 @@ class ServicesBackend:
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
             ("index size", size),
+            *(self.job_status() if self.job_status is not None else ()),
         ]
 
     def chat_available(self) -> bool:
