@@ -14,6 +14,7 @@ from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
+from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig, TopicIndexConfig
 from history.dailylog import DailyLog
@@ -113,4 +114,5 @@ def assemble_agent(
         access=access,
         counter=counter,
         history=history,
+        why_log=WhyLog(state),
     )

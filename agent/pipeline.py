@@ -13,7 +13,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agent.handlers import TurnTools, proposal_view
@@ -23,6 +23,7 @@ from agent.prompt import build_messages, detect_language, memory_block, system_p
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
+from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
@@ -115,16 +116,16 @@ class Agent:
     access: AccessCounter
     counter: TokenCounter
     history: HistoryConfig
+    why_log: WhyLog
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
-    _last: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
         now = now or datetime.now(UTC)
         async with self.sessions.locked(user_key) as session:
             result = await self.compactor.summarise_all(session, user_key, now)
-        self._last.pop(user_key, None)
+        self.why_log.clear(user_key)
         if result is None:
             return "已開始新的對話。 Started a fresh conversation."
         return (
@@ -134,7 +135,7 @@ class Agent:
 
     def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
-        return self._last.get(user_key, ())
+        return self.why_log.last(user_key)
 
     async def respond(self, message: IncomingMessage) -> Reply:
         """Answer one message (steps 1-11)."""
@@ -206,7 +207,7 @@ class Agent:
             except LLMError as exc:
                 log.warning("%s: LLM failed: %s", key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
-                self._last[key] = ()  # no answer came from that prompt
+                self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(say(which, lang), proposals=proposals, error=True)
         text = resp.content.strip() or say("tools_exhausted", lang)
@@ -308,7 +309,7 @@ class Agent:
         injected: Sequence[InjectedMemory],
     ) -> None:
         """Step 11: access counts of the injected memories and seed 000's section window."""
-        self._last[key] = tuple(injected)
+        self.why_log.record(key, injected, message.time)
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
         ]
