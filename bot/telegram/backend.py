@@ -24,10 +24,8 @@ from bot.telegram.ports import (
     MemoryLine,
     Outcome,
 )
+from memory.confirm import parse_reply
 from memory.service import MemoryService
-
-CONFIRM_WORDS = ("確認", "确认", "好", "好的", "對", "是", "yes", "y", "ok", "okay", "confirm")
-REJECT_WORDS = ("取消", "不要", "不用", "否", "no", "n", "cancel", "discard", "nope")
 
 
 class Responder(Protocol):
@@ -63,13 +61,11 @@ class Keeper(Protocol):
 
 
 def classify_words(text: str) -> Decision | None:
-    """A confirm word (確認, 好, yes) or a reject word (取消, no); case and "!。" ignored."""
-    word = text.strip().strip("!！。.~ ").lower()
-    if word in CONFIRM_WORDS:
-        return "confirm"
-    if word in REJECT_WORDS:
-        return "reject"
-    return None
+    """A confirm word (確認, 好, yes) or a reject word (取消, no): the write path's own reading."""
+    intent = parse_reply(text)
+    if intent is None:
+        return None
+    return "reject" if intent.action == "reject" else "confirm"
 
 
 @dataclass(slots=True)
