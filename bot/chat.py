@@ -63,8 +63,7 @@ class TerminalChat:
             return True
         decision = self.backend.classify(line)
         if decision is not None and len(self.backend.pending(self.user_key)) == 1:
-            cmd = "confirm" if decision == "confirm" else "discard"
-            self.show(await self.desk.command(self.user_key, cmd, "", lang), lang)
+            self.show(await self.desk.answer_pending(self.user_key, decision, lang), lang)
             return True
         self._counter += 1
         msg = IncomingMessage(

@@ -44,9 +44,10 @@ class ConfirmAdapter:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
         now = _now()
         try:
-            if decision == "confirm":
+            if decision != "reject":
                 proposal = self.service.store.live(user_key, proposal_id, now)
-                entry = self.service.confirm(user_key, proposal_id, now=now)
+                replace = True if decision == "replace" else None  # None: add beside it
+                entry = self.service.confirm(user_key, proposal_id, replace=replace, now=now)
                 return Outcome("confirmed", proposal.text, entry.id)
             rejected = self.service.reject(user_key, proposal_id, now=now)
             return Outcome("rejected", rejected.text)

@@ -61,11 +61,13 @@ class Keeper(Protocol):
 
 
 def classify_words(text: str) -> Decision | None:
-    """A confirm word (確認, 好, yes) or a reject word (取消, no): the write path's own reading."""
+    """A confirm (確認, yes), replace (取代) or reject (取消, no) word, read by the write path."""
     intent = parse_reply(text)
     if intent is None:
         return None
-    return "reject" if intent.action == "reject" else "confirm"
+    if intent.action == "reject":
+        return "reject"
+    return "replace" if intent.replace else "confirm"
 
 
 @dataclass(slots=True)

@@ -93,6 +93,10 @@ class Desk:
         """Discard a proposal by id, or the only one waiting."""
         return await self._decide(user_key, arg, "reject", lang)
 
+    async def answer_pending(self, user_key: str, decision: Decision, lang: str) -> Answer:
+        """Answer the only waiting proposal (a bare 確認 / 取代 / 取消 typed in the chat)."""
+        return await self._decide(user_key, "", decision, lang)
+
     async def _decide(self, user_key: str, arg: str, decision: Decision, lang: str) -> Answer:
         target = arg.split()[0] if arg else ""
         if not target:

@@ -13,7 +13,8 @@ from typing import Literal, Protocol
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
-Decision = Literal["confirm", "reject"]
+# "replace": confirm, and let the new memory supersede the one it conflicts with.
+Decision = Literal["confirm", "replace", "reject"]
 
 
 class BackendError(Exception):
