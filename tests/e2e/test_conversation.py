@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.harness import BotProcess, Emulator, User
@@ -68,16 +71,31 @@ def wait_until(cond: Callable[[], bool], timeout: float = 15) -> None:
     raise AssertionError("condition not met in time")
 
 
-def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
+@dataclass
+class Scene:
+    """The bot running against the scripted model, Alice, and the bot's data folder."""
+
+    bot: BotProcess
+    alice: User
+    data: Path
+
+
+@pytest.fixture
+def scene(
     emulator: Emulator,
     ollama: FakeOllama,
     start_bot: Callable[[], BotProcess],
     tmp_path: Path,
-) -> None:
+) -> Scene:
+    """Start the bot with the scripted model; Alice is ready to talk."""
     ollama.chat_handler = scripted_model
-    data = tmp_path / "botmemory"
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+    return Scene(start_bot(), User(emulator, ALICE, "Alice"), tmp_path / "botmemory")
+
+
+def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
+    emulator: Emulator, ollama: FakeOllama, scene: Scene
+) -> None:
+    bot, alice, data = scene.bot, scene.alice, scene.data
 
     # 1. The model proposes a memory; Alice confirms it with the button.
     alice.send(f"記住：{TEA}")
@@ -121,14 +139,10 @@ def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
     assert bot.terminate() == 0
 
 
-def test_a_long_reply_arrives_in_pieces(
-    emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
-) -> None:
-    ollama.chat_handler = scripted_model
+def test_a_long_reply_arrives_in_pieces(scene: Scene) -> None:
     expected = scripted_model({"messages": [{"role": "user", "content": "長文"}]})
     assert len(expected) > 10_000
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+    bot, alice = scene.bot, scene.alice
     alice.send("請寫一篇長文給我")
     alice.wait_text("第 19 段", timeout=30)
     pieces = [m["text"] for m in alice.inbox if "段。" in (m.get("text") or "")]
@@ -138,16 +152,8 @@ def test_a_long_reply_arrives_in_pieces(
     assert bot.terminate() == 0
 
 
-def test_sigterm_during_a_conversation_loses_nothing(
-    emulator: Emulator,
-    ollama: FakeOllama,
-    start_bot: Callable[[], BotProcess],
-    tmp_path: Path,
-) -> None:
-    ollama.chat_handler = scripted_model
-    data = tmp_path / "botmemory"
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+def test_sigterm_during_a_conversation_loses_nothing(ollama: FakeOllama, scene: Scene) -> None:
+    bot, alice, data = scene.bot, scene.alice, scene.data
     alice.send("今天先聊到這裡，明天繼續討論旅行計畫")
     alice.wait_text("好的", timeout=30)
 
