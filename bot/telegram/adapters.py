@@ -83,7 +83,7 @@ class ConfirmAdapter:
 
 
 class GovernanceKeeper:
-    """Forget and archaeology over :class:`Governance`; sessions when one is given."""
+    """Forget and archaeology over :class:`Governance`."""
 
     def __init__(self, governance: Governance) -> None:
         self.governance = governance
@@ -104,10 +104,6 @@ class GovernanceKeeper:
         if not chain:
             return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
         return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
-
-    async def new_session(self, user_key: str) -> str:
-        """Sessions belong to the agent; without one there is no conversation to restart."""
-        raise BackendError("Starting a new conversation needs the chat agent. 需要聊天代理。")
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

@@ -39,9 +39,13 @@ class Responder(Protocol):
         """The memories injected into the user's last prompt."""
         ...
 
+    async def new_session(self, user_key: str) -> str:
+        """Summarise the conversation and start a fresh one (the agent owns sessions)."""
+        ...
+
 
 class Keeper(Protocol):
-    """Governance and sessions: forgetting, archaeology, fresh sessions, flushing."""
+    """Governance: forgetting, archaeology, flushing."""
 
     def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory."""
@@ -49,10 +53,6 @@ class Keeper(Protocol):
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """A topic's history."""
-        ...
-
-    async def new_session(self, user_key: str) -> str:
-        """Summarise and close the session."""
         ...
 
     async def flush(self) -> None:
@@ -158,11 +158,10 @@ class ServicesBackend:
         return self._keeper().archaeology(user_key, topic)
 
     async def new_session(self, user_key: str) -> str:
-        """Through the agent, which owns the sessions (the keeper when there is no agent)."""
-        start = getattr(self.responder, "new_session", None)
-        if start is not None:
-            return str(await start(user_key))
-        return await self._keeper().new_session(user_key)
+        """Through the agent, which owns the sessions."""
+        if self.responder is None:
+            raise BackendError("Starting a new conversation needs the chat agent. 需要聊天代理。")
+        return await self.responder.new_session(user_key)
 
     def export_markdown(self, user_key: str) -> str:
         """The user's MEMORY.md as PCAI writes it."""
