@@ -1,8 +1,9 @@
 """The memory tools bound to one user and one turn (what ``agent.tools`` dispatches to).
 
-``memory_save`` only ever creates a pending proposal (seed 004 §3.1); ``memory_confirm``
-refuses a proposal made in the same turn, so the model cannot propose and confirm on its own
-without the user seeing the proposal first; in a group no memory tool is offered at all.
+``memory_save`` only ever creates a pending proposal (seed 004 §3.1). No tool confirms,
+replaces or rejects: answering a proposal takes a proof of the user's own act that only the
+bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
+tool is offered at all.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from agent.tools import ToolBox
 from agent.types import ProposalView
 from memory.confirm import ConfirmationService, ProposalRefusedError
 from memory.governance import Governance
-from memory.pending import Proposal, ProposalError
+from memory.pending import Proposal
 from memory.service import MemoryService
 from memory.tokens import TokenCounter
 
@@ -49,15 +50,13 @@ class TurnTools:
     governance: Governance
     counter: TokenCounter
     proposals: list[Proposal] = field(default_factory=list)
-    confirmed: list[str] = field(default_factory=list)
 
     def toolbox(self) -> ToolBox:
-        """The four memory tools bound to this turn."""
+        """The memory tools bound to this turn: propose, search, read history."""
         return ToolBox(
             {
                 "memory_save": self.save,
                 "memory_search": self.search,
-                "memory_confirm": self.confirm_one,
                 "memory_archaeology": self.archaeology,
             }
         )
@@ -108,20 +107,6 @@ class TurnTools:
                 for h in hits
             ]
         }
-
-    async def confirm_one(self, args: dict[str, Any]) -> Mapping[str, Any]:
-        """memory_confirm: only a proposal the user has already been shown."""
-        pid = str(args["proposal_id"]).strip()
-        if any(p.id == pid for p in self.proposals):
-            return {
-                "error": "the user has not seen this proposal yet; ask them to confirm it first"
-            }
-        try:
-            entry = await asyncio.to_thread(self.confirm.confirm, self.user_key, pid, now=self.now)
-        except (ProposalError, ValueError) as exc:
-            return {"error": str(exc)}
-        self.confirmed.append(entry.id)
-        return {"status": "saved", "memory_id": entry.id}
 
     async def archaeology(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_archaeology: a memory's supersedes chain and history lines."""

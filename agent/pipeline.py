@@ -32,9 +32,8 @@ from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
-from memory.confirm import ConfirmationService, ProposalRefusedError, parse_reply
+from memory.confirm import ConfirmationService
 from memory.governance import Governance
-from memory.pending import ProposalError
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -64,12 +63,6 @@ TEXTS = {
     "tools_exhausted": (
         "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
         "Sorry, I could not put an answer together this time; please ask again differently.",
-    ),
-    "confirmed": ("已記住：{text}", "Saved: {text}"),
-    "rejected": ("好的，不記這條：{text}", "OK, not saving: {text}"),
-    "edited": (
-        "已更新待確認的記憶，請再確認一次。",
-        "Updated the pending memory; please confirm it.",
     ),
 }
 
@@ -166,8 +159,7 @@ class Agent:
         self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
     ) -> Reply:
         key = message.user_key
-        with clock.step("2 confirm flow"):
-            handled = None if message.in_group else await self._confirm_flow(message, lang)
+        # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
         with clock.step("3 append"):
             session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
             await asyncio.to_thread(
@@ -177,9 +169,6 @@ class Agent:
                 message.time,
                 message.message_id,
             )
-        if handled is not None:
-            session.append(ROLE_ASSISTANT, handled.text, message.time)
-            return handled
         system = system_prompt(message.time, lang)
         with clock.step("4 compaction"):
             await self._compact(session, key, message, system)
@@ -224,46 +213,6 @@ class Agent:
         )
 
     # -- steps -----------------------------------------------------------------------------
-    async def _confirm_flow(self, message: IncomingMessage, lang: str) -> Reply | None:
-        """Step 2: a confirm/reject word, or a reply to a proposal, answered without the LLM."""
-        intent = parse_reply(message.text)
-        key, now = message.user_key, message.time
-        shown = None
-        if message.reply_to_id:
-            shown = await asyncio.to_thread(
-                self.confirm.store.by_message, key, message.reply_to_id
-            )
-        if intent is None and shown is None:
-            return None
-        try:
-            if intent is None and shown is not None:  # any other reply to a proposal edits it
-                edited = await asyncio.to_thread(
-                    self.confirm.edit, key, shown.id, message.text, now=now
-                )
-                return Reply(say("edited", lang), proposals=(proposal_view(edited),))
-            if not shown and not await asyncio.to_thread(self.confirm.pending, key, now):
-                return None  # "ok" with nothing waiting is an ordinary message
-            ref = shown.id if shown else ""
-            assert intent is not None
-            if intent.action == "confirm":
-                entry = await asyncio.to_thread(
-                    self.confirm.confirm,
-                    key,
-                    ref,
-                    replace=intent.replace,
-                    now=now,
-                    reply_to=message.reply_to_id,
-                )
-                return Reply(say("confirmed", lang, text=entry.text))
-            rejected = await asyncio.to_thread(
-                self.confirm.reject, key, ref, now=now, reply_to=message.reply_to_id
-            )
-            return Reply(say("rejected", lang, text=rejected.text))
-        except ProposalRefusedError as exc:
-            return Reply(exc.reason_zh if lang == "zh" else exc.reason_en, error=True)
-        except ProposalError as exc:
-            return Reply(str(exc), error=True)
-
     async def _compact(
         self, session: Session, key: str, message: IncomingMessage, system: str
     ) -> None:

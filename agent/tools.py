@@ -1,10 +1,12 @@
 """The tools the model may call, and the bounded tool loop.
 
-The four tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a
-direct write), ``memory_search``, ``memory_confirm`` and ``memory_archaeology``. The pipeline
-binds each name to a handler for the current user; this module owns the JSON schemas, the
-argument checks and the loop. An unknown tool, malformed arguments or a failing handler is
-answered to the model as ``{"error": ...}`` so it can recover; nothing here raises for them.
+The tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a direct
+write), ``memory_search`` and ``memory_archaeology``. Seed 004's ``memory_confirm`` is not a
+tool: confirming is the user's act (a button, a reply, /confirm), so a model that calls it is
+told so. The pipeline binds each name to a handler for the current user; this module owns the
+JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
+failing handler is answered to the model as ``{"error": ...}`` so it can recover; nothing here
+raises for them.
 """
 
 from __future__ import annotations
@@ -56,12 +58,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ["query"],
     ),
-    "memory_confirm": _fn(
-        "memory_confirm",
-        "Confirm a pending memory proposal, only after the user said yes to it.",
-        {"proposal_id": {"type": "string", "description": "The pending proposal's id."}},
-        ["proposal_id"],
-    ),
     "memory_archaeology": _fn(
         "memory_archaeology",
         "Show how a memory changed over time: its supersedes chain and history.",
@@ -70,6 +66,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "topic": {"type": "string", "description": "Or a canonical topic."},
         },
         [],
+    ),
+}
+
+# Names a model may still call (seed 004 lists them) that are not its to call.
+NOT_TOOLS: dict[str, str] = {
+    "memory_confirm": (
+        "Only the user can confirm, replace or discard a memory (the ✅ button under the "
+        "proposal, a reply to it, or /confirm). Tell them it awaits their confirmation; "
+        "nothing was saved."
     ),
 }
 
@@ -145,9 +150,11 @@ class ToolBox:
         """Run one tool call; every failure becomes ``{"error": ...}`` for the model."""
         handler = self.handlers.get(call.name)
         schema = SCHEMAS.get(call.name)
-        if handler is None or schema is None:
+        if call.name in NOT_TOOLS:
+            result: Mapping[str, Any] = {"error": NOT_TOOLS[call.name]}
+        elif handler is None or schema is None:
             known = ", ".join(self.handlers) or "none"
-            result: Mapping[str, Any] = {"error": f"unknown tool {call.name!r}; tools: {known}"}
+            result = {"error": f"unknown tool {call.name!r}; tools: {known}"}
         else:
             try:
                 result = await handler(check_arguments(schema, call.arguments))

@@ -83,19 +83,20 @@ def make_tasks(users: list[str], per_user: int, reject_every: int, edit_every: i
 
 def run_task(services: Services, task: Task, index_each: bool) -> Outcome:
     """Propose, then confirm / edit+confirm / reject, timing both halves."""
-    svc = services.confirm
+    svc, acts = services.confirm, services.user_acts  # the operator answers for the users
     t0 = time.perf_counter()
     p = svc.propose(task.user, task.text, "soak", now=T0)
     t1 = time.perf_counter()
     text = ""
     if task.action == "reject":
-        svc.reject(task.user, p.id, now=T0)
+        svc.reject(acts.act(task.user, p.id, "reject", via="operator"), now=T0)
     else:
         text = task.text
         if task.action == "edit":
             text = task.text + "（已修改 edited）"
-            svc.edit(task.user, p.id, text, now=T0)
-        svc.confirm(task.user, p.id, now=T0 + timedelta(minutes=1), index=index_each)
+            svc.edit(acts.act(task.user, p.id, "edit", via="operator", text=text), now=T0)
+        act = acts.act(task.user, p.id, "confirm", via="operator")
+        svc.confirm(act, now=T0 + timedelta(minutes=1), index=index_each)
     t2 = time.perf_counter()
     return Outcome(task, text, (t1 - t0) * 1000, (t2 - t1) * 1000)
 

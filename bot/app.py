@@ -13,6 +13,7 @@ from history.sessions import SessionStore
 from history.summarize import SummaryService
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService
+from memory.consent import UserActMint
 from memory.embedders import E5Embedder, Embedder
 from memory.governance import Governance
 from memory.index import IndexStore
@@ -56,13 +57,16 @@ class Services:
     pending: PendingStore
     access: AccessCounter
     governance: Governance
-    confirm: ConfirmationService
+    confirm: ConfirmationService  # proposes for anyone; answers only with a user act
     lifecycle: Lifecycle
     sessions: SessionStore  # the one store (and per-session locks) of the process
     daily_log: DailyLog
     summaries: SummaryService  # extractive until the agent sets an LLM as primary
     idle: IdleSummaries
     tz: tzinfo | None  # the users' time zone; None = the machine's local zone
+    # Seals the user's answers to proposals: for the bot layer (Telegram, terminal, operator
+    # CLI) only. The agent is built from single services and never receives it.
+    user_acts: UserActMint
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
 
     def close(self) -> None:
@@ -103,6 +107,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     governance = Governance(
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
+    user_acts = UserActMint()  # a fresh secret each process: acts never outlive it
     return Services(
         settings,
         counter,
@@ -113,7 +118,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         pending=pending,
         access=access,
         governance=governance,
-        confirm=ConfirmationService(memory, pending, governance),
+        confirm=ConfirmationService(memory, pending, governance, user_acts.check),
         lifecycle=Lifecycle(memory, access, settings.lifecycle),
         sessions=sessions,
         daily_log=DailyLog(settings.data_dir, tz),
@@ -127,6 +132,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             on_written=indexer.sync_file,
         ),
         tz=tz,
+        user_acts=user_acts,
     )
 
 

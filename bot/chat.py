@@ -1,7 +1,9 @@
 """The terminal chat: the same agent and the same commands as Telegram, for a terminal.
 
 Commands go through the shared :class:`~bot.telegram.desk.Desk`; without a reachable
-Ollama every memory command still works and chat says plainly what to start.
+Ollama every memory command still works and chat says plainly what to start. A proposal is
+answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
+while it is the only one waiting (the same rule as Telegram).
 """
 
 from __future__ import annotations
@@ -41,9 +43,11 @@ class TerminalChat:
         self.user_key = user_key
         self.out = out
         self._counter = 0
+        self._shown_last: str | None = None  # the proposal the last printed line showed
 
     def say(self, text: str) -> None:
         """Print one reply."""
+        self._shown_last = None
         print(text, file=self.out or sys.stdout, flush=True)
 
     async def handle(self, line: str) -> bool:
@@ -62,9 +66,11 @@ class TerminalChat:
             self.show(answer, lang)
             return True
         decision = self.backend.classify(line)
-        if decision is not None and len(self.backend.pending(self.user_key)) == 1:
-            self.show(await self.desk.answer_pending(self.user_key, decision, lang), lang)
-            return True
+        if decision is not None:
+            said = await self.desk.answer_word(self.user_key, decision, lang, self._shown_last)
+            if said is not None:
+                self.show(said, lang)
+                return True
         self._counter += 1
         msg = IncomingMessage(
             user_key=self.user_key,
@@ -92,6 +98,7 @@ class TerminalChat:
             self.say(notice)
         for p in answer.proposals:
             self.say(self._proposal(p, lang))
+            self._shown_last = p.proposal_id
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:

@@ -9,12 +9,14 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Any
 
 from bot.app import Services, build_agent, build_services
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
 from memory.governance import chains_markdown, export_records
+from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
 
@@ -59,8 +61,13 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
 
 
 def cmd_remember(services: Services, args: argparse.Namespace) -> int:
-    """Add a confirmed memory directly."""
-    entry = services.memory.remember(args.user, " ".join(args.text), section=args.section)
+    """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
+    user, now = check_user_key(args.user), datetime.now().astimezone()
+    proposal = services.confirm.propose(
+        user, " ".join(args.text), "operator", section=args.section, now=now
+    )
+    act = services.user_acts.act(user, proposal.id, "confirm", via="operator")
+    entry = services.confirm.confirm(act, now=now)
     if args.json:
         print(json.dumps({"id": entry.id, "section": entry.section}, ensure_ascii=False))
     else:
@@ -200,7 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("--user", help="name (default: the latest terminal session's, else yours)")
     sub.add_parser("config", help="print the effective settings")
     sub.add_parser("doctor", help="check that everything PCAI needs works")
-    rem = sub.add_parser("remember", help="add a confirmed memory")
+    rem = sub.add_parser("remember", help="add a memory (checked, then confirmed)")
     rem.add_argument("--user", required=True)
     rem.add_argument("--section")
     rem.add_argument("--json", action="store_true")

@@ -256,9 +256,13 @@ def telegram_notifier(application: Any) -> Notifier:
     """A notifier that writes to ``telegram_<id>`` users in their private chat."""
 
     async def notify(user_key: str, text: str) -> None:
+        from bot.telegram.context import DEPS
+
         kind, _, ident = user_key.partition("_")
         if kind != "telegram" or not ident.isdigit():
             return
+        if DEPS in application.bot_data:  # a notice, not a proposal, is now the last word
+            application.bot_data[DEPS].spoke(user_key)
         await application.bot.send_message(chat_id=int(ident), text=text)
 
     return notify

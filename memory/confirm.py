@@ -2,14 +2,19 @@
 
 ``propose`` -> noise filter -> sensitive-data guard -> duplicate and conflict check ->
 pending store. ``confirm`` writes the entry to MEMORY.md atomically, marks the proposal
-confirmed, then indexes. The entry id is derived from the proposal id, so a confirm repeated
-after a crash between the Markdown write and the pending update finds the entry already
-written and does not add it twice; a crash between the write and the indexing is repaired by
-the change detector (the next search or sync indexes the new entry).
+confirmed, then indexes. Confirming, replacing, rejecting and editing each take a
+:class:`~memory.consent.UserAct`: a proof, sealed by the bot layer's mint, that the user did
+exactly that to exactly that proposal. Whoever holds this service without the mint (the agent
+and the model's tools) can propose, never answer.
+
+The entry id is derived from the proposal id, so a confirm repeated after a crash between the
+Markdown write and the pending update finds the entry already written and does not add it
+twice; a crash between the write and the indexing is repaired by the change detector (the
+next search or sync indexes the new entry).
 
 Text replies: :func:`parse_reply` recognises short confirm / reject answers in Chinese and
 English (and "replace" / "add" for a conflicting proposal); anything else is an ordinary
-message.
+message. Which proposal a word answers is the bot layer's decision, never this service's.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
+from memory.consent import ActCheck, UserAct
 from memory.errors import MemoryStoreError
 from memory.governance import (
     LIVE,
@@ -34,7 +40,7 @@ from memory.governance import (
 from memory.guards import refusal_reason, scan
 from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
 from memory.noise import noise_reason
-from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, ProposalNotFoundError
+from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal
 from memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -176,11 +182,16 @@ class ConfirmationService:
     """Propose, confirm, edit and reject memories for their owner."""
 
     def __init__(
-        self, memory: MemoryService, pending: PendingStore, governance: Governance
+        self,
+        memory: MemoryService,
+        pending: PendingStore,
+        governance: Governance,
+        check: ActCheck,
     ) -> None:
         self.memory = memory
         self.store = pending
         self.governance = governance
+        self._check = check
 
     # -- proposing ------------------------------------------------------------------------
     def check_text(self, user_key: str, text: str) -> str:
@@ -251,79 +262,45 @@ class ConfirmationService:
             conflict_note=note,
         )
 
-    def edit(self, user_key: str, proposal_id: str, new_text: str, *, now: datetime) -> Proposal:
-        """Replace a proposal's text (same id, checked again, expiry restarted)."""
-        proposal = self.store.live(user_key, proposal_id, now)
-        text = self.check_text(user_key, new_text)
+    def edit(self, act: UserAct, *, now: datetime) -> Proposal:
+        """The user's new text for their proposal (same id, checked again, expiry restarted)."""
+        act = self._check.verify(act, ("edit",))
+        proposal = self.store.live(act.user_key, act.proposal_id, now)
+        text = self.check_text(act.user_key, act.text)
         topic = str(proposal.fields.get("canonical_topic", ""))
-        ids, note = self._conflict(user_key, text, topic)
+        ids, note = self._conflict(act.user_key, text, topic)
         return self.store.update_text(
-            user_key, proposal.id, text, now=now, conflict_ids=ids, conflict_note=note
+            act.user_key, proposal.id, text, now=now, conflict_ids=ids, conflict_note=note
         )
 
     def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
         """The user's proposals still waiting, oldest first."""
         return self.store.pending(user_key, now)
 
-    def resolve_ref(
-        self, user_key: str, ref: str = "", *, reply_to: str = "", now: datetime
-    ) -> Proposal:
-        """The proposal a confirm/reject refers to: an id, the message replied to, or the latest.
-
-        A bare "ok" with no id and no replied-to message means the user's newest live
-        proposal; with none waiting it raises :class:`ProposalNotFoundError`.
-        """
-        ref = ref.strip()
-        if ref.startswith("p-"):
-            return self.store.live(user_key, ref.split()[0], now)
-        if ref:
-            raise ProposalNotFoundError(f"{ref[:40]!r} is not a proposal id. 這不是待確認的編號。")
-        if reply_to:
-            shown = self.store.by_message(user_key, reply_to)
-            if shown is not None:
-                return self.store.live(user_key, shown.id, now)
-        waiting = self.store.pending(user_key, now)
-        if not waiting:
-            raise ProposalNotFoundError(
-                "There is no memory waiting for your confirmation. 目前沒有等待確認的記憶。"
-            )
-        return waiting[-1]
-
     def expire_due(self, now: datetime) -> list[Proposal]:
         """The expiry job: drop proposals past their expiry, each returned exactly once."""
         return self.store.expire_due(now)
 
     # -- answering ------------------------------------------------------------------------
-    def confirm(
-        self,
-        user_key: str,
-        ref: str = "",
-        *,
-        replace: bool | None = None,
-        now: datetime,
-        reply_to: str = "",
-        index: bool = True,
-    ) -> Entry:
-        """Write the proposal to MEMORY.md and index it; returns the new entry.
+    def confirm(self, act: UserAct, *, now: datetime, index: bool = True) -> Entry:
+        """Write the proposal the user confirmed to MEMORY.md and index it; returns the entry.
 
-        ``ref`` is a proposal id or the text of a reply ("好", "replace"). For a proposal
-        that conflicts with existing memories, ``replace=True`` deprecates them and links
-        ``supersedes``; False or None adds the new entry beside them (nothing is lost).
-        ``index=False`` leaves indexing to the change detector (batch writers use it).
+        ``act`` is the user's "confirm" or "replace". For a proposal that conflicts with
+        existing memories, "replace" deprecates them and links ``supersedes``; "confirm" adds
+        the new entry beside them (nothing is lost). ``index=False`` leaves indexing to the
+        change detector (batch writers use it).
         """
-        intent = parse_reply(ref)
-        if intent is not None:
-            if intent.action != "confirm":
-                raise ValueError("that reply rejects the proposal: call reject()")
-            replace = intent.replace if replace is None else replace
-            ref = ""
-        with self.memory.lock(user_key):
-            proposal = self.resolve_ref(user_key, ref, reply_to=reply_to, now=now)
-            entry = self._write(user_key, proposal, bool(replace), now)
+        act = self._check.verify(act, ("confirm", "replace"))
+        with self.memory.lock(act.user_key):
+            proposal = self.store.live(act.user_key, act.proposal_id, now)
+            entry = self._write(act.user_key, proposal, act.action == "replace", now)
             self.store.resolve(proposal.id, CONFIRMED, now=now, entry_id=entry.id)
+        log.info(
+            "%s: %s confirmed by the user (%s) as %s", act.user_key, proposal.id, act.via, entry.id
+        )
         if index:
             try:
-                self.memory.index_memory(user_key)
+                self.memory.index_memory(act.user_key)
             except Exception:  # the Markdown is written; the change detector indexes it later
                 log.warning("indexing %s after confirm failed", entry.id, exc_info=True)
         return entry
@@ -366,12 +343,9 @@ class ConfirmationService:
             **{k: v for k, v in values.items() if k in known},
         )
 
-    def reject(
-        self, user_key: str, ref: str = "", *, now: datetime, reply_to: str = ""
-    ) -> Proposal:
-        """Discard a proposal; nothing is written."""
-        if parse_reply(ref) is not None:
-            ref = ""
-        proposal = self.resolve_ref(user_key, ref, reply_to=reply_to, now=now)
+    def reject(self, act: UserAct, *, now: datetime) -> Proposal:
+        """Discard the proposal the user rejected; nothing is written."""
+        act = self._check.verify(act, ("reject",))
+        proposal = self.store.live(act.user_key, act.proposal_id, now)
         self.store.resolve(proposal.id, REJECTED, now=now)
-        return self.store.get(user_key, proposal.id)
+        return self.store.get(act.user_key, proposal.id)

@@ -50,6 +50,12 @@ CREATE TABLE IF NOT EXISTS pending_memories (
 CREATE INDEX IF NOT EXISTS pending_by_user ON pending_memories (user_key, status);
 CREATE INDEX IF NOT EXISTS pending_by_expiry ON pending_memories (status, expires_ts);
 CREATE INDEX IF NOT EXISTS pending_by_message ON pending_memories (user_key, message_id);
+CREATE TABLE IF NOT EXISTS pending_messages (
+    user_key TEXT NOT NULL,
+    message_id TEXT NOT NULL,
+    proposal_id TEXT NOT NULL,
+    PRIMARY KEY (user_key, message_id)
+);
 """
 
 
@@ -253,12 +259,21 @@ class PendingStore:
         return self.get(user_key, proposal_id)
 
     def attach_message(self, user_key: str, proposal_id: str, message_id: str) -> None:
-        """Record the chat message that shows the proposal, so a reply to it can be matched."""
+        """Record a chat message that shows the proposal, so a reply to it can be matched.
+
+        A proposal shown again (/pending, "which one?") keeps its earlier messages too: a
+        reply to any of them answers it.
+        """
         self.get(user_key, proposal_id)
         with self.state.transaction() as conn:
             conn.execute(
                 "UPDATE pending_memories SET message_id=? WHERE id=? AND user_key=?",
                 (str(message_id), proposal_id, user_key),
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO pending_messages (user_key, message_id, proposal_id) "
+                "VALUES (?,?,?)",
+                (user_key, str(message_id), proposal_id),
             )
 
     def by_message(self, user_key: str, message_id: str) -> Proposal | None:
@@ -268,10 +283,17 @@ class PendingStore:
             return None
         with self.state.lock:
             row = self.state.conn.execute(
-                "SELECT * FROM pending_memories WHERE user_key=? AND message_id=? "
-                "ORDER BY rowid DESC LIMIT 1",
+                "SELECT p.* FROM pending_messages m JOIN pending_memories p "
+                "ON p.id = m.proposal_id AND p.user_key = m.user_key "
+                "WHERE m.user_key=? AND m.message_id=?",
                 (user_key, str(message_id)),
             ).fetchone()
+            if row is None:  # shown before messages were kept per proposal
+                row = self.state.conn.execute(
+                    "SELECT * FROM pending_memories WHERE user_key=? AND message_id=? "
+                    "ORDER BY rowid DESC LIMIT 1",
+                    (user_key, str(message_id)),
+                ).fetchone()
         return _row(row) if row else None
 
     def resolve(self, proposal_id: str, status: str, *, now: datetime, entry_id: str = "") -> bool:
@@ -301,5 +323,9 @@ class PendingStore:
             conn.execute(
                 "DELETE FROM pending_memories WHERE status!=? AND resolved_ts<?",
                 (PENDING, ts - _PURGE_AFTER.total_seconds()),
+            )
+            conn.execute(
+                "DELETE FROM pending_messages WHERE proposal_id NOT IN "
+                "(SELECT id FROM pending_memories)"
             )
         return sorted((_row(r) for r in rows), key=lambda p: (p.user_key, p.created_at))

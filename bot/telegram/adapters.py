@@ -6,8 +6,9 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.types import ProposalView
-from bot.telegram.ports import BackendError, Decision, Outcome
+from bot.telegram.ports import BackendError, Decision, Outcome, Via
 from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.consent import UserActMint
 from memory.errors import EntryNotFoundError
 from memory.governance import Governance
 from memory.pending import (
@@ -28,10 +29,15 @@ def view_of(p: Proposal) -> ProposalView:
 
 
 class ConfirmAdapter:
-    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`."""
+    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`.
 
-    def __init__(self, service: ConfirmationService) -> None:
+    It holds the process's :class:`UserActMint` (the composition root hands it to the bot
+    layer only) and seals each answer a front end reports from a user event.
+    """
+
+    def __init__(self, service: ConfirmationService, acts: UserActMint) -> None:
         self.service = service
+        self._acts = acts
 
     def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
         """Check and queue; a refusal (secret, noise, duplicate) becomes one sentence."""
@@ -40,26 +46,27 @@ class ConfirmAdapter:
         except ProposalRefusedError as exc:
             raise BackendError(str(exc)) from exc
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
         now = _now()
+        act = self._acts.act(user_key, proposal_id, decision, via=via)
         try:
             if decision != "reject":
                 proposal = self.service.store.live(user_key, proposal_id, now)
-                replace = True if decision == "replace" else None  # None: add beside it
-                entry = self.service.confirm(user_key, proposal_id, replace=replace, now=now)
+                entry = self.service.confirm(act, now=now)  # "confirm" adds beside a conflict
                 return Outcome("confirmed", proposal.text, entry.id)
-            rejected = self.service.reject(user_key, proposal_id, now=now)
+            rejected = self.service.reject(act, now=now)
             return Outcome("rejected", rejected.text)
         except ProposalExpiredError:
             return Outcome("expired")
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """New text, same id, expiry restarted."""
+        act = self._acts.act(user_key, proposal_id, "edit", via=via, text=text)
         try:
-            p = self.service.edit(user_key, proposal_id, text, now=_now())
+            p = self.service.edit(act, now=_now())
         except ProposalExpiredError:
             return Outcome("expired")
         except (ProposalNotFoundError, ProposalResolvedError):

@@ -23,6 +23,7 @@ from bot.telegram.ports import (
     Found,
     MemoryLine,
     Outcome,
+    Via,
 )
 from memory.confirm import parse_reply
 from memory.service import MemoryService
@@ -107,13 +108,13 @@ class ServicesBackend:
         """Through the confirmation service."""
         return self._conf().propose(user_key, text, now)
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Through the confirmation service."""
-        return self._conf().decide(user_key, proposal_id, decision)
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """Through the confirmation service, as the user's act."""
+        return self._conf().decide(user_key, proposal_id, decision, via=via)
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Through the confirmation service."""
-        return self._conf().edit(user_key, proposal_id, text)
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
+        """Through the confirmation service, as the user's act."""
+        return self._conf().edit(user_key, proposal_id, text, via=via)
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
         """Through the confirmation service (none when it is missing)."""
@@ -217,17 +218,25 @@ def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
 
 
 def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
-    """The backend over whatever the composition root built (agent, confirm, keeper)."""
+    """The backend over whatever the composition root built (agent, confirm, keeper).
+
+    The confirmation adapter gets the process's user-act mint: the front ends that hold this
+    backend are the only code that can answer a proposal.
+    """
     from bot.telegram.adapters import ConfirmAdapter, GovernanceKeeper
 
     settings = services.settings
     confirm = getattr(services, "confirm", None)
+    acts = getattr(services, "user_acts", None)
     governance = getattr(services, "governance", None)
+    confirmations = None
+    if confirm is not None and acts is not None:
+        confirmations = ConfirmAdapter(confirm, acts)
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
         responder=getattr(services, "agent", None),
-        confirmations=ConfirmAdapter(confirm) if confirm is not None else None,
+        confirmations=confirmations,
         keeper=GovernanceKeeper(governance) if governance is not None else None,
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
     )

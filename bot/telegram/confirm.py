@@ -1,4 +1,11 @@
-"""Confirming memories: proposals with buttons, button presses, replies, and ✏️ Edit."""
+"""Confirming memories: proposals with buttons, button presses, replies, and ✏️ Edit.
+
+Only a user event answers a proposal (DESIGN.md "Where each promise lives"): a press on its
+button, a reply to its message, /confirm, or a short word typed when exactly one proposal is
+waiting and it is the bot's last message to the user (``BotDeps.last_shown``). A bare word
+with several waiting gets "which one?" and the proposals again. The ✏️ Edit state lasts only
+while its proposal waits; after that the next message is ordinary chat.
+"""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ from telegram import Bot, ForceReply, Update
 from agent.types import ProposalView
 from bot.telegram.context import BotContext, BotDeps, user_key_of
 from bot.telegram.desk import outcome_text
-from bot.telegram.ports import Answer, Decision
+from bot.telegram.ports import Answer, BackendError, Decision, Via
 from bot.telegram.sending import edit_outcome, send_document, send_proposal, send_text
 from bot.telegram.texts import detect_language, say
 
@@ -25,12 +32,14 @@ async def show_proposals(
     for p in proposals:
         message = await send_proposal(bot, chat_id, p, lang)
         await asyncio.to_thread(deps.backend.attach, key, p.proposal_id, str(message.message_id))
+        deps.last_shown[key] = p.proposal_id
 
 
 async def show_answer(
     bot: Bot, deps: BotDeps, chat_id: int, key: str, answer: Answer, lang: str
 ) -> None:
     """Send an :class:`Answer`: its text, its document, its notices, then its proposals."""
+    deps.spoke(key)
     if answer.text and answer.document is None:
         await send_text(bot, chat_id, answer.text)
     if answer.document is not None:
@@ -50,14 +59,21 @@ async def on_button(update: Update, context: BotContext) -> None:
     _, code, proposal_id = [*query.data.split(":", 2), "", ""][:3]
     chat_id = update.effective_chat.id
     if code == "e":
+        waiting = await asyncio.to_thread(deps.backend.pending, key)
+        if all(p.proposal_id != proposal_id for p in waiting):
+            await query.answer(say("missing", lang))
+            return
         deps.awaiting_edit[key] = proposal_id
         await query.answer()
+        deps.spoke(key)
         await context.bot.send_message(
             chat_id, say("edit_prompt", lang), reply_markup=ForceReply(selective=True)
         )
         return
     decision: Decision = "confirm" if code == "c" else "reject"
-    outcome = await asyncio.to_thread(deps.backend.decide, key, proposal_id, decision)
+    outcome = await asyncio.to_thread(
+        deps.backend.decide, key, proposal_id, decision, via="button"
+    )
     text = outcome_text(outcome, lang)
     await query.answer(text[:190])
     if query.message is not None:
@@ -65,36 +81,54 @@ async def on_button(update: Update, context: BotContext) -> None:
 
 
 async def try_confirm_flow(update: Update, context: BotContext, text: str, lang: str) -> bool:
-    """Handle a message that answers a proposal; False when it is ordinary chat."""
+    """Handle a private message that answers a proposal; False when it is ordinary chat."""
     message, deps, key = update.effective_message, context.deps, user_key_of(update)
     if message is None or update.effective_chat is None:
         return False
     chat_id = update.effective_chat.id
-    if key in deps.awaiting_edit:
-        proposal_id = deps.awaiting_edit.pop(key)
-        outcome = await asyncio.to_thread(deps.backend.edit, key, proposal_id, text)
-        if outcome.status == "edited" and outcome.proposal is not None:
-            await show_proposals(context.bot, deps, chat_id, key, (outcome.proposal,), lang)
-        else:
-            await send_text(context.bot, chat_id, outcome_text(outcome, lang))
+    # Whatever this message turns out to be, the bot's next message answers it.
+    shown_last = deps.last_shown.pop(key, None)
+    live = {p.proposal_id for p in await asyncio.to_thread(deps.backend.pending, key)}
+    editing = deps.awaiting_edit.pop(key, None)
+    if editing is not None and editing in live:
+        await _edit(context.bot, deps, chat_id, key, editing, text, lang, "edit")
         return True
     decision = deps.backend.classify(text) if len(text) <= SHORT_REPLY else None
+    replied = message.reply_to_message
+    if replied is not None:
+        found = await asyncio.to_thread(
+            deps.backend.proposal_for_message, key, str(replied.message_id)
+        )
+        if found is not None and decision is not None:
+            outcome = await asyncio.to_thread(
+                deps.backend.decide, key, found, decision, via="reply"
+            )
+            result = outcome_text(outcome, lang)
+            await edit_outcome(context.bot, chat_id, replied.message_id, result)
+            await send_text(context.bot, chat_id, result, reply_to=message.message_id)
+            return True
+        if found is not None and found in live:  # any other reply to it is its new text
+            await _edit(context.bot, deps, chat_id, key, found, text, lang, "reply")
+            return True
     if decision is None:
         return False
-    replied = message.reply_to_message
-    found: str | None = None
-    shown_in: int | None = None
-    if replied is not None:
-        shown_in = replied.message_id
-        found = await asyncio.to_thread(deps.backend.proposal_for_message, key, str(shown_in))
-    if found is None:
-        waiting = await asyncio.to_thread(deps.backend.pending, key)
-        if len(waiting) != 1:
-            return False  # nothing (or too much) to answer: let the agent handle the words
-        found, shown_in = waiting[0].proposal_id, None
-    outcome = await asyncio.to_thread(deps.backend.decide, key, found, decision)
-    result = outcome_text(outcome, lang)
-    if shown_in is not None:
-        await edit_outcome(context.bot, chat_id, shown_in, result)
-    await send_text(context.bot, chat_id, result, reply_to=message.message_id)
+    answer = await context.deps.desk.answer_word(key, decision, lang, shown_last)
+    if answer is None:
+        return False  # nothing waits: "ok" is ordinary chat
+    await show_answer(context.bot, deps, chat_id, key, answer, lang)
     return True
+
+
+async def _edit(
+    bot: Bot, deps: BotDeps, chat_id: int, key: str, pid: str, text: str, lang: str, via: Via
+) -> None:
+    """The user's new text for proposal ``pid``: show it again, or say why not."""
+    try:
+        outcome = await asyncio.to_thread(deps.backend.edit, key, pid, text, via=via)
+    except BackendError as exc:  # the new text is refused (a secret, noise, a duplicate)
+        await send_text(bot, chat_id, str(exc))
+        return
+    if outcome.status == "edited" and outcome.proposal is not None:
+        await show_proposals(bot, deps, chat_id, key, (outcome.proposal,), lang)
+    else:
+        await send_text(bot, chat_id, outcome_text(outcome, lang))

@@ -22,9 +22,17 @@ class BotDeps:
     settings: Settings
     backend: Backend
     desk: Desk
-    # user key -> proposal id whose new text the user's next message is (after ✏️ Edit)
+    # user key -> proposal id whose new text the user's next message is (after ✏️ Edit);
+    # honoured only while that proposal still waits.
     awaiting_edit: dict[str, str] = field(default_factory=dict)
     allowed: frozenset[int] = frozenset()
+    # user key -> the proposal the bot's last message in the private chat showed, if it did:
+    # a bare "ok" may answer only that one.
+    last_shown: dict[str, str] = field(default_factory=dict)
+
+    def spoke(self, user_key: str) -> None:
+        """The bot told the user something else: no proposal is its last message now."""
+        self.last_shown.pop(user_key, None)
 
 
 DEPS = "deps"

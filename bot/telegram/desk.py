@@ -93,20 +93,39 @@ class Desk:
         """Discard a proposal by id, or the only one waiting."""
         return await self._decide(user_key, arg, "reject", lang)
 
-    async def answer_pending(self, user_key: str, decision: Decision, lang: str) -> Answer:
-        """Answer the only waiting proposal (a bare 確認 / 取代 / 取消 typed in the chat)."""
-        return await self._decide(user_key, "", decision, lang)
+    async def answer_word(
+        self, user_key: str, decision: Decision, lang: str, shown_last: str | None
+    ) -> Answer | None:
+        """A bare 確認 / 好 / ok / 取代 / 取消 the user typed; None when it is ordinary chat.
+
+        It answers a proposal only when it cannot be mistaken: exactly one is waiting and it
+        is the bot's last message to the user (``shown_last``, kept by the front end). With
+        several waiting it asks which, showing them again; with one the user is not looking
+        at, it shows that one and asks. Either way nothing is decided.
+        """
+        waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
+        if not waiting:
+            return None
+        if len(waiting) == 1 and waiting[0].proposal_id == shown_last:
+            outcome = await asyncio.to_thread(
+                self.backend.decide, user_key, waiting[0].proposal_id, decision, via="word"
+            )
+            return Answer(outcome_text(outcome, lang))
+        ask = "which_pending" if len(waiting) > 1 else "this_pending"
+        return Answer(say(ask, lang), proposals=waiting)
 
     async def _decide(self, user_key: str, arg: str, decision: Decision, lang: str) -> Answer:
         target = arg.split()[0] if arg else ""
         if not target:
-            waiting = await asyncio.to_thread(self.backend.pending, user_key)
+            waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
             if not waiting:
                 return Answer(say("no_pending", lang))
             if len(waiting) > 1:
-                return Answer(say("which_pending", lang))
+                return Answer(say("which_pending", lang), proposals=waiting)
             target = waiting[0].proposal_id
-        outcome = await asyncio.to_thread(self.backend.decide, user_key, target, decision)
+        outcome = await asyncio.to_thread(
+            self.backend.decide, user_key, target, decision, via="command"
+        )
         return Answer(outcome_text(outcome, lang))
 
     async def cmd_why(self, user_key: str, arg: str, lang: str) -> Answer:

@@ -7,7 +7,7 @@ import logging
 from telegram import Update
 from telegram.error import TelegramError
 
-from bot.telegram.context import BotContext
+from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.texts import detect_language, say
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,7 @@ async def on_error(update: object, context: BotContext) -> None:
         return
     user = update.effective_user
     lang = detect_language(user.language_code if user else None)
+    context.deps.spoke(user_key_of(update))  # the apology, not a proposal, is now the last word
     try:
         if update.callback_query:
             await update.callback_query.answer(say("error", lang))

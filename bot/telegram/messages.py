@@ -53,4 +53,5 @@ async def on_other(update: Update, context: BotContext) -> None:
     if message is None:
         return
     lang = detect_language(user.language_code if user else None)
+    context.deps.spoke(user_key_of(update))
     await message.reply_text(say("text_only", lang))

@@ -15,6 +15,8 @@ from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
+# The user event that answered a proposal (sealed into the user's act, kept in the log).
+Via = Literal["button", "reply", "command", "word", "edit"]
 
 
 class BackendError(Exception):
@@ -71,18 +73,22 @@ class Answer:
 
 
 class Confirmations(Protocol):
-    """The pending store's front: propose, decide, edit, list, tie to messages."""
+    """The pending store's front: propose, decide, edit, list, tie to messages.
+
+    ``decide`` and ``edit`` are called only by the front ends, and only for a user event
+    (``via`` names it): they turn it into the user's sealed act.
+    """
 
     def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
         """Queue a memory for confirmation; raises BackendError when it is refused."""
         ...
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm or reject."""
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """The user confirmed, replaced or rejected ``proposal_id`` through ``via``."""
         ...
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Change the text of a waiting proposal."""
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
+        """The user gave ``text`` as the new text of a waiting proposal."""
         ...
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:

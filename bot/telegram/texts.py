@@ -51,8 +51,13 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "nothing_found": ("找不到相關記憶。", "Nothing found."),
     "no_pending": ("沒有等待確認的記憶。", "Nothing is waiting for confirmation."),
     "which_pending": (
-        "有好幾條等待確認，請指定 id（見 /pending）或回覆該則訊息。",
-        "Several memories are waiting; give an id (see /pending) or reply to one.",
+        "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。",
+        "Several memories are waiting; which one do you mean? Press the button under it, "
+        "reply to it, or type /confirm <id>.",
+    ),
+    "this_pending": (
+        "你是指這條等待確認的記憶嗎？請按它下面的按鈕，或回覆它。",
+        "Do you mean this memory that is waiting? Press a button under it, or reply to it.",
     ),
     "no_why": ("上一個回答沒有用到任何記憶。", "No memories shaped the last reply."),
     "why_head": ("上一個回答用到的記憶：", "Memories used for the last reply:"),

@@ -42,10 +42,12 @@ async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(env: Env
     assert [p.text for p in reply.proposals] == ["我最喜歡的飲料是烏龍茶"]
     assert env.services.memory.entries(USER) == []  # proposed, not written
 
-    calls = len(env.fake.chat_requests)
-    confirmed = await env.agent.respond(env.msg("確認"))
-    assert len(env.fake.chat_requests) == calls  # the confirm flow needs no LLM
-    assert "烏龍茶" in confirmed.text and not confirmed.error
+    env.fake.queue_chat("請按確認按鈕。")
+    await env.agent.respond(env.msg("確認"))  # a word reaching the agent is only chat
+    assert env.services.memory.entries(USER) == []
+    [proposal] = reply.proposals  # the user presses ✅: the bot layer seals their act
+    act = env.services.user_acts.act(USER, proposal.proposal_id, "confirm", via="button")
+    env.services.confirm.confirm(act, now=env.clock)
     [entry] = env.services.memory.entries(USER)
 
     env.agent.sessions.path(USER).unlink()  # a new conversation
@@ -114,8 +116,10 @@ async def test_the_model_cannot_confirm_its_own_proposal(env: Env) -> None:
     reply = await env.agent.respond(env.msg("記住我住在台北市大安區"))
     assert len(reply.proposals) == 1
     assert env.services.memory.entries(USER) == []
+    offered = [t["function"]["name"] for t in env.fake.chat_requests[0]["tools"]]
+    assert offered == ["memory_save", "memory_search", "memory_archaeology"]
     last_tool = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"][-1]
-    assert "has not seen this proposal" in json.loads(last_tool["content"])["error"]
+    assert "Only the user can confirm" in json.loads(last_tool["content"])["error"]
 
 
 async def test_an_instruction_inside_a_memory_is_presented_as_data(env: Env) -> None:
@@ -170,14 +174,6 @@ async def test_no_memories_or_tools_in_a_group(env: Env) -> None:
     await env.agent.respond(env.msg("大家好，今天要討論什麼？", in_group=True))
     body = env.fake.chat_requests[-1]
     assert env.memory_block() == "" and not body.get("tools")
-
-
-async def test_a_reply_to_a_proposal_edits_it(env: Env) -> None:
-    proposal = env.services.confirm.propose(USER, "我喜歡紅茶", now=env.clock)
-    env.services.pending.attach_message(USER, proposal.id, "42")
-    reply = await env.agent.respond(env.msg("其實我喜歡綠茶", reply_to_id="42"))
-    assert [p.text for p in reply.proposals] == ["其實我喜歡綠茶"]
-    assert env.fake.chat_requests == []
 
 
 async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:

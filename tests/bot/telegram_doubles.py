@@ -22,7 +22,7 @@ from telegram.request import BaseRequest, RequestData
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.app import Services
-from bot.telegram.ports import Decision, Found, MemoryLine, Outcome
+from bot.telegram.ports import Decision, Found, MemoryLine, Outcome, Via
 
 BOT = {"id": 666, "is_bot": True, "first_name": "PCAI", "username": "TestNameBot"}
 
@@ -192,6 +192,7 @@ class StandInBackend:
     proposals: dict[str, tuple[str, ProposalView]] = field(default_factory=dict)
     shown: dict[tuple[str, str], str] = field(default_factory=dict)
     seen: list[IncomingMessage] = field(default_factory=list)
+    acts: list[tuple[str, Decision, Via]] = field(default_factory=list)
     last_injected: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
     flushed: int = 0
     sessions_closed: list[str] = field(default_factory=list)
@@ -220,8 +221,9 @@ class StandInBackend:
         owner, view = self.proposals.get(pid, ("", None))
         return view if owner == user_key else None
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm (write MEMORY.md for real) or reject."""
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """Confirm (write MEMORY.md for real) or reject; records which user event it was."""
+        self.acts.append((proposal_id, decision, via))
         view = self._take(user_key, proposal_id)
         if view is None:
             return Outcome("missing")
@@ -233,7 +235,7 @@ class StandInBackend:
         entry = self.services.memory.remember(user_key, view.text)
         return Outcome("confirmed", view.text, entry.id)
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """Replace the text (same id, fresh expiry)."""
         view = self._take(user_key, proposal_id)
         if view is None:
@@ -243,8 +245,11 @@ class StandInBackend:
         return Outcome("edited", text, proposal=new)
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
-        """This user's waiting proposals."""
-        return [v for owner, v in self.proposals.values() if owner == user_key]
+        """This user's waiting proposals (not yet expired)."""
+        now = datetime.now().astimezone()
+        return [
+            v for owner, v in self.proposals.values() if owner == user_key and v.expires_at > now
+        ]
 
     def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
         """Tie a message to a proposal."""

@@ -98,6 +98,17 @@ def test_remember_search_and_export(data_dir: Path, capsys: pytest.CaptureFixtur
     assert MEMORIES[0] not in json.dumps(bob, ensure_ascii=False)
 
 
+def test_remember_goes_through_the_write_path_guards(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "remember", "--user", ALICE, "我的信用卡號 4111 1111 1111 1111")
+    assert code == 1 and out == "" and err.startswith("pcai: ") and "4111" not in err
+    assert not (data_dir / "users" / ALICE / "MEMORY.md").exists()
+    run_json(capsys, "remember", "--user", ALICE, "--json", MEMORIES[0])
+    code, _, err = run(capsys, "remember", "--user", ALICE, MEMORIES[0])
+    assert code == 1 and "already remember" in err  # a duplicate is refused, not added twice
+
+
 def test_reindex_reports_what_it_did(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     run_json(capsys, "remember", "--user", ALICE, "--json", MEMORIES[2])
     code, out, err = run(capsys, "reindex", "--user", ALICE)

@@ -66,6 +66,21 @@ async def test_edit_asks_for_new_text(tg: Harness, services: Services) -> None:
     assert [e.text for e in services.memory.entries("telegram_1001")] == ["I like tea"]
 
 
+async def test_any_other_reply_to_a_waiting_proposal_is_its_new_text(
+    tg: Harness, services: Services
+) -> None:
+    await tg.send(OWNER, "/remember I like tee")
+    mid, pid = _shown(tg)
+    await tg.send(OWNER, "I like green tea", reply_to=bot_message(mid, OWNER))
+    assert tg.backend.seen == []  # an edit, not a chat turn
+    assert "I like green tea" in tg.last_markup()["text"]
+    assert [v.text for v in tg.backend.pending("telegram_1001")] == ["I like green tea"]
+    mid, _ = _shown(tg)
+    await tg.press(OWNER, f"pm:d:{pid}", mid)
+    await tg.send(OWNER, "why did you ask?", reply_to=bot_message(mid, OWNER))
+    assert [m.text for m in tg.backend.seen] == ["why did you ask?"]  # answered: chat again
+
+
 async def test_expired_proposal_says_so(tg: Harness, services: Services) -> None:
     tg.backend.ttl = timedelta(seconds=-1)
     await tg.send(OWNER, "/remember too late")

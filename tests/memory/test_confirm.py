@@ -17,6 +17,7 @@ from memory.confirm import (
     expiry_notice,
     parse_reply,
 )
+from memory.consent import Action, UserAct
 from memory.embedders import E5Embedder
 from memory.pending import (
     CONFIRMED,
@@ -30,6 +31,13 @@ TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)
 ALICE = "telegram_1001"
 BOB = "telegram_2002"
+
+
+def _act(
+    services: Services, user: str, pid: str, action: Action = "confirm", text: str = ""
+) -> UserAct:
+    """The user's own act, as the bot layer would seal it."""
+    return services.user_acts.act(user, pid, action, via="button", text=text)
 
 
 def _memory_hits(services: Services, user: str, query: str) -> list[str]:
@@ -85,7 +93,7 @@ def test_propose_restart_confirm(settings: Settings, embedder: E5Embedder) -> No
 
     second = build_services(settings, embedder=embedder)
     try:
-        entry = second.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=5))
+        entry = second.confirm.confirm(_act(second, ALICE, p.id), now=T0 + timedelta(minutes=5))
         assert entry.id == entry_id_for(p)
         assert [e.id for e in second.memory.entries(ALICE)] == [entry.id]
         assert entry.section == "偏好 Preferences"
@@ -99,30 +107,31 @@ def test_propose_restart_confirm(settings: Settings, embedder: E5Embedder) -> No
 def test_another_users_confirm_is_refused(services: Services) -> None:
     p = services.confirm.propose(ALICE, "我的貓叫小花", now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.confirm(BOB, p.id, now=T0)
+        services.confirm.confirm(_act(services, BOB, p.id), now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.reject(BOB, p.id, now=T0)
+        services.confirm.reject(_act(services, BOB, p.id, "reject"), now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.edit(BOB, p.id, "我的貓叫小黑", now=T0)
-    # Bob's bare "ok" has nothing of his own to confirm: Alice's proposal is not his.
-    with pytest.raises(ProposalNotFoundError):
-        services.confirm.confirm(BOB, "ok", now=T0)
+        services.confirm.edit(_act(services, BOB, p.id, "edit", "我的貓叫小黑"), now=T0)
     assert services.memory.entries(BOB) == []
     assert services.memory.entries(ALICE) == []
-    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     assert entry.text == "我的貓叫小花"
     assert services.memory.entries(BOB) == []
 
 
-def test_reply_to_the_shown_message_confirms_that_proposal(services: Services) -> None:
+def test_a_reply_names_its_proposal_even_after_it_is_shown_again(services: Services) -> None:
     a = services.confirm.propose(ALICE, "我的生日是三月五日", now=T0)
     b = services.confirm.propose(ALICE, "I prefer tea over coffee", now=T0)
     services.pending.attach_message(ALICE, a.id, "501")
     services.pending.attach_message(ALICE, b.id, "502")
-    entry = services.confirm.confirm(ALICE, "好！", reply_to="501", now=T0)
+    services.pending.attach_message(ALICE, a.id, "503")  # shown again ("which one?")
+    assert services.pending.by_message(ALICE, "501").id == a.id  # type: ignore[union-attr]
+    assert services.pending.by_message(ALICE, "503").id == a.id  # type: ignore[union-attr]
+    assert services.pending.by_message(BOB, "501") is None  # a message id is not a key
+    entry = services.confirm.confirm(_act(services, ALICE, a.id), now=T0)
     assert entry.text == "我的生日是三月五日"
     assert services.pending.get(ALICE, b.id).status == "pending"
-    rejected = services.confirm.reject(ALICE, "不要", now=T0)  # bare reply: the latest one
+    rejected = services.confirm.reject(_act(services, ALICE, b.id, "reject"), now=T0)
     assert rejected.id == b.id and rejected.status == REJECTED
     assert [e.text for e in services.memory.entries(ALICE)] == ["我的生日是三月五日"]
 
@@ -137,16 +146,14 @@ def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(services: Se
     assert "B2" in expiry_notice(expired) and "expired" in expiry_notice(expired)
     assert services.confirm.expire_due(T0 + timedelta(minutes=45)) == []
     with pytest.raises(ProposalExpiredError):
-        services.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=46))
-    with pytest.raises(ProposalNotFoundError):  # a bare "好" has nothing left to confirm
-        services.confirm.confirm(ALICE, "好", now=T0 + timedelta(minutes=46))
+        services.confirm.confirm(_act(services, ALICE, p.id), now=T0 + timedelta(minutes=46))
     assert services.memory.entries(ALICE) == []
 
 
 def test_expired_proposal_is_not_written(services: Services) -> None:
     p = services.confirm.propose(ALICE, "週五下午要交報告給主管", now=T0)
     with pytest.raises(ProposalExpiredError):
-        services.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=31))
+        services.confirm.confirm(_act(services, ALICE, p.id), now=T0 + timedelta(minutes=31))
     assert services.memory.entries(ALICE) == []
     assert services.pending.expire_due(T0 + timedelta(hours=1)) == []
 
@@ -177,18 +184,18 @@ def test_noise_is_refused(services: Services, text: str) -> None:
 
 def test_duplicate_is_refused(services: Services) -> None:
     p = services.confirm.propose(ALICE, "我喜歡藍色", now=T0)
-    services.confirm.confirm(ALICE, p.id, now=T0)
+    services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     with pytest.raises(DuplicateMemoryError):
         services.confirm.propose(ALICE, "我喜歡藍色！", now=T0)
 
 
 def test_edit_keeps_id_and_rechecks(services: Services) -> None:
     p = services.confirm.propose(ALICE, "明天早上九點開會", now=T0)
-    edited = services.confirm.edit(ALICE, p.id, "明天早上十點開會", now=T0)
+    edited = services.confirm.edit(_act(services, ALICE, p.id, "edit", "明天早上十點開會"), now=T0)
     assert edited.id == p.id
     with pytest.raises(SensitiveDataError):
-        services.confirm.edit(ALICE, p.id, "會議室密碼是 8812abc", now=T0)
-    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+        services.confirm.edit(_act(services, ALICE, p.id, "edit", "會議室密碼是 8812abc"), now=T0)
+    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     assert entry.text == "明天早上十點開會"
     assert entry.section == "工作 Work"
 
@@ -205,7 +212,7 @@ def test_fields_and_derived_summary(services: Services) -> None:
         now=T0,
         fields={"canonical_topic": "database:choice", "user_weight": 8, "scope": "project:apollo"},
     )
-    entry = services.confirm.confirm(ALICE, p.id, now=T0)
+    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     assert entry.summary == "專案 Apollo 的資料庫決定改用 PostgreSQL"
     assert len(entry.summary) <= 50
     assert (entry.canonical_topic, entry.user_weight, entry.scope) == (
@@ -225,7 +232,8 @@ def test_index_failure_after_markdown_write_is_repaired(
         raise RuntimeError("disk full while indexing")
 
     monkeypatch.setattr(services.memory.indexer, "sync_file", crash)
-    entry = services.confirm.confirm(ALICE, p.id, now=T0)  # the Markdown is the truth: no error
+    # The Markdown is the truth: no error.
+    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     monkeypatch.undo()
     assert services.store.indexed_units(ALICE, "MEMORY.md") == {}
     services.close()
@@ -252,14 +260,14 @@ def test_crash_before_the_pending_update_does_not_duplicate(
 
     monkeypatch.setattr(services.pending, "resolve", die)
     with pytest.raises(Killed):
-        services.confirm.confirm(ALICE, p.id, now=T0)
+        services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
     monkeypatch.undo()
     services.close()
 
     fresh = build_services(settings, embedder=embedder)
     try:
         assert fresh.pending.get(ALICE, p.id).status == "pending"
-        entry = fresh.confirm.confirm(ALICE, p.id, now=T0 + timedelta(minutes=1))
+        entry = fresh.confirm.confirm(_act(fresh, ALICE, p.id), now=T0 + timedelta(minutes=1))
         assert [e.id for e in fresh.memory.entries(ALICE)] == [entry.id]
         assert _count_in_file(fresh, ALICE, "我女兒的生日是七月七日") == 1
         assert entry.id in _memory_hits(fresh, ALICE, "女兒生日")

@@ -10,6 +10,7 @@ import pytest
 from bot.app import Services
 from bot.cli import main
 from bot.settings import Settings
+from memory.consent import UserAct
 from memory.errors import EntryNotFoundError
 from memory.governance import chain_of, chains, choose_section, derive_summary, guess_class
 from memory.markdown import Entry
@@ -38,7 +39,12 @@ def _save(
 ) -> Entry:
     fields = {"canonical_topic": topic} if topic else None
     p = services.confirm.propose(user, text, now=now, fields=fields)
-    return services.confirm.confirm(user, p.id, replace=replace, now=now)
+    return services.confirm.confirm(_act(services, user, p.id, replace), now=now)
+
+
+def _act(services: Services, user: str, pid: str, replace: bool | None) -> UserAct:
+    """The user's "replace" (or plain "confirm", which adds beside a conflict)."""
+    return services.user_acts.act(user, pid, "replace" if replace else "confirm", via="reply")
 
 
 def test_same_topic_conflict_replace_builds_a_chain_and_search_returns_its_tail(
@@ -53,7 +59,7 @@ def test_same_topic_conflict_replace_builds_a_chain_and_search_returns_its_tail(
     )
     assert p.conflict_ids == (blue.id,)
     assert "取代" in p.conflict_note and "replace" in p.conflict_note
-    green = services.confirm.confirm(ALICE, "取代", now=T0 + timedelta(days=3))
+    green = services.confirm.confirm(_act(services, ALICE, p.id, True), now=T0 + timedelta(days=3))
     assert green.supersedes == (blue.id,)
 
     old = services.memory.document(ALICE).by_id()[blue.id]
@@ -88,7 +94,7 @@ def test_very_similar_memory_conflicts_without_a_topic(services: Services) -> No
     unrelated = services.confirm.propose(ALICE, "下週三要去東京出差三天", now=T0)
     assert unrelated.conflict_ids == ()
     # Replace without a topic: the new entry inherits none, but the chain still links.
-    green = services.confirm.confirm(ALICE, similar.id, replace=True, now=T0)
+    green = services.confirm.confirm(_act(services, ALICE, similar.id, True), now=T0)
     assert green.supersedes == (blue.id,)
     assert [e.id for e in services.governance.archaeology(ALICE, green.id)] == [blue.id, green.id]
 
@@ -99,7 +105,7 @@ def test_add_keeps_both_versions_active(services: Services) -> None:
         ALICE, "我搬到台中了", now=T0, fields={"canonical_topic": "home:city"}
     )
     assert p.conflict_ids == (first.id,)
-    second = services.confirm.confirm(ALICE, "新增", now=T0)
+    second = services.confirm.confirm(_act(services, ALICE, p.id, False), now=T0)  # "新增"
     statuses = {e.id: e.status for e in services.memory.entries(ALICE)}
     assert statuses == {first.id: "active", second.id: "active"}
     assert second.supersedes == ()
@@ -108,7 +114,7 @@ def test_add_keeps_both_versions_active(services: Services) -> None:
 def test_replaced_topic_is_inherited(services: Services) -> None:
     old = _save(services, "專案 Apollo 使用 MySQL 資料庫", T0, topic="apollo:database")
     p = services.confirm.propose(ALICE, "專案 Apollo 改用 PostgreSQL 資料庫", now=T0)
-    new = services.confirm.confirm(ALICE, p.id, replace=bool(p.conflict_ids), now=T0)
+    new = services.confirm.confirm(_act(services, ALICE, p.id, bool(p.conflict_ids)), now=T0)
     if p.conflict_ids:  # similarity found it: the chain keeps the topic
         assert new.canonical_topic == "apollo:database"
         assert [e.id for e in services.governance.archaeology(ALICE, "apollo:database")] == [

@@ -47,16 +47,17 @@ def _tasks() -> list[Task]:
 
 
 def _run(services: Services, task: Task) -> tuple[Task, str]:
-    svc = services.confirm
+    svc, acts = services.confirm, services.user_acts
     p = svc.propose(task.user, task.text, "soak", now=T0)
     if task.action == "reject":
-        svc.reject(task.user, p.id, now=T0)
+        svc.reject(acts.act(task.user, p.id, "reject", via="button"), now=T0)
         return task, ""
     text = task.text
     if task.action == "edit":
         text = task.text + "（已修改 edited）"
-        svc.edit(task.user, p.id, text, now=T0)
-    entry = svc.confirm(task.user, p.id, now=T0 + timedelta(minutes=1), index=False)
+        svc.edit(acts.act(task.user, p.id, "edit", via="edit", text=text), now=T0)
+    act = acts.act(task.user, p.id, "confirm", via="button")
+    entry = svc.confirm(act, now=T0 + timedelta(minutes=1), index=False)
     assert entry.text == text
     return task, text
 
