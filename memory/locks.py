@@ -102,9 +102,11 @@ class FileLock:
             self.release()
 
 
-def _flock(path: Path, blocking: bool) -> int | None:
+def _flock(path: Path, blocking: bool, writable: bool = False) -> int | None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    # flock needs no write access: a lock file another account created stays usable.
+    mode = os.O_RDWR if writable else os.O_RDONLY
+    fd = os.open(path, mode | os.O_CREAT | os.O_CLOEXEC, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | (0 if blocking else fcntl.LOCK_NB))
     except BlockingIOError:
@@ -144,7 +146,7 @@ class ServiceLock:
 
     def acquire(self) -> ServiceLock:
         """Take the lock now or raise :class:`DataDirBusyError` (never waits)."""
-        fd = _flock(self.path, blocking=False)
+        fd = _flock(self.path, blocking=False, writable=True)
         if fd is None:
             holder = _read_pid(self.path)
             who = f" (pid {holder})" if holder else ""
