@@ -2,7 +2,7 @@
 
 Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by seed
 000's section gating, short-term rows) and hands them to the pure functions of
-:mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by its mtime and size), so
+:mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by :func:`file_stamp`), so
 a user with 10,000 memories does not pay for a parse on every message.
 """
 
@@ -28,6 +28,7 @@ from agent.selection import (
 )
 from history.topic_index import TopicIndex
 from memory.config import BudgetConfig
+from memory.fsutil import file_stamp
 from memory.markdown import Entry, MemoryDocument, parse_memory
 from memory.search import SearchHit
 from memory.service import MemoryService
@@ -48,7 +49,7 @@ ShortTermLookup = Callable[[str, str, int], Sequence[Candidate]]
 class _Parsed:
     """One parse of MEMORY.md and what every turn derives from it alone."""
 
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int, int]
     doc: MemoryDocument
     by_id: dict[str, Entry]
     core: tuple[Candidate, ...]  # L0 does not depend on the message
@@ -84,16 +85,12 @@ class MemoryView:
     def parsed(self, user_key: str) -> _Parsed:
         """The user's MEMORY.md, parsed again only when the file changed."""
         path = self.memory.paths(user_key).memory_md
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = (0, 0)
+        stamp = file_stamp(path)  # another process's write within one mtime tick counts too
         with self._lock:
             hit = self._cache.get(user_key)
         if hit is not None and hit.stamp == stamp:
             return hit
-        raw = path.read_text(encoding="utf-8") if stamp != (0, 0) else ""
+        raw = path.read_text(encoding="utf-8") if stamp != (0, 0, 0, 0) else ""
         doc = parse_memory(raw)
         parsed = _Parsed(
             stamp,

@@ -19,6 +19,7 @@ from memory.governance import Governance
 from memory.index import IndexStore
 from memory.indexer import Indexer
 from memory.lifecycle import Lifecycle
+from memory.locks import ServiceLock
 from memory.pending import PendingStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
@@ -87,6 +88,12 @@ def user_timezone(settings: Settings) -> tzinfo | None:
         raise SettingsError(
             f"PCAI_TIMEZONE {settings.timezone!r} is not a known time zone"
         ) from exc
+
+
+def hold_data_dir(settings: Settings) -> ServiceLock:
+    """Take the service's exclusive lock on the data dir, or raise ``DataDirBusyError``."""
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    return ServiceLock(settings.data_dir).acquire()
 
 
 def build_services(settings: Settings, embedder: Embedder | None = None) -> Services:

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from bot.app import Services, build_agent, build_services
+from bot.app import Services, build_agent, build_services, hold_data_dir
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
 from memory.governance import chains_markdown, export_records
+from memory.locks import DataDirBusyError
 from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
@@ -141,8 +142,10 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
+    key = f"cli_{user}"
+    # Only this user's files: a service may be running the jobs for everyone else.
     chat = TerminalChat(
-        backend, f"cli_{user}", jobs=lambda notify: scheduled(services, notify, runner)
+        backend, key, jobs=lambda notify: scheduled(services, notify, runner, user_key=key)
     )
     chat.run()
     return 0
@@ -155,7 +158,21 @@ def _latest_cli_user(services: Services) -> str:
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    """Start the bot: Telegram when a token is set, else the terminal chat."""
+    """Start the bot: Telegram when a token is set, else the terminal chat.
+
+    The service holds the data dir's lock for its whole life: a second ``pcai run`` on the
+    same data dir says so in one sentence and exits 1 instead of racing the first.
+    """
+    try:
+        service_lock = hold_data_dir(settings)
+    except DataDirBusyError as exc:
+        print(f"pcai: {exc}", file=sys.stderr)
+        return 1
+    with service_lock:
+        return _serve(settings)
+
+
+def _serve(settings: Settings) -> int:
     if not settings.telegram_bot_token:
         print(
             "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "

@@ -20,7 +20,7 @@ import logging
 import time as clock
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
@@ -92,11 +92,11 @@ async def index_job(services: Services, now: datetime) -> str:
     return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
 
 
-def pending_expiry_job(notifier: Notifier | None = None) -> JobBody:
+def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = None) -> JobBody:
     """Expire proposals past their time and tell each owner once (seed 004 §3.1.1)."""
 
     async def body(services: Services, now: datetime) -> str:
-        expired = await asyncio.to_thread(services.pending.expire_due, now)
+        expired = await asyncio.to_thread(services.pending.expire_due, now, user_key)
         told = 0
         for proposal in expired:
             if notifier is None:
@@ -128,6 +128,35 @@ def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
         JobSpec("lifecycle", lifecycle_job, daily_at=LIFECYCLE_AT),
     ]
+
+
+def user_jobs(user_key: str, notifier: Notifier | None = None) -> list[JobSpec]:
+    """The same four jobs, schedules and names over one user's files only.
+
+    The terminal chat runs these: a service on the same data dir runs the jobs for everyone
+    else, and a second runner over their files would summarise, expire and archive them
+    beside it (and tell nobody about their expired proposals).
+    """
+
+    async def idle(services: Services, now: datetime) -> str:
+        made = await services.idle.summarize_session(user_key, user_key, now)
+        return f"{1 if made else 0} idle summaries of {user_key}"
+
+    async def index(services: Services, now: datetime) -> str:
+        stats = await asyncio.to_thread(services.memory.indexer.sync_user, user_key)
+        return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
+
+    async def lifecycle(services: Services, now: datetime) -> str:
+        changes = await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
+        return f"{len(changes)} status changes of {user_key}"
+
+    bodies: dict[str, JobBody] = {
+        "idle_summaries": idle,
+        "index": index,
+        "pending_expiry": pending_expiry_job(notifier, user_key),
+        "lifecycle": lifecycle,
+    }
+    return [replace(spec, body=bodies[spec.name]) for spec in default_jobs(notifier)]
 
 
 # -- running -----------------------------------------------------------------------------
@@ -283,14 +312,19 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
 
 @asynccontextmanager
 async def scheduled(
-    services: Services, notifier: Notifier | None = None, runner: JobRunner | None = None
+    services: Services,
+    notifier: Notifier | None = None,
+    runner: JobRunner | None = None,
+    user_key: str | None = None,
 ) -> AsyncIterator[JobRunner]:
     """Run every job on an ``AsyncIOScheduler`` for the duration of the block (terminal chat).
 
-    On the way out the scheduler stops and a job still running is given time to finish.
+    With ``user_key`` the jobs touch that user's files only (:func:`user_jobs`). On the way
+    out the scheduler stops and a job still running is given time to finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
-    scheduler = start_scheduler(runner, default_jobs(notifier))
+    specs = default_jobs(notifier) if user_key is None else user_jobs(user_key, notifier)
+    scheduler = start_scheduler(runner, specs)
     try:
         yield runner
     finally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -25,6 +24,7 @@ from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, S
 from history.summarize import ConversationSummary, SummaryService
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
+from memory.locks import user_lock
 from memory.tokens import TokenCounter
 from memory.users import UserPaths
 
@@ -94,7 +94,6 @@ class Compactor:
         self.config = config
         self.daily_log = daily_log
         self.on_written = on_written
-        self._lock = threading.Lock()
 
     def history_tokens(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of sending ``messages`` as chat history."""
@@ -202,7 +201,7 @@ class Compactor:
     ) -> str:
         path = UserPaths.of(self.data_dir, user_key).memory_full_md
         block = f"\n## {heading}\n\n{mask(summary.body)}\n"
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             current = read_text(path) or FULL_TITLE
             if block in current:
                 # Written before a crash kept the trimmed session from being saved: once only.

@@ -10,13 +10,13 @@ indexes every line once.
 from __future__ import annotations
 
 import re
-import threading
 from datetime import datetime, tzinfo
 from pathlib import Path
 
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
 from memory.indexer import Indexer, SyncStats
+from memory.locks import user_lock
 from memory.logs import format_record, log_header
 from memory.sources import day_files
 from memory.users import UserPaths, list_user_keys
@@ -35,7 +35,6 @@ class DailyLog:
     def __init__(self, data_dir: Path, tz: tzinfo | None = None) -> None:
         self.data_dir = data_dir
         self.tz = tz
-        self._lock = threading.Lock()
 
     def local(self, when: datetime) -> datetime:
         """``when`` in the user's time zone."""
@@ -56,7 +55,7 @@ class DailyLog:
         path = UserPaths.of(self.data_dir, user_key).daily_log(day)
         # Secrets (passwords, card numbers, keys) never reach the long-term, indexed log.
         record = format_record(local, who, mask(text), safe_ref(ref))
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             current = read_text(path)
             if not current:
                 current = log_header(day)

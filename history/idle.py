@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
@@ -23,6 +22,7 @@ from history.summarize import IdleSummary, SummaryService
 from memory.errors import InvalidUserKeyError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
+from memory.locks import user_lock
 from memory.users import UserPaths, check_user_key
 
 log = logging.getLogger(__name__)
@@ -74,7 +74,6 @@ class IdleSummaries:
         self.config = config
         self.tz = tz
         self.on_written = on_written
-        self._lock = threading.Lock()
 
     @property
     def idle(self) -> timedelta:
@@ -132,7 +131,7 @@ class IdleSummaries:
 
     def _write(self, user_key: str, heading: str, summary: IdleSummary) -> None:
         path = UserPaths.of(self.data_dir, user_key).auto_summaries_md
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             current = read_text(path) or AUTO_TITLE
             if f"## {heading}\n" in current:
                 return  # written before a crash that kept the session from recording it

@@ -8,10 +8,10 @@ A session file ``telegram_<id>.json`` / ``cli_<name>.json`` reads::
      "last_update": "2026-02-08T12:00:05+08:00",
      "idle_summarized_through": "", "compactions": 0}
 
-Writes are atomic and each session has an asyncio lock, so two messages of one user that
-arrive together are handled one after the other and neither turn is lost. A file that cannot
-be parsed is moved aside as ``<name>.corrupt-<time>`` (kept for the user) and replaced by a
-fresh session; the caller gets one sentence to show, once.
+Writes are atomic and each session has an asyncio lock and a lock file, so two messages of one
+user that arrive together (in this process or another) are handled one after the other and
+neither turn is lost. A file that cannot be parsed is moved aside as ``<name>.corrupt-<time>``
+(kept for the user) and replaced by a fresh session; the caller gets one sentence to show, once.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.fsutil import atomic_write_text
+from memory.locks import FileLock, file_lock
 
 log = logging.getLogger(__name__)
 
@@ -247,9 +248,11 @@ class SessionStore:
 
         The session is saved even when the body raises, so a user message appended before a
         failure (say, the LLM being down) is kept. An unchanged session is not rewritten, so
-        background jobs do not make an idle session look recently used.
+        background jobs do not make an idle session look recently used. The session's lock
+        file is held too, so another process (the terminal chat beside the service, a job)
+        never saves over this turn.
         """
-        async with self.lock(session_id):
+        async with self.lock(session_id), self.file_lock(session_id).hold():
             session = await asyncio.to_thread(self.load, session_id)
             before = session.to_json()
             try:
@@ -257,6 +260,10 @@ class SessionStore:
             finally:
                 if session.to_json() != before:
                     await asyncio.to_thread(self.save, session)
+
+    def file_lock(self, session_id: str) -> FileLock:
+        """The session's OS lock (``history/<id>.lock``), for writers in other processes."""
+        return file_lock(self.dir / f"{check_session_id(session_id)}.lock")
 
     def _quarantine(self, session_id: str, path: Path, exc: BaseException) -> Session:
         stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")

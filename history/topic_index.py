@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import logging
 import re
-import threading
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -23,6 +22,7 @@ from typing import Any
 
 from history.config import TopicIndexConfig
 from memory.fsutil import atomic_write_text
+from memory.locks import user_lock
 from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,6 @@ class TopicIndex:
     def __init__(self, data_dir: Path, config: TopicIndexConfig) -> None:
         self.data_dir = data_dir
         self.config = config
-        self._lock = threading.Lock()
 
     def _paths(self, user_key: str) -> UserPaths:
         return UserPaths.of(self.data_dir, user_key)
@@ -262,7 +261,7 @@ class TopicIndex:
         summary: str = "",
     ) -> TurnUpdate:
         """Record one turn's hits (seed 000 §4.2) and return the new state and its advice."""
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             state = record_turn(
                 self.load(user_key) or self.fresh(), sections_hit, now, known_sections
             )

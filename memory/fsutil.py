@@ -49,6 +49,20 @@ def read_text(path: Path) -> str:
         ) from exc
 
 
+def file_stamp(path: Path) -> tuple[int, int, int, int]:
+    """What changes whenever ``path`` is rewritten: for caches that skip an unchanged file.
+
+    ``(mtime, size)`` alone misses a second writer within one coarse timestamp tick that
+    leaves the size as it was; an atomic write always brings a new inode, and any write or
+    ``utime`` moves the ctime. ``(0, 0, 0, 0)`` when the file does not exist.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return (0, 0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
+
+
 def _fsync_dir(folder: Path) -> None:
     # The rename itself is durable only once the directory entry is flushed.
     try:

@@ -306,23 +306,26 @@ class PendingStore:
             )
             return bool(cur.rowcount)
 
-    def expire_due(self, now: datetime) -> list[Proposal]:
-        """Expire every proposal past its expiry and return each one exactly once.
+    def expire_due(self, now: datetime, user_key: str | None = None) -> list[Proposal]:
+        """Expire every proposal past its expiry (only ``user_key``'s if given), each once.
 
         The select and the update run in one transaction and the update only touches rows
         still pending, so two jobs racing (or a job re-run after a restart) never report the
         same proposal twice.
         """
         ts = _aware(now).timestamp()
+        # A terminal chat beside the service expires only its own user's proposals: the
+        # service tells everyone else about theirs.
+        mine, args = ("", ()) if user_key is None else (" AND user_key=?", (user_key,))
         with self.state.transaction() as conn:
             rows = conn.execute(
                 "UPDATE pending_memories SET status=?, resolved_ts=? "
-                "WHERE status=? AND expires_ts<=? RETURNING *",
-                (EXPIRED, ts, PENDING, ts),
+                f"WHERE status=? AND expires_ts<=?{mine} RETURNING *",
+                (EXPIRED, ts, PENDING, ts, *args),
             ).fetchall()
             conn.execute(
-                "DELETE FROM pending_memories WHERE status!=? AND resolved_ts<?",
-                (PENDING, ts - _PURGE_AFTER.total_seconds()),
+                f"DELETE FROM pending_memories WHERE status!=? AND resolved_ts<?{mine}",
+                (PENDING, ts - _PURGE_AFTER.total_seconds(), *args),
             )
             conn.execute(
                 "DELETE FROM pending_messages WHERE proposal_id NOT IN "

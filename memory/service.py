@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
 from memory.indexer import Indexer, Progress, SyncStats
+from memory.locks import FileLock, user_lock
 from memory.markdown import (
     DEFAULT_SECTION,
     Entry,
@@ -30,13 +30,14 @@ class MemoryService:
         self.data_dir = data_dir
         self.indexer = indexer
         self.searcher = searcher
-        self._locks: dict[str, threading.RLock] = {}
-        self._locks_guard = threading.Lock()
 
-    def lock(self, user_key: str) -> threading.RLock:
-        """The lock that serialises writes to one user's MEMORY.md."""
-        with self._locks_guard:
-            return self._locks.setdefault(check_user_key(user_key), threading.RLock())
+    def lock(self, user_key: str) -> FileLock:
+        """The lock every write of one user's files takes (threads here, other processes).
+
+        Hold it across a read-modify-write of MEMORY.md so that no writer, in this process or
+        another (``pcai remember``, the service), loses another's update.
+        """
+        return user_lock(self.data_dir, user_key)
 
     def paths(self, user_key: str) -> UserPaths:
         """The user's folder layout."""
