@@ -19,7 +19,13 @@ from datetime import UTC, datetime
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
 from agent.memory_view import MemoryView
-from agent.prompt import build_messages, detect_language, memory_block, system_prompt
+from agent.prompt import (
+    build_messages,
+    detect_language,
+    group_system_prompt,
+    memory_block,
+    system_prompt,
+)
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
@@ -28,7 +34,7 @@ from history.compaction import Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
 from history.dailylog import DailyLog
-from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
+from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
@@ -145,9 +151,14 @@ class Agent:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
-                session = await stack.enter_async_context(self.sessions.locked(message.user_key))
+                session_id = _session_id(message)
+                if session_id is None:  # a transport bug must not fall back to private data
+                    log.error("%s: a group message came without its group", message.user_key)
+                    return Reply(say("failed", lang), error=True)
+                session = await stack.enter_async_context(self.sessions.locked(session_id))
+            turn = self._group_turn if message.in_group else self._turn
             try:
-                reply = await self._turn(message, session, lang, clock)
+                reply = await turn(message, session, lang, clock)
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
@@ -222,6 +233,31 @@ class Agent:
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
         )
+
+    async def _group_turn(
+        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+    ) -> Reply:
+        """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
+        with clock.step("3 append"):
+            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
+            # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
+            # keeps only what its history window can show.
+            del session.messages[: -self.history.max_history]
+        system = group_system_prompt(message.time, lang)
+        with clock.step("8 prompt"):
+            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
+            messages = self._prompt(message, session, system, Selection())
+        with clock.step("9 llm"):
+            try:
+                resp = await self.llm.chat(messages, ())
+            except LLMError as exc:
+                log.warning("%s: LLM failed: %s", session.id, exc)
+                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                return Reply(say(which, lang), error=True)
+        text = resp.content.strip() or say("tools_exhausted", lang)
+        with clock.step("10 save reply"):
+            session.append(ROLE_ASSISTANT, text, message.time)
+        return Reply(text=text)
 
     # -- steps -----------------------------------------------------------------------------
     async def _confirm_flow(self, message: IncomingMessage, lang: str) -> Reply | None:
@@ -323,6 +359,13 @@ class Agent:
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
         self.topics.record(key, sections, message.time, self.view.sections(key))
+
+
+def _session_id(message: IncomingMessage) -> str | None:
+    """The sender's private session, or the group's own one (never the sender's in a group)."""
+    if not message.in_group:
+        return message.user_key
+    return message.group_session if is_group_session(message.group_session) else None
 
 
 def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:

@@ -18,7 +18,14 @@ from pathlib import Path
 
 from history.compaction import IndexCallback
 from history.config import HistoryConfig
-from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, Message, Session, SessionStore
+from history.sessions import (
+    KIND_COMPACTION,
+    ROLE_SYSTEM,
+    Message,
+    Session,
+    SessionStore,
+    is_group_session,
+)
 from history.summarize import IdleSummary, SummaryService
 from memory.errors import InvalidUserKeyError
 from memory.fsutil import atomic_write_text, read_text
@@ -85,6 +92,8 @@ class IdleSummaries:
         """Summarise every session that is idle and has an unsummarised stretch."""
         results = []
         for session_id in await asyncio.to_thread(self.store.session_ids):
+            if is_group_session(session_id):
+                continue  # a group's talk is nobody's memory: no summary, no user file
             try:
                 user_key = check_user_key(session_id)
             except InvalidUserKeyError:

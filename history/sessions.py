@@ -32,6 +32,7 @@ from memory.fsutil import atomic_write_text
 log = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_GROUP_SESSION = re.compile(r"^[a-z]+_group_-?\d+$")
 
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
@@ -42,6 +43,16 @@ KIND_COMPACTION = "compaction"  # the one message that stands for compacted hist
 
 class SessionError(ValueError):
     """A session id or file that cannot be used."""
+
+
+def group_session_id(transport: str, chat_id: int | str) -> str:
+    """The session of one group chat (``telegram_group_-100123``): nobody's private session."""
+    return check_session_id(f"{transport}_group_{chat_id}")
+
+
+def is_group_session(session_id: str) -> bool:
+    """Whether ``session_id`` names a group chat's session (no user's files belong to it)."""
+    return bool(_GROUP_SESSION.match(session_id))
 
 
 def check_session_id(session_id: str) -> str:
