@@ -40,6 +40,7 @@ from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService, ProposalRefusedError, parse_reply
 from memory.governance import Governance
+from memory.guards import mask, secrets_in
 from memory.pending import ProposalError
 from memory.tokens import TokenCounter
 
@@ -180,13 +181,11 @@ class Agent:
         with clock.step("2 confirm flow"):
             handled = None if message.in_group else await self._confirm_flow(message, lang)
         with clock.step("3 append"):
-            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
+            # Secrets are masked before anything is stored; only this turn's prompt sees them.
+            stored, known = mask(message.text), secrets_in(message.text)
+            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             await asyncio.to_thread(
-                self.daily_log.append_user_message,
-                key,
-                message.text,
-                message.time,
-                message.message_id,
+                self.daily_log.append_user_message, key, stored, message.time, message.message_id
             )
         if handled is not None:
             session.append(ROLE_ASSISTANT, handled.text, message.time)
@@ -216,15 +215,16 @@ class Agent:
             try:
                 resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
             except LLMError as exc:
-                log.warning("%s: LLM failed: %s", key, exc)
+                _log_llm_failure(key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(say(which, lang), proposals=proposals, error=True)
         text = resp.content.strip() or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
-            # Only the answer goes into the session: never the memory block or tool chatter.
-            session.append(ROLE_ASSISTANT, text, message.time)
+            # Only the answer goes into the session: never the memory block or tool chatter,
+            # nor a secret the model repeated from the message.
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         injected = _injected(selection)
         with clock.step("11 access+topics"):
             await asyncio.to_thread(self._after, key, message, selection, injected)
@@ -239,7 +239,8 @@ class Agent:
     ) -> Reply:
         """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
         with clock.step("3 append"):
-            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
+            known = secrets_in(message.text)
+            session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
             # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
             # keeps only what its history window can show.
             del session.messages[: -self.history.max_history]
@@ -251,12 +252,12 @@ class Agent:
             try:
                 resp = await self.llm.chat(messages, ())
             except LLMError as exc:
-                log.warning("%s: LLM failed: %s", session.id, exc)
+                _log_llm_failure(session.id, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 return Reply(say(which, lang), error=True)
         text = resp.content.strip() or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
-            session.append(ROLE_ASSISTANT, text, message.time)
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         return Reply(text=text)
 
     # -- steps -----------------------------------------------------------------------------
@@ -359,6 +360,15 @@ class Agent:
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
         self.topics.record(key, sections, message.time, self.view.sections(key))
+
+
+def _log_llm_failure(who: str, exc: LLMError) -> None:
+    """Unavailability says where at WARNING; a bad answer's detail may quote the model (DEBUG)."""
+    if isinstance(exc, LLMUnavailableError):
+        log.warning("%s: LLM failed: %s", who, exc)
+        return
+    log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
+    log.debug("%s: LLM answer unusable: %s", who, exc)
 
 
 def _session_id(message: IncomingMessage) -> str | None:

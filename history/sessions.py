@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.fsutil import atomic_write_text
+from memory.guards import mask, secrets_in
 
 log = logging.getLogger(__name__)
 
@@ -84,14 +85,20 @@ class Message:
     id: str = ""  # the transport's message id (daily-log ref)
     kind: str = ""  # "" or KIND_COMPACTION
 
-    def to_json(self) -> dict[str, Any]:
-        """The message as JSON data (empty optional fields left out)."""
+    def to_json(self, known: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The message as JSON data (empty optional fields left out), secrets masked.
+
+        ``known``: secrets found elsewhere in the conversation, masked here even without
+        their context (a reply that repeats the password the user typed).
+        """
         data: dict[str, Any] = {
             "role": self.role,
-            "content": self.content,
+            "content": mask(self.content, known),
             "time": self.time.isoformat(),
         }
-        for name in ("summary", "id", "kind"):
+        if self.summary:
+            data["summary"] = mask(self.summary, known)
+        for name in ("id", "kind"):
             value = getattr(self, name)
             if value:
                 data[name] = value
@@ -154,10 +161,15 @@ class Session:
         return max(times) if times else None
 
     def to_json(self) -> dict[str, Any]:
-        """The session as JSON data."""
+        """The session as JSON data, secrets masked.
+
+        Masking here, where a session becomes a file, covers every path that puts text in a
+        session (a reply, a compaction note, a file written before masking existed).
+        """
+        known = secrets_in(*(m.content for m in self.messages))
         return {
             "id": self.id,
-            "messages": [m.to_json() for m in self.messages],
+            "messages": [m.to_json(known) for m in self.messages],
             "last_update": self.last_update.isoformat(),
             "idle_summarized_through": (
                 self.idle_summarized_through.isoformat() if self.idle_summarized_through else ""
