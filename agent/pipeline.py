@@ -19,7 +19,13 @@ from datetime import UTC, datetime
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
 from agent.memory_view import MemoryView
-from agent.prompt import build_messages, detect_language, memory_block, system_prompt
+from agent.prompt import (
+    build_messages,
+    detect_language,
+    group_system_prompt,
+    memory_block,
+    system_prompt,
+)
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
@@ -28,12 +34,13 @@ from history.compaction import Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
 from history.dailylog import DailyLog
-from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
+from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService
 from memory.governance import Governance
+from memory.guards import mask, secrets_in
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -138,9 +145,14 @@ class Agent:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
-                session = await stack.enter_async_context(self.sessions.locked(message.user_key))
+                session_id = _session_id(message)
+                if session_id is None:  # a transport bug must not fall back to private data
+                    log.error("%s: a group message came without its group", message.user_key)
+                    return Reply(say("failed", lang), error=True)
+                session = await stack.enter_async_context(self.sessions.locked(session_id))
+            turn = self._group_turn if message.in_group else self._turn
             try:
-                reply = await self._turn(message, session, lang, clock)
+                reply = await turn(message, session, lang, clock)
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
@@ -161,13 +173,11 @@ class Agent:
         key = message.user_key
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
         with clock.step("3 append"):
-            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
+            # Secrets are masked before anything is stored; only this turn's prompt sees them.
+            stored, known = mask(message.text), secrets_in(message.text)
+            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             await asyncio.to_thread(
-                self.daily_log.append_user_message,
-                key,
-                message.text,
-                message.time,
-                message.message_id,
+                self.daily_log.append_user_message, key, stored, message.time, message.message_id
             )
         system = system_prompt(message.time, lang)
         with clock.step("4 compaction"):
@@ -194,15 +204,16 @@ class Agent:
             try:
                 resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
             except LLMError as exc:
-                log.warning("%s: LLM failed: %s", key, exc)
+                _log_llm_failure(key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(say(which, lang), proposals=proposals, error=True)
         text = resp.content.strip() or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
-            # Only the answer goes into the session: never the memory block or tool chatter.
-            session.append(ROLE_ASSISTANT, text, message.time)
+            # Only the answer goes into the session: never the memory block or tool chatter,
+            # nor a secret the model repeated from the message.
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         injected = _injected(selection)
         with clock.step("11 access+topics"):
             await asyncio.to_thread(self._after, key, message, selection, injected)
@@ -211,6 +222,32 @@ class Agent:
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
         )
+
+    async def _group_turn(
+        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+    ) -> Reply:
+        """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
+        with clock.step("3 append"):
+            known = secrets_in(message.text)
+            session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
+            # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
+            # keeps only what its history window can show.
+            del session.messages[: -self.history.max_history]
+        system = group_system_prompt(message.time, lang)
+        with clock.step("8 prompt"):
+            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
+            messages = self._prompt(message, session, system, Selection())
+        with clock.step("9 llm"):
+            try:
+                resp = await self.llm.chat(messages, ())
+            except LLMError as exc:
+                _log_llm_failure(session.id, exc)
+                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                return Reply(say(which, lang), error=True)
+        text = resp.content.strip() or say("tools_exhausted", lang)
+        with clock.step("10 save reply"):
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
+        return Reply(text=text)
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
@@ -272,6 +309,22 @@ class Agent:
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
         self.topics.record(key, sections, message.time, self.view.sections(key))
+
+
+def _log_llm_failure(who: str, exc: LLMError) -> None:
+    """Unavailability says where at WARNING; a bad answer's detail may quote the model (DEBUG)."""
+    if isinstance(exc, LLMUnavailableError):
+        log.warning("%s: LLM failed: %s", who, exc)
+        return
+    log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
+    log.debug("%s: LLM answer unusable: %s", who, exc)
+
+
+def _session_id(message: IncomingMessage) -> str | None:
+    """The sender's private session, or the group's own one (never the sender's in a group)."""
+    if not message.in_group:
+        return message.user_key
+    return message.group_session if is_group_session(message.group_session) else None
 
 
 def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:

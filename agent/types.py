@@ -17,6 +17,8 @@ class IncomingMessage:
     reply_to_id: str = ""  # the id of the bot message this replies to, if any
     language: str = ""  # "zh" / "en" hint from the transport ("" = detect from text)
     in_group: bool = False  # memories are never proposed from or shown in a group
+    # A group's own conversation (``telegram_group_<chat id>``); private turns use user_key.
+    group_session: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,11 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from memory.fsutil import atomic_write_text
+from memory.guards import mask, secrets_in
 from memory.locks import FileLock, file_lock
 
 log = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_GROUP_SESSION = re.compile(r"^[a-z]+_group_-?\d+$")
 
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
@@ -43,6 +45,16 @@ KIND_COMPACTION = "compaction"  # the one message that stands for compacted hist
 
 class SessionError(ValueError):
     """A session id or file that cannot be used."""
+
+
+def group_session_id(transport: str, chat_id: int | str) -> str:
+    """The session of one group chat (``telegram_group_-100123``): nobody's private session."""
+    return check_session_id(f"{transport}_group_{chat_id}")
+
+
+def is_group_session(session_id: str) -> bool:
+    """Whether ``session_id`` names a group chat's session (no user's files belong to it)."""
+    return bool(_GROUP_SESSION.match(session_id))
 
 
 def check_session_id(session_id: str) -> str:
@@ -74,14 +86,20 @@ class Message:
     id: str = ""  # the transport's message id (daily-log ref)
     kind: str = ""  # "" or KIND_COMPACTION
 
-    def to_json(self) -> dict[str, Any]:
-        """The message as JSON data (empty optional fields left out)."""
+    def to_json(self, known: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The message as JSON data (empty optional fields left out), secrets masked.
+
+        ``known``: secrets found elsewhere in the conversation, masked here even without
+        their context (a reply that repeats the password the user typed).
+        """
         data: dict[str, Any] = {
             "role": self.role,
-            "content": self.content,
+            "content": mask(self.content, known),
             "time": self.time.isoformat(),
         }
-        for name in ("summary", "id", "kind"):
+        if self.summary:
+            data["summary"] = mask(self.summary, known)
+        for name in ("id", "kind"):
             value = getattr(self, name)
             if value:
                 data[name] = value
@@ -144,10 +162,15 @@ class Session:
         return max(times) if times else None
 
     def to_json(self) -> dict[str, Any]:
-        """The session as JSON data."""
+        """The session as JSON data, secrets masked.
+
+        Masking here, where a session becomes a file, covers every path that puts text in a
+        session (a reply, a compaction note, a file written before masking existed).
+        """
+        known = secrets_in(*(m.content for m in self.messages))
         return {
             "id": self.id,
-            "messages": [m.to_json() for m in self.messages],
+            "messages": [m.to_json(known) for m in self.messages],
             "last_update": self.last_update.isoformat(),
             "idle_summarized_through": (
                 self.idle_summarized_through.isoformat() if self.idle_summarized_through else ""

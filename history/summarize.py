@@ -10,6 +10,9 @@ Three kinds of summary are made:
 
 :class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
 and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
+Every summary it returns is masked (:func:`memory.guards.mask`), with the secrets of the
+messages it summarises as ``known``: a model that copies a password into a keyword list
+cannot get it stored.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from typing import Protocol
 
 from history import extractive as ex
 from history.sessions import KIND_COMPACTION, ROLE_TOOL, ROLE_USER, Message
+from memory.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
 
@@ -369,19 +373,29 @@ class SummaryService:
         self.timeout = timeout_seconds
 
     async def _ask(self, request: SummaryRequest) -> str | None:
+        """The model's answer, secrets masked (also those it repeats without their context)."""
         if self.primary is None:
             return None
         try:
-            return await asyncio.wait_for(self.primary.summarize(request), self.timeout)
+            answer = await asyncio.wait_for(self.primary.summarize(request), self.timeout)
         except Exception as exc:  # the model is down, slow or broken: fall back, never fail
-            log.warning("LLM %s summary failed (%s); using the extractive one", request.kind, exc)
+            # The detail may quote the model's answer: it stays below INFO.
+            log.warning(
+                "LLM %s summary failed (%s); using the extractive one",
+                request.kind,
+                type(exc).__name__,
+            )
+            log.debug("LLM %s summary failed: %s", request.kind, exc)
             return None
+        return mask(answer, _known(request.messages, request.previous))
 
     async def message_summary(self, message: Message, max_chars: int = 280) -> str:
         """Seed 001's structured summary of one message, at most ``max_chars`` characters."""
         answer = await self._ask(SummaryRequest(KIND_MESSAGE, (message,), max_chars))
         fields = parse_structured(answer) if answer else None
-        return render_structured(fields or extract_structured(message), max_chars)
+        known = _known((message,))
+        made = fields or extract_structured(message)
+        return render_structured({k: mask(v, known) for k, v in made.items()}, max_chars)
 
     async def conversation_summary(
         self,
@@ -393,7 +407,9 @@ class SummaryService:
         request = SummaryRequest(KIND_CONVERSATION, tuple(messages), max_chars, previous=previous)
         answer = await self._ask(request)
         made = normalise_conversation(answer, max_chars) if answer else None
-        return made or extract_conversation(messages, max_chars)
+        made = made or extract_conversation(messages, max_chars)
+        known = _known(messages, previous)
+        return ConversationSummary(body=mask(made.body, known), gist=mask(made.gist, known))
 
     async def idle_summary(
         self, messages: Sequence[Message], kmin: int = 3, kmax: int = 5
@@ -402,4 +418,16 @@ class SummaryService:
         request = SummaryRequest(KIND_IDLE, tuple(messages), 400, kmin, kmax)
         answer = await self._ask(request)
         made = normalise_idle(answer, messages, kmin, kmax) if answer else None
-        return made or extract_idle(messages, kmin, kmax)
+        made = made or extract_idle(messages, kmin, kmax)
+        known = _known(messages)
+        keywords = (mask(k, known) for k in made.keywords)
+        return IdleSummary(
+            summary=mask(made.summary, known),
+            # "[REDACTED]" (or the word inside it) is no keyword.
+            keywords=tuple(k for k in keywords if REDACTED[1:-1] not in k),
+        )
+
+
+def _known(messages: Sequence[Message], previous: str = "") -> frozenset[str]:
+    """The secrets in what is summarised: a summary must not repeat them, context or not."""
+    return secrets_in(previous, *(m.content for m in messages))

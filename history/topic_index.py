@@ -22,6 +22,7 @@ from typing import Any
 
 from history.config import TopicIndexConfig
 from memory.fsutil import atomic_write_text
+from memory.guards import mask
 from memory.locks import user_lock
 from memory.users import UserPaths
 
@@ -260,7 +261,14 @@ class TopicIndex:
         known_sections: Iterable[str] = (),
         summary: str = "",
     ) -> TurnUpdate:
-        """Record one turn's hits (seed 000 §4.2) and return the new state and its advice."""
+        """Record one turn's hits (seed 000 §4.2) and return the new state and its advice.
+
+        Section names and the summary are masked like every user-derived text, so the state
+        and MEMORY_TOPIC.md never hold a secret (PCAI writes sections masked, so they match).
+        """
+        sections_hit = [mask(s) for s in sections_hit]
+        known_sections = [mask(s) for s in known_sections]
+        summary = mask(summary)
         with user_lock(self.data_dir, user_key):
             state = record_turn(
                 self.load(user_key) or self.fresh(), sections_hit, now, known_sections
@@ -277,8 +285,8 @@ class TopicIndex:
                 self._write_topic(user_key, state)
                 written = True
             self.save(user_key, state)
-        if prune:
-            log.info(
+        if prune:  # section names are the user's words: below INFO
+            log.debug(
                 "%s: sections missed %d+ turns, consider pruning: %s",
                 user_key,
                 self.config.miss_suggest_after,
@@ -302,10 +310,10 @@ class TopicIndex:
         lines = [
             "# MEMORY_TOPIC — 當前主題 (current topic)",
             "",
-            f"- 主題：{state.current_topic}",
+            f"- 主題：{mask(state.current_topic)}",
             f"- 比例：{share:.0%}（最近 {len(state.turns)} 輪）",
         ]
         if state.topic_summary:
-            lines.append(f"- 摘要：{state.topic_summary}")
+            lines.append(f"- 摘要：{mask(state.topic_summary)}")
         lines.append(f"- 更新：{state.last_updated}")
         atomic_write_text(self._paths(user_key).memory_topic_md, "\n".join(lines) + "\n")

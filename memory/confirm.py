@@ -37,7 +37,7 @@ from memory.governance import (
     summary_of,
     with_status,
 )
-from memory.guards import refusal_reason, scan
+from memory.guards import mask, refusal_reason, scan
 from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
 from memory.noise import noise_reason
 from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal
@@ -246,9 +246,12 @@ class ConfirmationService:
     ) -> Proposal:
         """Check ``text`` and store it as a proposal waiting for its owner's answer."""
         text = self.check_text(user_key, text)
-        clean = _clean_fields(fields or {})
+        # The text is refused when it holds a secret; the model's section and topic are masked.
+        clean = {
+            k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
+        }
         ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
-        chosen = (section or "").strip() or choose_section(
+        chosen = mask((section or "").strip()) or choose_section(
             text, self.memory.document(user_key).sections
         )
         return self.store.add(

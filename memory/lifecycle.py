@@ -28,7 +28,7 @@ from datetime import datetime
 
 from memory.access import AccessCounter, AccessStat
 from memory.config import LifecycleConfig
-from memory.governance import summary_of, with_status
+from memory.governance import with_status
 from memory.markdown import Entry
 from memory.service import MemoryService
 from memory.users import list_user_keys
@@ -165,7 +165,7 @@ class Lifecycle:
                 changes.append(Change(user_key, entry.id, entry.status, new, health))
                 if new == DELETED:
                     doc = doc.without(entry.id)
-                    log.info("lifecycle: deleted %s %s: %s", user_key, entry.id, summary_of(entry))
+                    log.info("lifecycle: deleted %s %s", user_key, entry.id)  # no user text
                 else:
                     reason = f"health {health:.3f}"
                     doc = doc.with_entry(with_status(entry, new, now, reason))

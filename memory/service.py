@@ -9,6 +9,7 @@ from typing import Any
 
 from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
+from memory.guards import mask
 from memory.indexer import Indexer, Progress, SyncStats
 from memory.locks import FileLock, user_lock
 from memory.markdown import (
@@ -104,7 +105,7 @@ class MemoryService:
     ) -> Entry:
         """Add a confirmed memory to MEMORY.md and index it; returns the new entry."""
         now = now or datetime.now().astimezone()
-        text = text.strip()
+        text = mask(text.strip())  # the operator's `pcai remember` stores no secret either
         if not text:
             raise ValueError("a memory needs some text")
         with self.lock(user_key):
@@ -112,7 +113,7 @@ class MemoryService:
             entry = Entry(
                 id=new_entry_id(now, text),
                 text=text,
-                section=(section or DEFAULT_SECTION).strip() or DEFAULT_SECTION,
+                section=mask((section or DEFAULT_SECTION).strip()) or DEFAULT_SECTION,
                 created_at=now.isoformat(timespec="seconds"),
             )
             if fields:

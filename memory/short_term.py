@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
+from memory.guards import mask
 from memory.state import StateDB
 
 _DDL = """
@@ -82,7 +83,7 @@ class ShortTermStore:
 
     def add(self, user_key: str, category: str, content: str, now: datetime) -> ShortTermRow:
         """Store one note under ``category`` (a KEYWORDS key or any other name)."""
-        content = content.strip()
+        content = mask(content.strip())  # secrets never reach pcai.db
         if not content:
             raise ValueError("a short-term note needs some text")
         row = ShortTermRow(user_key, category.strip().lower(), content, now.isoformat())

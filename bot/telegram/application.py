@@ -85,12 +85,14 @@ def build_application(
 
 
 def add_handlers(application: BotApp) -> None:
-    """Gate first (group -1), then commands, buttons, text and everything else."""
+    """Gate first (group -1), then commands, buttons, text and everything else (no edits)."""
     application.add_handler(TypeHandler(Update, gate), group=-1)
     names = [name for name, _, _ in COMMANDS]
-    application.add_handler(CommandHandler(names, on_command))
+    # New messages only: PTB's defaults also take edited ones, which must never run twice.
+    new = filters.UpdateType.MESSAGE
+    application.add_handler(CommandHandler(names, on_command, filters=new))
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
-    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, on_text))
+    application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
     application.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
     )

@@ -12,6 +12,7 @@ from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.sending import send_text, typing
 from bot.telegram.texts import detect_language, say
+from history.sessions import group_session_id
 
 
 async def on_text(update: Update, context: BotContext) -> None:
@@ -35,6 +36,7 @@ async def on_text(update: Update, context: BotContext) -> None:
         reply_to_id=str(replied.message_id) if replied else "",
         language=lang,
         in_group=group,
+        group_session=group_session_id("telegram", chat.id) if group else "",
     )
     async with typing(context.bot, chat.id):
         reply = await deps.backend.respond(incoming)

@@ -171,9 +171,19 @@ async def test_tool_loop_is_bounded_and_bad_calls_are_errors(env: Env) -> None:
 
 async def test_no_memories_or_tools_in_a_group(env: Env) -> None:
     env.services.memory.remember(USER, "我的私人筆記：密碼提示是貓的名字", is_core=True)
-    await env.agent.respond(env.msg("大家好，今天要討論什麼？", in_group=True))
+    msg = env.msg("大家好，今天要討論什麼？", in_group=True, group_session="cli_group_-7")
+    await env.agent.respond(msg)
     body = env.fake.chat_requests[-1]
     assert env.memory_block() == "" and not body.get("tools")
+
+
+async def test_a_group_message_without_its_group_is_refused_not_answered_privately(
+    env: Env,
+) -> None:
+    await env.agent.respond(env.msg("我的私事"))
+    reply = await env.agent.respond(env.msg("大家好", in_group=True))
+    assert reply.error and len(env.fake.chat_requests) == 1
+    assert env.services.sessions.session_ids() == [USER]
 
 
 async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
