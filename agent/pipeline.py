@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
-from agent.memory_view import MemoryView
+from agent.memory_view import MemoryView, file_problem_notice, problem_topic
 from agent.prompt import build_messages, detect_language, memory_block, system_prompt
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
@@ -33,7 +33,9 @@ from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService, ProposalRefusedError, parse_reply
+from memory.errors import UnreadableFileError
 from memory.governance import Governance
+from memory.notices import NoticeBook
 from memory.pending import ProposalError
 from memory.tokens import TokenCounter
 
@@ -119,6 +121,7 @@ class Agent:
     why_log: WhyLog
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
+    notices: NoticeBook | None = None  # what each user was told about their unreadable files
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -146,13 +149,21 @@ class Agent:
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
                 session = await stack.enter_async_context(self.sessions.locked(message.user_key))
+            problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
-                reply = await self._turn(message, session, lang, clock)
+                reply = await self._turn(message, session, lang, clock, problems)
+            except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
+                log.warning("%s: %s", message.user_key, exc)
+                reply = Reply(self._problem_text(message.user_key, exc), error=True)
+                await self._told(message, exc)  # said in the reply: not again as a notice
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices = (session.notice,) if session.notice else ()
+        notices: tuple[str, ...] = (session.notice,) if session.notice else ()
+        for problem in problems:
+            if await self._told(message, problem):
+                notices += (self._problem_text(message.user_key, problem),)
         return Reply(
             text=reply.text,
             proposals=reply.proposals,
@@ -162,21 +173,43 @@ class Agent:
             timings=tuple(clock.steps),
         )
 
+    def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
+        root = self.view.memory.paths(user_key).root
+        return file_problem_notice(exc, problem_topic(exc, root))
+
+    async def _told(self, message: IncomingMessage, exc: UnreadableFileError) -> bool:
+        """Record that the user is told of ``exc`` now; False when they were told already."""
+        if self.notices is None:
+            return True
+        topic = problem_topic(exc, self.view.memory.paths(message.user_key).root)
+        return await asyncio.to_thread(
+            self.notices.claim, message.user_key, topic, exc.stamp, message.time
+        )
+
     async def _turn(
-        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+        self,
+        message: IncomingMessage,
+        session: Session,
+        lang: str,
+        clock: _Clock,
+        problems: list[UnreadableFileError],
     ) -> Reply:
         key = message.user_key
         with clock.step("2 confirm flow"):
             handled = None if message.in_group else await self._confirm_flow(message, lang)
         with clock.step("3 append"):
             session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
-            await asyncio.to_thread(
-                self.daily_log.append_user_message,
-                key,
-                message.text,
-                message.time,
-                message.message_id,
-            )
+            try:
+                await asyncio.to_thread(
+                    self.daily_log.append_user_message,
+                    key,
+                    message.text,
+                    message.time,
+                    message.message_id,
+                )
+            except UnreadableFileError as exc:  # never rewrite a file we cannot read
+                log.warning("%s: not logged: %s", key, exc)
+                problems.append(exc)
         if handled is not None:
             session.append(ROLE_ASSISTANT, handled.text, message.time)
             return handled
@@ -187,7 +220,12 @@ class Agent:
             turns = session.user_turns
             search = not message.in_group and self.view.should_search(message.text, turns)
         with clock.step("6-7 select+budget"):
-            selection = await self._select(message, session, search)
+            try:
+                selection = await self._select(message, session, search)
+            except UnreadableFileError as exc:  # answer without that user's memory file
+                log.warning("%s: answering without memories: %s", key, exc)
+                problems.append(exc)
+                selection = Selection()
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -322,7 +360,11 @@ class Agent:
             for s in selection.items
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
-        self.topics.record(key, sections, message.time, self.view.sections(key))
+        try:
+            known = self.view.sections(key)
+        except UnreadableFileError:  # already in this turn's problems (step 6-7)
+            return
+        self.topics.record(key, sections, message.time, known)
 
 
 def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
+from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
 from history.idle import IdleSummaries
@@ -103,7 +104,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     governance = Governance(
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
-    return Services(
+    services = Services(
         settings,
         counter,
         embedder,
@@ -128,6 +129,9 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         ),
         tz=tz,
     )
+    # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
+    recover_at_start(services)
+    return services
 
 
 def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:

@@ -3,17 +3,109 @@
 One connection per process, WAL mode. Each feature module owns its tables and creates them
 with ``CREATE TABLE IF NOT EXISTS`` through :meth:`StateDB.ensure`, so features stay
 independent and a fresh file needs no migration step.
+
+A damaged file (garbage, truncated, malformed) must not keep the bot from starting: it is
+set aside as ``pcai.db.corrupt-<time>`` and an empty one takes its place. What was lost is
+recorded in :attr:`StateDB.recovered` (the owners of pending proposals, when the damaged copy
+still says who they were) so the composition root can log it and tell those users.
 """
 
 from __future__ import annotations
 
+import logging
+import tempfile
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.db import connect
+from memory.db import connect, connect_plain, is_damaged, set_aside
+from memory.errors import StateDamagedError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class LostProposal:
+    """A proposal that was waiting in a damaged ``pcai.db``."""
+
+    user_key: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StateRecovery:
+    """A damaged ``pcai.db`` that was set aside at start."""
+
+    aside: Path  # where the damaged file now is
+    reason: str
+    # The proposals that were waiting, read back from the damaged copy; None: unknowable.
+    lost: tuple[LostProposal, ...] | None
+
+
+def _open_checked(path: Path) -> Any:
+    conn = connect(path, vec=False)
+    try:
+        # A truncated file opens fine and fails later, mid-turn; quick_check finds it now.
+        verdict = str(conn.execute("PRAGMA quick_check(1)").fetchone()[0])
+    except BaseException:
+        conn.close()
+        raise
+    if verdict != "ok":
+        conn.close()
+        raise StateDamagedError(verdict)
+    return conn
+
+
+_HEADER = b"SQLite format 3\x00"
+
+
+def _readable_copy(aside: Path, copy: Path) -> None:
+    """Copy ``aside`` so that SQLite reads what is left of a truncated file.
+
+    The header's page count (bytes 28-31) still names the pages a truncation cut off, and
+    SQLite then refuses even the schema; the copy states the pages the file really has.
+    """
+    raw = bytearray(aside.read_bytes())
+    if len(raw) >= 100 and raw.startswith(_HEADER):
+        size = int.from_bytes(raw[16:18], "big")
+        page = 65536 if size == 1 else size
+        if page >= 512:
+            raw[28:32] = (len(raw) // page).to_bytes(4, "big")
+    copy.write_bytes(bytes(raw))
+
+
+def _salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
+    """The pending proposals the damaged copy still yields; None when it yields nothing."""
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = Path(tmp) / "salvage.db"
+        conn = None
+        try:
+            _readable_copy(aside, copy)  # never write to the kept copy, not even a -shm
+            conn = connect_plain(copy)  # journal_mode=WAL would fail on a damaged header
+            rows = conn.execute(
+                "SELECT user_key, text FROM pending_memories NOT INDEXED "
+                "WHERE status='pending' ORDER BY created_at"
+            ).fetchall()
+            return tuple(LostProposal(str(r[0]), str(r[1])) for r in rows)
+        except Exception:  # garbage, or the table's pages are gone: the loss is unknowable
+            return None
+        finally:
+            if conn is not None:
+                conn.close()
+
+
+def _describe(recovery: StateRecovery) -> str:
+    if recovery.lost is None:
+        who = "an unknown number of pending proposals (the file no longer says whose)"
+    else:
+        users = sorted({p.user_key for p in recovery.lost})
+        who = f"{len(recovery.lost)} pending proposals" + (
+            f" of {', '.join(users)} (they will be told)" if users else ""
+        )
+    return f"{who}, /why records, access counters and short-term notes are lost"
 
 
 class StateDB:
@@ -21,7 +113,22 @@ class StateDB:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.conn: Any = connect(path, vec=False)
+        self.recovered: StateRecovery | None = None
+        try:
+            self.conn: Any = _open_checked(path)
+        except Exception as exc:
+            if not (is_damaged(exc) or isinstance(exc, StateDamagedError)):
+                raise  # locked, busy, no permission: not damage, the file stays
+            aside = set_aside(path)
+            self.recovered = StateRecovery(aside, str(exc), _salvage_pending(aside))
+            log.warning(
+                "%s is damaged (%s): set aside as %s and started empty; %s",
+                path,
+                exc,
+                aside.name,
+                _describe(self.recovered),
+            )
+            self.conn = connect(path, vec=False)
         self.lock = threading.RLock()
         self._ensured: set[str] = set()
 
@@ -49,3 +156,8 @@ class StateDB:
         """Close the connection."""
         with self.lock:
             self.conn.close()
+
+
+def set_aside_copies(path: Path) -> list[Path]:
+    """The damaged copies of ``path`` set aside so far, oldest first (for ``pcai doctor``)."""
+    return sorted(path.parent.glob(f"{path.name}.corrupt-*"))  # -wal/-shm copies differ
