@@ -4,7 +4,9 @@
   row pending while the entry exists; :func:`reconcile_pending` marks it confirmed (the entry
   id is derived from the proposal id), so it is never reported as "not saved".
 - A damaged ``pcai.db`` was set aside by :class:`~memory.state.StateDB`; the owners of the
-  proposals it still names get one notice through the outbox (:mod:`memory.notices`).
+  proposals the copy still names get one notice through the outbox (:mod:`memory.notices`).
+  The copies on disk are the record, so a crash right after the set-aside still tells them
+  at the next start; each copy is handled once.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from memory.notices import NoticeBook
 from memory.pending import Reconciled
+from memory.state import salvage_pending, set_aside_copies
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -51,21 +54,37 @@ def lost_proposals_notice(texts: Sequence[str]) -> str:
     )
 
 
+def tell_lost_proposals(services: Services, now: datetime) -> None:
+    """Queue one notice per owner of the proposals each set-aside ``pcai.db`` still names."""
+    book = NoticeBook(services.state)
+    for copy in set_aside_copies(services.state.path):
+        if book.batch_queued(copy.name):
+            continue
+        lost = salvage_pending(copy)
+        by_user: dict[str, list[str]] = {}
+        for p in lost or ():
+            by_user.setdefault(p.user_key, []).append(p.text)
+        if lost is None:
+            log.warning("%s no longer says whose pending proposals were lost", copy.name)
+        else:
+            log.warning(
+                "%s held %d pending proposals%s; their owners are told",
+                copy.name,
+                len(lost),
+                f" of {', '.join(sorted(by_user))}" if by_user else "",
+            )
+        notices = [(u, lost_proposals_notice(texts)) for u, texts in by_user.items()]
+        book.queue_batch(copy.name, notices, now)
+
+
 def recover_at_start(services: Services, now: datetime | None = None) -> None:
-    """Queue the notices a set-aside ``pcai.db`` owes, then heal the crash window.
+    """Tell the owners of proposals a damaged ``pcai.db`` lost; heal the crash window.
 
     Never raises: healing must not become the reason the bot cannot start.
     """
     now = now or datetime.now(UTC)
-    recovered = services.state.recovered
     try:
-        if recovered is not None and recovered.lost:
-            book = NoticeBook(services.state)
-            by_user: dict[str, list[str]] = {}
-            for lost in recovered.lost:
-                by_user.setdefault(lost.user_key, []).append(lost.text)
-            for user_key, texts in by_user.items():
-                book.queue(user_key, lost_proposals_notice(texts), now)
+        tell_lost_proposals(services, now)
     except Exception:
         log.exception("could not queue the notices of the lost proposals")
     try:

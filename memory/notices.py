@@ -11,6 +11,7 @@ it announces is delivered even if the process dies right after that change.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -28,6 +29,10 @@ CREATE TABLE IF NOT EXISTS told_problems (
     stamp TEXT NOT NULL,
     told_ts REAL NOT NULL,
     PRIMARY KEY (user_key, topic)
+);
+CREATE TABLE IF NOT EXISTS notice_batches (
+    key TEXT PRIMARY KEY,
+    queued_ts REAL NOT NULL
 );
 CREATE TABLE IF NOT EXISTS notice_outbox (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -91,6 +96,27 @@ class NoticeBook:
             return
         with self.state.transaction() as own:
             own.execute(sql, row)
+
+    def batch_queued(self, key: str) -> bool:
+        """Whether the batch ``key`` was queued already (by this or an earlier process)."""
+        with self.state.lock:
+            row = self.state.conn.execute(
+                "SELECT 1 FROM notice_batches WHERE key=?", (key,)
+            ).fetchone()
+        return row is not None
+
+    def queue_batch(self, key: str, notices: Sequence[tuple[str, str]], now: datetime) -> bool:
+        """Queue ``(user_key, text)`` notices once per ``key``, all or none; False if done."""
+        with self.state.transaction() as conn:
+            cur = conn.execute(
+                "INSERT OR IGNORE INTO notice_batches (key, queued_ts) VALUES (?,?)",
+                (key, now.timestamp()),
+            )
+            if not cur.rowcount:
+                return False
+            for user_key, text in notices:
+                self.queue(user_key, text, now, conn)
+        return True
 
     def outbox(self, now: datetime) -> list[QueuedNotice]:
         """Every notice still to deliver, oldest first (undeliverable old ones are dropped)."""

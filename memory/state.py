@@ -5,9 +5,9 @@ with ``CREATE TABLE IF NOT EXISTS`` through :meth:`StateDB.ensure`, so features 
 independent and a fresh file needs no migration step.
 
 A damaged file (garbage, truncated, malformed) must not keep the bot from starting: it is
-set aside as ``pcai.db.corrupt-<time>`` and an empty one takes its place. What was lost is
-recorded in :attr:`StateDB.recovered` (the owners of pending proposals, when the damaged copy
-still says who they were) so the composition root can log it and tell those users.
+set aside as ``pcai.db.corrupt-<time>`` and an empty one takes its place. The copy stays on
+disk (``pcai doctor`` names it) and :func:`salvage_pending` reads back whose pending proposals
+were lost, so those users can be told (``bot.recovery`` does, once per copy).
 """
 
 from __future__ import annotations
@@ -33,16 +33,6 @@ class LostProposal:
 
     user_key: str
     text: str
-
-
-@dataclass(frozen=True, slots=True)
-class StateRecovery:
-    """A damaged ``pcai.db`` that was set aside at start."""
-
-    aside: Path  # where the damaged file now is
-    reason: str
-    # The proposals that were waiting, read back from the damaged copy; None: unknowable.
-    lost: tuple[LostProposal, ...] | None
 
 
 def _open_checked(path: Path) -> Any:
@@ -77,7 +67,7 @@ def _readable_copy(aside: Path, copy: Path) -> None:
     copy.write_bytes(bytes(raw))
 
 
-def _salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
+def salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
     """The pending proposals the damaged copy still yields; None when it yields nothing."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "salvage.db"
@@ -97,36 +87,23 @@ def _salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
                 conn.close()
 
 
-def _describe(recovery: StateRecovery) -> str:
-    if recovery.lost is None:
-        who = "an unknown number of pending proposals (the file no longer says whose)"
-    else:
-        users = sorted({p.user_key for p in recovery.lost})
-        who = f"{len(recovery.lost)} pending proposals" + (
-            f" of {', '.join(users)} (they will be told)" if users else ""
-        )
-    return f"{who}, /why records, access counters and short-term notes are lost"
-
-
 class StateDB:
     """A shared connection to ``pcai.db`` with a lock and a transaction helper."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.recovered: StateRecovery | None = None
         try:
             self.conn: Any = _open_checked(path)
         except Exception as exc:
             if not (is_damaged(exc) or isinstance(exc, StateDamagedError)):
                 raise  # locked, busy, no permission: not damage, the file stays
             aside = set_aside(path)
-            self.recovered = StateRecovery(aside, str(exc), _salvage_pending(aside))
             log.warning(
-                "%s is damaged (%s): set aside as %s and started empty; %s",
+                "%s is damaged (%s): set aside as %s and started empty; the pending "
+                "proposals, /why records, access counters and short-term notes it held are lost",
                 path,
                 exc,
                 aside.name,
-                _describe(self.recovered),
             )
             self.conn = connect(path, vec=False)
         self.lock = threading.RLock()

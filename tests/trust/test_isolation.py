@@ -272,7 +272,14 @@ async def test_a_truncated_pcai_db_is_rebuilt_and_its_owners_told_of_lost_propos
         assert len(told.to(ALICE)) == 1  # told once
     finally:
         services.close()
-    assert list(settings.data_dir.glob("pcai.db.corrupt-*"))
+    assert len(list(settings.data_dir.glob("pcai.db.corrupt-*"))) == 1
+
+    restarted = build_services(settings, embedder=embedder)  # the copy is still on disk
+    try:
+        await pending_expiry_job(told)(restarted, T0 + timedelta(minutes=3))
+        assert len(told.to(ALICE)) == 1  # ... but its owners were told already
+    finally:
+        restarted.close()
 
 
 # -- promise 8: the crash window between MEMORY.md and the pending row ------------------
