@@ -26,6 +26,7 @@ from memory.adaptive import decide_retrieval
 from memory.config import AdaptiveConfig, BudgetConfig
 from memory.confirm import ConfirmationService
 from memory.governance import Governance
+from memory.notices import NoticeBook
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
 from memory.state import StateDB
@@ -115,4 +116,5 @@ def assemble_agent(
         counter=counter,
         history=history,
         why_log=WhyLog(state),
+        notices=NoticeBook(state),
     )

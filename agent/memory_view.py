@@ -3,7 +3,9 @@
 Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by seed
 000's section gating, short-term rows) and hands them to the pure functions of
 :mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by :func:`file_stamp`), so
-a user with 10,000 memories does not pay for a parse on every message.
+a user with 10,000 memories does not pay for a parse on every message. A file that cannot be
+read raises :class:`~memory.errors.UnreadableFileError` (never a bare ``UnicodeDecodeError``):
+the pipeline answers without it and tells the user once, with :func:`file_problem_notice`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 from agent.selection import (
     L2,
@@ -28,7 +31,8 @@ from agent.selection import (
 )
 from history.topic_index import TopicIndex
 from memory.config import BudgetConfig
-from memory.fsutil import file_stamp
+from memory.errors import CorruptFileError, UnreadableFileError
+from memory.fsutil import file_stamp, read_text
 from memory.markdown import Entry, MemoryDocument, parse_memory
 from memory.search import SearchHit
 from memory.service import MemoryService
@@ -90,7 +94,7 @@ class MemoryView:
             hit = self._cache.get(user_key)
         if hit is not None and hit.stamp == stamp:
             return hit
-        raw = path.read_text(encoding="utf-8") if stamp != (0, 0, 0, 0) else ""
+        raw = read_text(path) if stamp != (0, 0, 0, 0) else ""
         doc = parse_memory(raw)
         parsed = _Parsed(
             stamp,
@@ -141,6 +145,28 @@ class MemoryView:
             return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+
+def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:
+    """The file a problem is about, as its owner knows it (relative to their folder)."""
+    path = exc.path
+    return path.relative_to(user_root).as_posix() if path.is_relative_to(user_root) else path.name
+
+
+def file_problem_notice(exc: UnreadableFileError, topic: str) -> str:
+    """The one notice a user gets about a file of theirs that PCAI cannot read."""
+    if isinstance(exc, CorruptFileError):
+        return (
+            f"⚠️ 你的 {topic} 第 {exc.line} 行（第 {exc.position} 個位元組）不是 UTF-8 編碼，"
+            "在修好之前我不會用到這個檔案裡的記憶；請修正或刪除那個位元組（檔案沒有被改動）。 "
+            f"Your {topic} is not UTF-8 at byte {exc.position} (line {exc.line}): fix or remove "
+            "that byte; until then I answer without what is in that file (nothing was changed)."
+        )
+    return (
+        f"⚠️ 我讀不到你的 {topic}（{exc.reason}），在修好之前我不會用到它。 "
+        f"I cannot read your {topic} ({exc.reason}); fix its permissions or restore it, "
+        "until then I answer without it (nothing was changed)."
+    )
 
 
 def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:

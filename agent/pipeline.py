@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
-from agent.memory_view import MemoryView
+from agent.memory_view import MemoryView, file_problem_notice, problem_topic
 from agent.prompt import (
     build_messages,
     detect_language,
@@ -39,8 +39,10 @@ from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.confirm import ConfirmationService
+from memory.errors import UnreadableFileError
 from memory.governance import Governance
 from memory.guards import mask, secrets_in
+from memory.notices import NoticeBook
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -119,6 +121,7 @@ class Agent:
     why_log: WhyLog
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
+    notices: NoticeBook | None = None  # what each user was told about their unreadable files
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -150,14 +153,24 @@ class Agent:
                     log.error("%s: a group message came without its group", message.user_key)
                     return Reply(say("failed", lang), error=True)
                 session = await stack.enter_async_context(self.sessions.locked(session_id))
-            turn = self._group_turn if message.in_group else self._turn
+            problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
-                reply = await turn(message, session, lang, clock)
+                if message.in_group:
+                    reply = await self._group_turn(message, session, lang, clock)
+                else:
+                    reply = await self._turn(message, session, lang, clock, problems)
+            except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
+                log.warning("%s: %s", message.user_key, exc)
+                reply = Reply(self._problem_text(message.user_key, exc), error=True)
+                await self._told(message, exc)  # said in the reply: not again as a notice
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices = (session.notice,) if session.notice else ()
+        notices: tuple[str, ...] = (session.notice,) if session.notice else ()
+        for problem in problems:
+            if await self._told(message, problem):
+                notices += (self._problem_text(message.user_key, problem),)
         return Reply(
             text=reply.text,
             proposals=reply.proposals,
@@ -167,8 +180,26 @@ class Agent:
             timings=tuple(clock.steps),
         )
 
+    def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
+        root = self.view.memory.paths(user_key).root
+        return file_problem_notice(exc, problem_topic(exc, root))
+
+    async def _told(self, message: IncomingMessage, exc: UnreadableFileError) -> bool:
+        """Record that the user is told of ``exc`` now; False when they were told already."""
+        if self.notices is None:
+            return True
+        topic = problem_topic(exc, self.view.memory.paths(message.user_key).root)
+        return await asyncio.to_thread(
+            self.notices.claim, message.user_key, topic, exc.stamp, message.time
+        )
+
     async def _turn(
-        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+        self,
+        message: IncomingMessage,
+        session: Session,
+        lang: str,
+        clock: _Clock,
+        problems: list[UnreadableFileError],
     ) -> Reply:
         key = message.user_key
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
@@ -176,9 +207,17 @@ class Agent:
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
             session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
-            await asyncio.to_thread(
-                self.daily_log.append_user_message, key, stored, message.time, message.message_id
-            )
+            try:
+                await asyncio.to_thread(
+                    self.daily_log.append_user_message,
+                    key,
+                    stored,
+                    message.time,
+                    message.message_id,
+                )
+            except UnreadableFileError as exc:  # never rewrite a file we cannot read
+                log.warning("%s: not logged: %s", key, exc)
+                problems.append(exc)
         system = system_prompt(message.time, lang)
         with clock.step("4 compaction"):
             await self._compact(session, key, message, system)
@@ -186,7 +225,12 @@ class Agent:
             turns = session.user_turns
             search = not message.in_group and self.view.should_search(message.text, turns)
         with clock.step("6-7 select+budget"):
-            selection = await self._select(message, session, search)
+            try:
+                selection = await self._select(message, session, search)
+            except UnreadableFileError as exc:  # answer without that user's memory file
+                log.warning("%s: answering without memories: %s", key, exc)
+                problems.append(exc)
+                selection = Selection()
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -308,7 +352,11 @@ class Agent:
             for s in selection.items
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
-        self.topics.record(key, sections, message.time, self.view.sections(key))
+        try:
+            known = self.view.sections(key)
+        except UnreadableFileError:  # already in this turn's problems (step 6-7)
+            return
+        self.topics.record(key, sections, message.time, known)
 
 
 def _log_llm_failure(who: str, exc: LLMError) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
+from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
 from history.idle import IdleSummaries
@@ -115,7 +116,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
     user_acts = UserActMint()  # a fresh secret each process: acts never outlive it
-    return Services(
+    services = Services(
         settings,
         counter,
         embedder,
@@ -141,6 +142,9 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         tz=tz,
         user_acts=user_acts,
     )
+    # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
+    recover_at_start(services)
+    return services
 
 
 def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:

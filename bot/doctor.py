@@ -1,4 +1,8 @@
-"""``pcai doctor``: one line per check, non-zero exit when something needed is broken."""
+"""``pcai doctor``: one line per check, non-zero exit when something needed is broken.
+
+A ``warn`` line names something the operator should look at that does not stop PCAI (a
+damaged ``pcai.db`` that was set aside and replaced); it does not change the exit code.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,10 @@ from collections.abc import Callable
 from bot.settings import Settings
 
 Check = tuple[str, Callable[[], str]]
+
+
+class DoctorWarning(Exception):
+    """A check found something to look at that does not stop PCAI."""
 
 
 def _data_dir(settings: Settings) -> str:
@@ -27,6 +35,28 @@ def _sqlite(settings: Settings) -> str:
     finally:
         conn.close()
     return f"SQLite {sqlite_v} with FTS5, sqlite-vec {vec_v}"
+
+
+def _state_db(settings: Settings) -> str:
+    from memory.state import set_aside_copies
+
+    path = settings.state_db_path
+    kept = set_aside_copies(path)
+    if kept:
+        raise DoctorWarning(
+            f"a damaged {path.name} was set aside as {kept[-1].name} ({len(kept)} so far) and "
+            "replaced by an empty one: the pending proposals, /why records and access counters "
+            "it held are lost (see the log); delete the copy once you have looked at it"
+        )
+    if not path.exists():
+        return f"{path.name} not created yet"
+    with path.open("rb") as fh:
+        head = fh.read(16)
+    if head and head != b"SQLite format 3\x00":
+        raise RuntimeError(
+            f"{path} is not an SQLite database: the next start sets it aside and starts empty"
+        )
+    return f"{path.name} is an SQLite database"
 
 
 def _tokenizer(settings: Settings) -> str:
@@ -74,17 +104,24 @@ def run_doctor(settings: Settings, print_fn: Callable[[str], None] = print) -> i
     checks: list[Check] = [
         ("data dir", lambda: _data_dir(settings)),
         ("sqlite", lambda: _sqlite(settings)),
+        ("pcai.db", lambda: _state_db(settings)),
         ("tokenizer", lambda: _tokenizer(settings)),
         ("embedder", lambda: _embedder(settings)),
         ("ollama", lambda: _ollama(settings)),
         ("telegram", lambda: _telegram(settings)),
     ]
-    failed = 0
+    failed = warned = 0
     for name, check in checks:
         try:
             print_fn(f"ok    {name}: {check()}")
+        except DoctorWarning as exc:
+            warned += 1
+            print_fn(f"warn  {name}: {exc}")
         except Exception as exc:  # every failure becomes one readable line
             failed += 1
             print_fn(f"FAIL  {name}: {exc}")
-    print_fn("all checks passed" if not failed else f"{failed} check(s) failed")
+    if failed:
+        print_fn(f"{failed} check(s) failed")
+    else:
+        print_fn("all checks passed" + (f", {warned} warning(s)" if warned else ""))
     return 1 if failed else 0

@@ -10,7 +10,8 @@ The same specs are scheduled by PTB's JobQueue when the Telegram bot runs
 (:func:`register_ptb_jobs`) or by a plain APScheduler ``AsyncIOScheduler`` in the terminal
 chat (:func:`start_scheduler`). Every body is idempotent: the idle summary records what it
 summarised, the indexer compares unit hashes, pending expiry reports each proposal once,
-and a second lifecycle run the same night changes nothing.
+and a second lifecycle run the same night changes nothing. Every job goes user by user
+(:mod:`bot.isolation`): one user's unreadable file skips only that user, who is told once.
 """
 
 from __future__ import annotations
@@ -24,7 +25,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from history.dailylog import index_user_files
+from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
+from bot.recovery import reconcile_pending
+from history.idle import IdleResult
+from memory.indexer import SyncStats
+from memory.lifecycle import DELETED, Change
+from memory.notices import NoticeBook
+from memory.pending import Proposal
+from memory.users import list_user_keys
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -33,8 +41,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# (user_key, text): tells one user something outside a reply (Telegram message, terminal line).
-Notifier = Callable[[str, str], Awaitable[None]]
 JobBody = Callable[["Services", datetime], Awaitable[str]]
 
 IDLE_EVERY = timedelta(minutes=5)
@@ -76,57 +82,128 @@ def expiry_notice(text: str) -> str:
 
 
 # -- the bodies --------------------------------------------------------------------------
-async def idle_summaries_job(services: Services, now: datetime) -> str:
+async def idle_summaries_job(
+    services: Services, now: datetime, notifier: Notifier | None = None
+) -> str:
     """Seed 004 §3.1.3: one summary for each session idle over 60 minutes."""
-    made = await services.idle.run(now)
-    return f"{len(made)} idle summaries" + (
-        f" ({', '.join(r.session_id for r in made)})" if made else ""
+    users = [
+        sid
+        for sid in await asyncio.to_thread(services.sessions.session_ids)
+        if is_user_key(sid)  # a hand-made session file has no user to attach a summary to
+    ]
+
+    async def one(user_key: str) -> IdleResult | None:
+        return await services.idle.summarize_session(user_key, user_key, now)
+
+    results, run = await each_user(services, "idle_summaries", users, one, notifier)
+    made = [r for r in results if r is not None]
+    return (
+        f"{len(made)} idle summaries"
+        + (f" ({', '.join(r.session_id for r in made)})" if made else "")
+        + run.suffix()
     )
 
 
-async def index_job(services: Services, now: datetime) -> str:
-    """New daily-log lines, summaries and hand edits of MEMORY.md, indexed incrementally."""
-    stats = await asyncio.to_thread(
-        index_user_files, services.memory.indexer, services.settings.data_dir
+async def index_job(services: Services, now: datetime, notifier: Notifier | None = None) -> str:
+    """New daily-log lines, summaries and hand edits of MEMORY.md, indexed incrementally.
+
+    Each file whose size and mtime are unchanged is skipped unread, and within a changed file
+    only new or changed units are embedded, so the job is cheap and safe to repeat.
+    """
+    indexer = services.memory.indexer
+    users = list_user_keys(services.settings.data_dir)
+
+    async def one(user_key: str) -> SyncStats:
+        return await asyncio.to_thread(indexer.sync_user, user_key)
+
+    results, run = await each_user(services, "index", users, one, notifier)
+    stats = sum(results, SyncStats())
+    return (
+        f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
+        + run.suffix()
     )
-    return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
 
 
 def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = None) -> JobBody:
-    """Expire proposals past their time and tell each owner once (seed 004 §3.1.1)."""
+    """Expire proposals past their time and tell each owner once (seed 004 §3.1.1).
+
+    First the crash window heals: a due proposal whose entry MEMORY.md already holds is
+    marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
+    keeps their proposals waiting (they may be written there) and is told what to fix. The
+    notices go through the outbox (:mod:`memory.notices`), queued with the expiry itself, so
+    an unreachable user or a crash before sending is told at a later tick. With ``user_key``
+    (a terminal chat beside the service) only that user's proposals and notices are touched.
+    """
 
     async def body(services: Services, now: datetime) -> str:
-        expired = await asyncio.to_thread(services.pending.expire_due, now, user_key)
-        told = 0
-        for proposal in expired:
-            if notifier is None:
-                continue
-            try:
-                await notifier(proposal.user_key, expiry_notice(proposal.text))
-                told += 1
-            except Exception:  # an unreachable user must not stop the others
-                log.warning("could not tell %s about expired %s", proposal.user_key, proposal.id)
-        return f"{len(expired)} proposals expired, {told} users told"
+        healed = await asyncio.to_thread(reconcile_pending, services, now, due_only=True)
+        for owner, exc in sorted(healed.unreadable.items()):
+            await tell_file_problem(services, notifier, owner, exc)
+        book = NoticeBook(services.state)
+
+        def queue_notice(conn: Any, proposal: Proposal) -> None:
+            # Queued in the expiry's own transaction: a crash right after it loses no notice.
+            book.queue(proposal.user_key, expiry_notice(proposal.text), now, conn)
+
+        expired = await asyncio.to_thread(
+            services.pending.expire_due,
+            now,
+            user_key=user_key,
+            skip_users=healed.unreadable.keys(),
+            on_expired=queue_notice if notifier is not None else None,
+        )
+        told = (
+            await deliver_outbox(services, notifier, now, user_key) if notifier is not None else 0
+        )
+        detail = f"{len(expired)} proposals expired, {told} users told"
+        if healed.confirmed:
+            detail += f"; {len(healed.confirmed)} found written and marked confirmed"
+        if healed.unreadable:
+            detail += f"; {len(healed.unreadable)} users' proposals wait (unreadable MEMORY.md)"
+        return detail
 
     return body
 
 
-async def lifecycle_job(services: Services, now: datetime) -> str:
+async def lifecycle_job(
+    services: Services, now: datetime, notifier: Notifier | None = None
+) -> str:
     """Seed 002 §4's nightly health scores, low priority / archive, and old-archive deletion."""
-    report = await asyncio.to_thread(services.lifecycle.run_lifecycle, now)
+    users = list_user_keys(services.settings.data_dir)
+
+    async def one(user_key: str) -> list[Change]:
+        return await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
+
+    results, run = await each_user(services, "lifecycle", users, one, notifier)
+    changes = [c for per_user in results for c in per_user]
+    deleted = sum(1 for c in changes if c.new == DELETED)
     return (
-        f"{len(report.changes)} status changes ({len(report.deleted)} deleted) "
-        f"over {report.users} users"
+        f"{len(changes)} status changes ({deleted} deleted) over {len(users)} users" + run.suffix()
     )
+
+
+def _with_notifier(
+    body: Callable[[Services, datetime, Notifier | None], Awaitable[str]],
+    notifier: Notifier | None,
+) -> JobBody:
+    async def bound(services: Services, now: datetime) -> str:
+        return await body(services, now, notifier)
+
+    return bound
 
 
 def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
     """The four jobs of DESIGN "Scheduled work" with their schedules."""
     return [
-        JobSpec("idle_summaries", idle_summaries_job, every=IDLE_EVERY),
-        JobSpec("index", index_job, every=INDEX_EVERY, first=timedelta(seconds=5)),
+        JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
+        JobSpec(
+            "index",
+            _with_notifier(index_job, notifier),
+            every=INDEX_EVERY,
+            first=timedelta(seconds=5),
+        ),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
-        JobSpec("lifecycle", lifecycle_job, daily_at=LIFECYCLE_AT),
+        JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
     ]
 
 

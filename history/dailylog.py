@@ -81,15 +81,3 @@ def index_daily_logs(
         for day_file in day_files(paths):
             total += indexer.sync_file(user_key, f"memory/{day_file.name}")
     return total
-
-
-def index_user_files(indexer: Indexer, data_dir: Path) -> SyncStats:
-    """Catch the index up with every user's files: logs, summaries and hand edits of MEMORY.md.
-
-    Each file whose size and mtime are unchanged is skipped unread, and within a changed file
-    only new or changed units are embedded, so the job is cheap and safe to repeat.
-    """
-    total = SyncStats()
-    for user_key in list_user_keys(data_dir):
-        total += indexer.sync_user(user_key)
-    return total

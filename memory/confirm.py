@@ -40,7 +40,7 @@ from memory.governance import (
 from memory.guards import mask, refusal_reason, scan
 from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
 from memory.noise import noise_reason
-from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal
+from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, entry_id_for
 from memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -171,11 +171,6 @@ def expiry_notice(proposal: Proposal) -> str:
         f"這條待確認的記憶已過期，沒有儲存：「{short}」。"
         f" The proposed memory expired unconfirmed and was not saved: “{short}”."
     )
-
-
-def entry_id_for(proposal: Proposal) -> str:
-    """The id the confirmed entry gets: fixed by the proposal, so a retry cannot duplicate."""
-    return f"m-{proposal.created_at:%Y%m%d}-{proposal.id.removeprefix('p-')}"
 
 
 class ConfirmationService:

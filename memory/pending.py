@@ -7,19 +7,24 @@ proposal of someone else is reported as not found. Rows are kept after they are 
 second write; resolved rows older than a week are purged by :meth:`PendingStore.expire_due`.
 
 Recall never reads this table: a memory is searchable only once it is in MEMORY.md.
+
+A confirmed entry's id is derived from its proposal (:func:`entry_id_for`), so a crash
+between writing MEMORY.md and marking the row confirmed is healed by :meth:`reconcile`: at
+start, and in the expiry job before it reports anything, a pending row whose entry is already
+in the Markdown is marked confirmed, never reported as expired.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
 from memory.config import PendingConfig
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, UnreadableFileError
 from memory.state import StateDB
 from memory.users import check_user_key
 
@@ -97,6 +102,20 @@ class Proposal:
     def has_conflict(self) -> bool:
         """True when an active memory on the same topic exists ("add or replace?")."""
         return bool(self.conflict_ids)
+
+
+@dataclass(frozen=True, slots=True)
+class Reconciled:
+    """What :meth:`PendingStore.reconcile` found."""
+
+    confirmed: tuple[Proposal, ...] = ()  # written before a crash; now marked confirmed
+    # Users whose MEMORY.md cannot be read: their rows were left as they were.
+    unreadable: Mapping[str, UnreadableFileError] = field(default_factory=dict)
+
+
+def entry_id_for(proposal: Proposal) -> str:
+    """The id the confirmed entry gets: fixed by the proposal, so a retry cannot duplicate."""
+    return f"m-{proposal.created_at:%Y%m%d}-{proposal.id.removeprefix('p-')}"
 
 
 def _row(r: Any) -> Proposal:
@@ -306,23 +325,78 @@ class PendingStore:
             )
             return bool(cur.rowcount)
 
-    def expire_due(self, now: datetime, user_key: str | None = None) -> list[Proposal]:
+    def reconcile(
+        self,
+        entry_ids: Callable[[str], Collection[str]],
+        now: datetime,
+        *,
+        due_only: bool = False,
+    ) -> Reconciled:
+        """Mark confirmed every pending proposal whose entry is already in the Markdown.
+
+        ``entry_ids(user_key)`` gives the ids in that user's MEMORY.md; a user whose file
+        cannot be read (:class:`UnreadableFileError`) is skipped and named in the result,
+        the others go on. ``due_only`` looks only at proposals past their expiry (what the
+        expiry job is about to report).
+        """
+        ts = _aware(now).timestamp()
+        sql = "SELECT * FROM pending_memories WHERE status=?"
+        args: tuple[Any, ...] = (PENDING,)
+        if due_only:
+            sql, args = sql + " AND expires_ts<=?", (PENDING, ts)
+        with self.state.lock:
+            rows = self.state.conn.execute(sql + " ORDER BY user_key, rowid", args).fetchall()
+        by_user: dict[str, list[Proposal]] = {}
+        for r in rows:
+            by_user.setdefault(r["user_key"], []).append(_row(r))
+        confirmed: list[Proposal] = []
+        unreadable: dict[str, UnreadableFileError] = {}
+        for user_key, proposals in by_user.items():
+            try:
+                written = entry_ids(user_key)
+            except UnreadableFileError as exc:
+                unreadable[user_key] = exc
+                continue
+            for p in proposals:
+                entry_id = entry_id_for(p)
+                if entry_id in written and self.resolve(
+                    p.id, CONFIRMED, now=now, entry_id=entry_id
+                ):
+                    confirmed.append(self.get(user_key, p.id))
+        return Reconciled(tuple(confirmed), unreadable)
+
+    def expire_due(
+        self,
+        now: datetime,
+        user_key: str | None = None,
+        *,
+        skip_users: Collection[str] = (),
+        on_expired: Callable[[Any, Proposal], None] | None = None,
+    ) -> list[Proposal]:
         """Expire every proposal past its expiry (only ``user_key``'s if given), each once.
 
         The select and the update run in one transaction and the update only touches rows
         still pending, so two jobs racing (or a job re-run after a restart) never report the
-        same proposal twice.
+        same proposal twice. ``on_expired(conn, proposal)`` runs inside that transaction (to
+        queue the owner's notice with the change, so a crash cannot lose it). Proposals of
+        ``skip_users`` (whose MEMORY.md cannot be checked for them just now) wait.
         """
         ts = _aware(now).timestamp()
         # A terminal chat beside the service expires only its own user's proposals: the
         # service tells everyone else about theirs.
         mine, args = ("", ()) if user_key is None else (" AND user_key=?", (user_key,))
+        skip = sorted(skip_users)
+        not_skipped = f" AND user_key NOT IN ({','.join('?' * len(skip))})" if skip else ""
         with self.state.transaction() as conn:
             rows = conn.execute(
                 "UPDATE pending_memories SET status=?, resolved_ts=? "
-                f"WHERE status=? AND expires_ts<=?{mine} RETURNING *",
-                (EXPIRED, ts, PENDING, ts, *args),
+                f"WHERE status=? AND expires_ts<=?{mine}{not_skipped} RETURNING *",
+                (EXPIRED, ts, PENDING, ts, *args, *skip),
             ).fetchall()
+            expired = sorted((_row(r) for r in rows), key=lambda p: (p.user_key, p.created_at))
+            if on_expired is not None:
+                for proposal in expired:
+                    on_expired(conn, proposal)
             conn.execute(
                 f"DELETE FROM pending_memories WHERE status!=? AND resolved_ts<?{mine}",
                 (PENDING, ts - _PURGE_AFTER.total_seconds(), *args),
@@ -331,4 +405,4 @@ class PendingStore:
                 "DELETE FROM pending_messages WHERE proposal_id NOT IN "
                 "(SELECT id FROM pending_memories)"
             )
-        return sorted((_row(r) for r in rows), key=lambda p: (p.user_key, p.created_at))
+        return expired

@@ -9,8 +9,10 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 
+from agent.memory_view import file_problem_notice
 from bot.telegram.ports import Answer, Backend, BackendError, Decision, Document, Outcome
 from bot.telegram.texts import help_text, proposal_text, say
+from memory.errors import UnreadableFileError
 
 PAGE_SIZE = 10
 
@@ -30,6 +32,8 @@ class Desk:
             answer: Answer = await handler(user_key, arg.strip(), lang)
         except BackendError as exc:
             return Answer(str(exc), error=True)
+        except UnreadableFileError as exc:  # the user's own file: say which and what to fix
+            return Answer(file_problem_notice(exc, exc.path.name), error=True)
         return answer
 
     async def cmd_start(self, user_key: str, arg: str, lang: str) -> Answer:

@@ -12,7 +12,7 @@ from bot.doctor import run_doctor
 from bot.settings import Settings, load_settings
 from tests.fakes.ollama_server import FakeOllama
 
-CHECKS = ("data dir", "sqlite", "tokenizer", "embedder", "ollama", "telegram")
+CHECKS = ("data dir", "sqlite", "pcai.db", "tokenizer", "embedder", "ollama", "telegram")
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 
 

@@ -24,6 +24,7 @@ from memory.pending import (
     REJECTED,
     ProposalExpiredError,
     ProposalNotFoundError,
+    ProposalResolvedError,
 )
 from memory.sources import KIND_MEMORY
 
@@ -266,9 +267,13 @@ def test_crash_before_the_pending_update_does_not_duplicate(
 
     fresh = build_services(settings, embedder=embedder)
     try:
-        assert fresh.pending.get(ALICE, p.id).status == "pending"
-        entry = fresh.confirm.confirm(_act(fresh, ALICE, p.id), now=T0 + timedelta(minutes=1))
-        assert [e.id for e in fresh.memory.entries(ALICE)] == [entry.id]
+        # The restart found the entry in MEMORY.md and marked the proposal confirmed.
+        healed = fresh.pending.get(ALICE, p.id)
+        assert healed.status == "confirmed"
+        with pytest.raises(ProposalResolvedError):  # a retried confirm writes nothing
+            fresh.confirm.confirm(_act(fresh, ALICE, p.id), now=T0 + timedelta(minutes=1))
+        [entry] = fresh.memory.entries(ALICE)
+        assert entry.id == healed.entry_id
         assert _count_in_file(fresh, ALICE, "我女兒的生日是七月七日") == 1
         assert entry.id in _memory_hits(fresh, ALICE, "女兒生日")
         assert list(fresh.store.indexed_units(ALICE, "MEMORY.md")) == [entry.id]

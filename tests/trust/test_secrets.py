@@ -26,7 +26,6 @@ from agent.pipeline import Agent
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
-from history.dailylog import index_user_files
 from memory.db import connect
 from memory.guards import REDACTED, mask, scan
 from memory.short_term import ShortTermStore
@@ -213,7 +212,7 @@ async def test_a_secret_reaches_no_file_no_row_and_no_log_line(
     assert (data / "users" / OWNER / "MEMORY_TOPIC.md").exists()
     ShortTermStore(flow.services.state).add(OWNER, "calendar", f"門禁 PIN {PIN}", flow.clock)
     flow.services.memory.remember(OWNER, f"大樓門禁 PIN {PIN}", section=f"pw: {PASSWORD}")
-    index_user_files(flow.services.memory.indexer, data)
+    flow.services.memory.indexer.sync_user(OWNER)
     await flow.agent.new_session(OWNER)  # /new: the rest is summarised too
 
     # The bot did read the secrets (they were in its prompts), and stored none of them.
