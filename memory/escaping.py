@@ -9,7 +9,7 @@ person can read and a Markdown viewer shows as the character. Whitespace at eith
 value (and at the end of a line) is written the same way, so readers that strip a value,
 and editors that strip trailing blanks, change nothing. ``&`` is written as ``&amp;`` only
 where it would otherwise start such a reference, so ordinary text (``A & B``, ``&amp;``)
-is written as it is and hand-written files read as before.
+is written as it is, and a hand-written file reads as before.
 """
 
 from __future__ import annotations
@@ -21,7 +21,9 @@ import re
 # the same without \n, for text whose lines are written as lines.
 _SPECIAL = r"\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ufeff"
 _SPECIAL_BUT_NEWLINE = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff"
-_REF_AHEAD = r"(?=#x[0-9A-Fa-f]{1,6};|amp;)"
+# "&" is escaped only before what would read as a reference: "#x2028;", or "amp;" (any
+# number of times) before one, so "&amp;#x41;" stays text while a plain "&amp;" is left alone.
+_REF_AHEAD = r"(?=(?:amp;)*#x[0-9A-Fa-f]{1,6};)"
 _UNESCAPE = re.compile(rf"&amp;{_REF_AHEAD}|&#x([0-9A-Fa-f]{{1,6}});")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 

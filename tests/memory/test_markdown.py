@@ -229,6 +229,7 @@ def test_a_hand_written_file_survives_a_rewrite_by_the_bot() -> None:
     lines = rewritten.splitlines()
     for kept in ("- 喜歡藍色 & 綠色", "  1. run the tests", "## C#", "  - core: true"):
         assert kept in lines
+    assert '- Wi-Fi at the office is "Guest&amp;Staff" A' in lines
     assert render_memory(again) == rewritten
 
 
