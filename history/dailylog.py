@@ -1,7 +1,8 @@
 """Daily logs (seed 004 §3.1.2): every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
-machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses; the
+machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses (a
+message reads back as written and never as a second record); the
 indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
 and within a file only records it has not seen, so running it twice (or after a restart)
 indexes every line once.
@@ -9,7 +10,6 @@ indexes every line once.
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, tzinfo
 from pathlib import Path
 
@@ -20,13 +20,6 @@ from memory.locks import user_lock
 from memory.logs import format_record, log_header
 from memory.sources import day_files
 from memory.users import UserPaths, list_user_keys
-
-_BAD_REF = re.compile(r"[^A-Za-z0-9_.:;-]+")
-
-
-def safe_ref(ref: str) -> str:
-    """A message id usable as a record ref (``{#ref}``): safe characters, 64 at most."""
-    return _BAD_REF.sub("-", ref).strip("-")[:64]
 
 
 class DailyLog:
@@ -54,7 +47,7 @@ class DailyLog:
         day = f"{local:%Y-%m-%d}"
         path = UserPaths.of(self.data_dir, user_key).daily_log(day)
         # Secrets (passwords, card numbers, keys) never reach the long-term, indexed log.
-        record = format_record(local, who, mask(text), safe_ref(ref))
+        record = format_record(local, who, mask(text), ref)
         with user_lock(self.data_dir, user_key):
             current = read_text(path)
             if not current:

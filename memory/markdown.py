@@ -18,6 +18,13 @@ indented ``- key: value`` lines, written only when they differ from the default.
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
 Lines that are neither (a paragraph, a quote) are kept as notes of their section and written
 back at the top of it, so rewriting the file never loses what a person typed.
+
+Content never passes for structure: :func:`render_memory` and :func:`parse_memory` are the
+one codec every write and read of MEMORY.md goes through, and ``parse(render(d)) == d``
+for any text, section and field value. A text line that looks like a field or a heading
+is written with a Markdown backslash (``  \\- weight: 72``, ``  \\# title``); line
+separators, control characters and blank ends are written as ``&#x2028;``-style references
+(:mod:`memory.escaping`); a section or field value is always one line.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 
+from memory.escaping import escape, split_lines, unescape
+
 DEFAULT_SECTION = "General"
 MEMORY_CLASSES = ("policy", "episodic", "mixed")
 STATUSES = ("active", "deprecated", "low_priority", "archived")
@@ -35,7 +44,12 @@ SUMMARY_MAX_CHARS = 50
 
 _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
 _BULLET = re.compile(r"^[-*] (.*)$")
-_HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
+# A closing run of #s counts only after a blank (CommonMark), so "## C#" is the section "C#".
+_HEADING = re.compile(r"^## +(.+?)(?:\s+#+)?\s*$")
+_CLOSING_HASHES = re.compile(r"\s#+$")
+# Text lines that would read as a field or a heading, or start with a backslash escape.
+_NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
+_BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +110,7 @@ _KEYS: dict[str, str] = {
     "history": "history",
 }
 _ATTR_TO_KEY = {v: k for k, v in _KEYS.items()}
-_LIST_SEP = " | "
+_LIST_SEP = {"supersedes": ", ", "claims": " | "}
 
 
 def derived_id(text: str) -> str:
@@ -145,9 +159,10 @@ class MemoryDocument:
 
 def _coerce(attr: str, raw: str) -> object:
     raw = raw.strip()
-    if attr in ("supersedes", "claims"):
-        sep = _LIST_SEP.strip() if attr == "claims" else ","
-        return tuple(p.strip() for p in raw.split(sep) if p.strip())
+    if attr in _LIST_SEP:
+        sep = _LIST_SEP[attr].strip()
+        return tuple(unescape(p.strip()) for p in raw.split(sep) if p.strip())
+    raw = unescape(raw)
     if attr == "is_core":
         return raw.lower() in ("true", "yes", "1", "是")
     if attr == "user_weight":
@@ -164,13 +179,31 @@ def _coerce(attr: str, raw: str) -> object:
 
 
 def _format(attr: str, value: object) -> str:
-    if attr == "supersedes":
-        return ", ".join(value)  # type: ignore[arg-type]
-    if attr == "claims":
-        return _LIST_SEP.join(value)  # type: ignore[arg-type]
+    """A field's value as one line that reads back as ``value``."""
+    if attr in _LIST_SEP:
+        sep = _LIST_SEP[attr]
+        return sep.join(escape(item, also=sep.strip()) for item in value)  # type: ignore[attr-defined]
     if attr == "is_core":
         return "true" if value else "false"
-    return str(value)
+    return escape(str(value))
+
+
+def _text_lines(text: str) -> list[str]:
+    """Entry text as lines to write: escaped, so no line reads as a field or a heading."""
+    lines = escape(text, multiline=True).split("\n")
+    return ["\\" + line if _NEEDS_BACKSLASH.match(line) else line for line in lines]
+
+
+def _text_line(line: str) -> str:
+    """One written text line as it was before :func:`_text_lines` (escapes still in)."""
+    return _BACKSLASHED.sub("", line, count=1)
+
+
+def _heading(section: str) -> str:
+    text = escape(section)
+    if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
+        text = text[:-1] + "&#x23;"
+    return f"## {text}"
 
 
 def parse_memory(text: str) -> MemoryDocument:
@@ -189,7 +222,7 @@ def parse_memory(text: str) -> MemoryDocument:
         nonlocal current, body, history
         if current is None:
             return
-        entry_text = "\n".join(body).strip()
+        entry_text = unescape("\n".join(body).strip())
         if entry_text:
             values = dict(current)
             values["history"] = tuple(history)
@@ -200,21 +233,21 @@ def parse_memory(text: str) -> MemoryDocument:
                 sections.append(section)
         current, body, history = None, [], []
 
-    for line in text.splitlines():
+    for line in split_lines(text):
         if line.startswith("# ") and not title and not entries and not sections:
             title = line.strip()
             continue
         heading = _HEADING.match(line)
         if heading:
             flush()
-            section, seen_heading = heading.group(1).strip(), True
+            section, seen_heading = unescape(heading.group(1).strip()), True
             if section not in sections:
                 sections.append(section)
             continue
         bullet = _BULLET.match(line)
         if bullet:
             flush()
-            current, body = {}, [bullet.group(1)]
+            current, body = {}, [_text_line(bullet.group(1))]
             continue
         if current is None:
             if line.strip():
@@ -224,12 +257,12 @@ def parse_memory(text: str) -> MemoryDocument:
         if field_line and field_line.group(1) in _KEYS:
             attr = _KEYS[field_line.group(1)]
             if attr == "history":
-                history.append(field_line.group(2).strip())
+                history.append(unescape(field_line.group(2).strip()))
             else:
                 current[attr] = _coerce(attr, field_line.group(2))
             continue
         if line.startswith("  ") and line.strip():
-            body.append(line[2:])
+            body.append(_text_line(line[2:]))
         elif not line.strip():
             body.append("")  # a blank line inside an entry; trailing ones are stripped
         else:
@@ -246,8 +279,8 @@ def parse_memory(text: str) -> MemoryDocument:
 
 def render_entry(entry: Entry) -> str:
     """Render one entry: its bullet, continuation lines, and non-default fields."""
-    lines = entry.text.strip().splitlines() or [""]
-    out = [f"- {lines[0]}"] + [f"  {line}" if line.strip() else "" for line in lines[1:]]
+    lines = _text_lines(entry.text)
+    out = [f"- {lines[0]}"] + [f"  {line}" if line else "" for line in lines[1:]]
     defaults = Entry(id="", text="")
     for f in fields(Entry):
         key = _ATTR_TO_KEY.get(f.name)
@@ -255,7 +288,7 @@ def render_entry(entry: Entry) -> str:
             continue
         value = getattr(entry, f.name)
         if f.name == "history":
-            out.extend(f"  - history: {item}" for item in value)
+            out.extend(f"  - history: {escape(item)}" for item in value)
             continue
         if f.name != "id" and value == getattr(defaults, f.name):
             continue
@@ -278,7 +311,7 @@ def render_memory(doc: MemoryDocument) -> str:
             order.append(sec)
     for section in order:
         members = [e for e in doc.entries if e.section == section]
-        out.append(f"## {section}")
+        out.append(_heading(section))
         out.append("")
         kept = [line for sec, line in doc.notes if sec == section]
         if kept:

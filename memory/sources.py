@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
+from memory.escaping import split_lines
 from memory.fsutil import read_text
 from memory.logs import parse_log
 from memory.markdown import parse_memory
@@ -137,7 +138,7 @@ def summary_units(path: Path, rel: str) -> list[Unit]:
     units: list[Unit] = []
     heading, start = "", 0
     body: list[str] = []
-    lines = read_text(path).splitlines()
+    lines = split_lines(read_text(path))  # U+2028 and the like in a summary end no line
 
     def flush(end: int) -> None:
         text = "\n".join(body).strip()
