@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
+from agent.forget import Forgetter, Stores
+from agent.why import WhyLog
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
 from history.idle import IdleSummaries
@@ -21,8 +23,10 @@ from memory.lifecycle import Lifecycle
 from memory.pending import PendingStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
+from memory.short_term import ShortTermStore
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
+from memory.undo import UndoStore
 
 if TYPE_CHECKING:
     from agent.llm import LLMClient
@@ -63,6 +67,7 @@ class Services:
     summaries: SummaryService  # extractive until the agent sets an LLM as primary
     idle: IdleSummaries
     tz: tzinfo | None  # the users' time zone; None = the machine's local zone
+    forgetter: Forgetter  # /forget, /undo and the undo copies' expiry
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
 
     def close(self) -> None:
@@ -103,6 +108,14 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     governance = Governance(
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
+    daily_log = DailyLog(settings.data_dir, tz)
+    forgetter = Forgetter(
+        governance,
+        UndoStore(state, settings.forget_undo_minutes),
+        Stores(pending, ShortTermStore(state), WhyLog(state), access),
+        sessions,
+        daily_log,
+    )
     return Services(
         settings,
         counter,
@@ -116,7 +129,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         confirm=ConfirmationService(memory, pending, governance),
         lifecycle=Lifecycle(memory, access, settings.lifecycle),
         sessions=sessions,
-        daily_log=DailyLog(settings.data_dir, tz),
+        daily_log=daily_log,
         summaries=summaries,
         idle=IdleSummaries(
             sessions,
@@ -127,6 +140,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             on_written=indexer.sync_file,
         ),
         tz=tz,
+        forgetter=forgetter,
     )
 
 

@@ -1,4 +1,4 @@
-"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, pending expiry, lifecycle.
+"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle.
 
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
 log. :class:`JobRunner` runs a body: never two runs of one job at once, every run logged,
@@ -40,6 +40,7 @@ JobBody = Callable[["Services", datetime], Awaitable[str]]
 IDLE_EVERY = timedelta(minutes=5)
 INDEX_EVERY = timedelta(minutes=1)  # a hand edit of MEMORY.md is searchable within a minute
 EXPIRY_EVERY = timedelta(minutes=1)
+UNDO_EXPIRY_EVERY = timedelta(minutes=1)  # /undo's window is minutes: check each minute
 LIFECYCLE_AT = time(3, 30)  # nightly, in the user's time zone
 
 
@@ -111,6 +112,12 @@ def pending_expiry_job(notifier: Notifier | None = None) -> JobBody:
     return body
 
 
+async def forget_undo_job(services: Services, now: datetime) -> str:
+    """Drop the undo copies of forgotten memories whose /undo window has closed."""
+    dropped = await asyncio.to_thread(services.forgetter.expire, now)
+    return f"{dropped} undo copies dropped"
+
+
 async def lifecycle_job(services: Services, now: datetime) -> str:
     """Seed 002 §4's nightly health scores, low priority / archive, and old-archive deletion."""
     report = await asyncio.to_thread(services.lifecycle.run_lifecycle, now)
@@ -121,11 +128,12 @@ async def lifecycle_job(services: Services, now: datetime) -> str:
 
 
 def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
-    """The four jobs of DESIGN "Scheduled work" with their schedules."""
+    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules."""
     return [
         JobSpec("idle_summaries", idle_summaries_job, every=IDLE_EVERY),
         JobSpec("index", index_job, every=INDEX_EVERY, first=timedelta(seconds=5)),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
+        JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
         JobSpec("lifecycle", lifecycle_job, daily_at=LIFECYCLE_AT),
     ]
 

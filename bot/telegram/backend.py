@@ -47,8 +47,12 @@ class Responder(Protocol):
 class Keeper(Protocol):
     """Governance: forgetting, archaeology, flushing."""
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory."""
+        ...
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the last forget removed."""
         ...
 
     def archaeology(self, user_key: str, topic: str) -> str:
@@ -149,9 +153,13 @@ class ServicesBackend:
             for h in self.memory.search(user_key, query)
         ]
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Through governance."""
-        return self._keeper().forget(user_key, memory_id)
+        return await self._keeper().forget(user_key, memory_id)
+
+    async def undo(self, user_key: str) -> str:
+        """Through governance."""
+        return await self._keeper().undo(user_key)
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """Through governance."""
@@ -228,6 +236,8 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
         chat_model=settings.chat_model,
         responder=getattr(services, "agent", None),
         confirmations=ConfirmAdapter(confirm) if confirm is not None else None,
-        keeper=GovernanceKeeper(governance) if governance is not None else None,
+        keeper=(
+            GovernanceKeeper(governance, services.forgetter) if governance is not None else None
+        ),
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
     )
