@@ -3,7 +3,8 @@
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
 log. :class:`JobRunner` runs a body: never two runs of one job at once, every run logged,
 errors caught and logged with the traceback (a failed run is retried at the next tick), and
-the last outcome kept for ``/stats``. Blocking work (SQLite, embedding, Markdown files) runs
+the last outcome kept for ``/stats`` (which shows only when and whether it ran: a job's report
+covers every user). Blocking work (SQLite, embedding, Markdown files) runs
 in a thread, so message handling never waits for a job.
 
 The same specs are scheduled by PTB's JobQueue when the Telegram bot runs
@@ -185,13 +186,13 @@ class JobRunner:
         return not self._running
 
     def summary(self) -> list[tuple[str, str]]:
-        """``(job, "HH:MM ok: detail")`` pairs for a stats view."""
+        """``(job, "MM-DD HH:MM ok")`` pairs for a user's stats view.
+
+        The detail stays in the log: it covers every user (session ids, counts, a failing
+        user's file), and a user sees only their own.
+        """
         return [
-            (
-                s.name,
-                f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}: "
-                f"{s.detail}",
-            )
+            (s.name, f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}")
             for s in sorted(self.status.values(), key=lambda s: s.name)
         ]
 

@@ -176,18 +176,20 @@ class ServicesBackend:
         return self.memory.export_markdown(user_key)
 
     def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
-        """Counts and sizes from the user's own files."""
+        """Counts from the user's own files and index rows, and when each job last ran.
+
+        Nothing shared is shown (the index file's size, a job's report): those would tell one
+        user about the others.
+        """
         entries = self.memory.entries(user_key)
         active = sum(1 for e in entries if e.status == "active")
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
-        index = self.memory.indexer.store.path
-        size = f"{index.stat().st_size // 1024} KB" if index.exists() else "-"
         return [
             ("memories", f"{len(entries)} ({active} active)"),
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
-            ("index size", size),
+            ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
