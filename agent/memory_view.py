@@ -102,7 +102,7 @@ class MemoryView:
             doc.by_id(),
             tuple(core_layer(doc.entries, self.budget)),
             tuple(e for e in doc.entries if scope_name(e.scope)),
-            fallback_candidate(raw, self.budget) if doc.entries else None,
+            fallback_candidate(doc.entries, self.budget),
         )
         with self._lock:
             self._cache[user_key] = parsed

@@ -12,8 +12,10 @@ rows, and these functions decide what goes into the prompt.
 The budget (2,000 tokens) is spent in the order L0 -> L1 -> L2 -> short-term; one long-term
 chunk is cut to 1,500 tokens first; an item whose full text no longer fits is replaced by its
 summary (seed 002 §6.1 step 3), and skipped if even that does not fit. When nothing was
-selected and the user has memories, MEMORY.md's first 4,000 characters are the static
-fallback (seed 004 §3.2.2), cut to the budget as well.
+selected and the user has live memories, the first 4,000 characters of those memories,
+rendered by section, are the static fallback (seed 004 §3.2.2), cut to the budget as well.
+It is rendered rather than read from the file, so archived and deprecated entries, governance
+fields and notes never reach the prompt.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from memory.config import BudgetConfig
+from memory.governance import LIVE
 from memory.markdown import Entry
 from memory.tokens import TokenCounter
 
@@ -135,9 +138,23 @@ def gate_sections(
     return kept[:limit]
 
 
-def fallback_candidate(memory_md: str, cfg: BudgetConfig) -> Candidate | None:
-    """The static fallback: the first 4,000 characters of MEMORY.md, if it has any text."""
-    text = memory_md.strip()[: cfg.static_fallback_chars].strip()
+def fallback_text(entries: Iterable[Entry]) -> str:
+    """The live entries (active, low priority) as ``## section`` headings and bullets."""
+    lines: list[str] = []
+    section = None
+    for e in entries:
+        if e.status not in LIVE or not e.text.strip():
+            continue
+        if e.section != section:
+            section = e.section
+            lines += ["", f"## {section}"] if lines else [f"## {section}"]
+        lines.append("- " + e.text.strip().replace("\n", "\n  "))
+    return "\n".join(lines)
+
+
+def fallback_candidate(entries: Iterable[Entry], cfg: BudgetConfig) -> Candidate | None:
+    """The static fallback: the first 4,000 characters of the live memories, if any."""
+    text = fallback_text(entries)[: cfg.static_fallback_chars].strip()
     if not text:
         return None
     return Candidate(id="MEMORY.md", layer=FALLBACK, score=0.0, text=text, source="MEMORY.md")

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import tzinfo
 from typing import TYPE_CHECKING
 
+from agent.forget import Forgetter, Stores
+from agent.why import WhyLog
 from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
@@ -24,8 +26,10 @@ from memory.locks import ServiceLock
 from memory.pending import PendingStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
+from memory.short_term import ShortTermStore
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
+from memory.undo import UndoStore
 
 if TYPE_CHECKING:
     from agent.llm import LLMClient
@@ -69,6 +73,7 @@ class Services:
     # Seals the user's answers to proposals: for the bot layer (Telegram, terminal, operator
     # CLI) only. The agent is built from single services and never receives it.
     user_acts: UserActMint
+    forgetter: Forgetter  # /forget, /undo and the undo copies' expiry
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
 
     def close(self) -> None:
@@ -115,6 +120,14 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     governance = Governance(
         memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
     )
+    daily_log = DailyLog(settings.data_dir, tz)
+    forgetter = Forgetter(
+        governance,
+        UndoStore(state, settings.forget_undo_minutes),
+        Stores(pending, ShortTermStore(state), WhyLog(state), access),
+        sessions,
+        daily_log,
+    )
     user_acts = UserActMint()  # a fresh secret each process: acts never outlive it
     services = Services(
         settings,
@@ -129,7 +142,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         confirm=ConfirmationService(memory, pending, governance, user_acts.check),
         lifecycle=Lifecycle(memory, access, settings.lifecycle),
         sessions=sessions,
-        daily_log=DailyLog(settings.data_dir, tz),
+        daily_log=daily_log,
         summaries=summaries,
         idle=IdleSummaries(
             sessions,
@@ -141,6 +154,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         ),
         tz=tz,
         user_acts=user_acts,
+        forgetter=forgetter,
     )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)

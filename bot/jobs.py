@@ -1,9 +1,10 @@
-"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, pending expiry, lifecycle.
+"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle.
 
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
 log. :class:`JobRunner` runs a body: never two runs of one job at once, every run logged,
 errors caught and logged with the traceback (a failed run is retried at the next tick), and
-the last outcome kept for ``/stats``. Blocking work (SQLite, embedding, Markdown files) runs
+the last outcome kept for ``/stats`` (which shows only when and whether it ran: a job's report
+covers every user). Blocking work (SQLite, embedding, Markdown files) runs
 in a thread, so message handling never waits for a job.
 
 The same specs are scheduled by PTB's JobQueue when the Telegram bot runs
@@ -46,6 +47,7 @@ JobBody = Callable[["Services", datetime], Awaitable[str]]
 IDLE_EVERY = timedelta(minutes=5)
 INDEX_EVERY = timedelta(minutes=1)  # a hand edit of MEMORY.md is searchable within a minute
 EXPIRY_EVERY = timedelta(minutes=1)
+UNDO_EXPIRY_EVERY = timedelta(minutes=1)  # /undo's window is minutes: check each minute
 LIFECYCLE_AT = time(3, 30)  # nightly, in the user's time zone
 
 
@@ -165,6 +167,12 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
     return body
 
 
+async def forget_undo_job(services: Services, now: datetime) -> str:
+    """Drop the undo copies of forgotten memories whose /undo window has closed."""
+    dropped = await asyncio.to_thread(services.forgetter.expire, now)
+    return f"{dropped} undo copies dropped"
+
+
 async def lifecycle_job(
     services: Services, now: datetime, notifier: Notifier | None = None
 ) -> str:
@@ -193,7 +201,7 @@ def _with_notifier(
 
 
 def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
-    """The four jobs of DESIGN "Scheduled work" with their schedules."""
+    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules."""
     return [
         JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
         JobSpec(
@@ -203,6 +211,7 @@ def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
             first=timedelta(seconds=5),
         ),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
+        JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
         JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
     ]
 
@@ -227,8 +236,13 @@ def user_jobs(user_key: str, notifier: Notifier | None = None) -> list[JobSpec]:
         changes = await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
         return f"{len(changes)} status changes of {user_key}"
 
+    async def forget_undo(services: Services, now: datetime) -> str:
+        dropped = await asyncio.to_thread(services.forgetter.expire, now, user_key)
+        return f"{dropped} undo copies of {user_key} dropped"
+
     bodies: dict[str, JobBody] = {
         "idle_summaries": idle,
+        "forget_undo": forget_undo,
         "index": index,
         "pending_expiry": pending_expiry_job(notifier, user_key),
         "lifecycle": lifecycle,
@@ -283,13 +297,13 @@ class JobRunner:
         return not self._running
 
     def summary(self) -> list[tuple[str, str]]:
-        """``(job, "HH:MM ok: detail")`` pairs for a stats view."""
+        """``(job, "MM-DD HH:MM ok")`` pairs for a user's stats view.
+
+        The detail stays in the log: it covers every user (session ids, counts, a failing
+        user's file), and a user sees only their own.
+        """
         return [
-            (
-                s.name,
-                f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}: "
-                f"{s.detail}",
-            )
+            (s.name, f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}")
             for s in sorted(self.status.values(), key=lambda s: s.name)
         ]
 

@@ -48,6 +48,7 @@ class Settings:
     telegram_base_file_url: str = "https://api.telegram.org/file/bot"
     timezone: str = ""  # IANA name; "" means the machine's local zone
     log_level: str = "INFO"
+    forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)

@@ -10,9 +10,11 @@ indexes every line once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
 from memory.indexer import Indexer, SyncStats
@@ -56,6 +58,30 @@ class DailyLog:
                 current += "\n"
             atomic_write_text(path, current + record)
         return f"memory/{day}.md"
+
+    def rewrite(
+        self, user_key: str, edit: Callable[[str, str], str]
+    ) -> tuple[list[str], list[str]]:
+        """Apply ``edit(day, text)`` to each of the user's logs (forget's redaction).
+
+        Returns the files it changed and those it could not read (not UTF-8; left as they
+        are). Holds the user's file lock, so a message logged meanwhile is neither lost nor
+        written back over the edit.
+        """
+        changed, unreadable = [], []
+        for day_file in day_files(UserPaths.of(self.data_dir, user_key)):
+            rel = f"memory/{day_file.name}"
+            with user_lock(self.data_dir, user_key):
+                try:
+                    text = read_text(day_file)
+                except UnreadableFileError:
+                    unreadable.append(rel)
+                    continue
+                new = edit(day_file.stem, text)
+                if new != text:
+                    atomic_write_text(day_file, new)
+                    changed.append(rel)
+        return changed, unreadable
 
     def append_user_message(
         self, user_key: str, text: str, when: datetime, message_id: str = ""

@@ -38,7 +38,7 @@ _EN_STOPWORDS = frozenset(
     more most very much been were here want need make know think please thanks thank
     hello okay yes yeah sure it's i'm don't does doing done todo next step decided
     decide decision going only each other these those because after before again still
-    well good now noted sure right
+    well good now noted sure right forgotten
     """,
     )
 )

@@ -19,7 +19,7 @@ happened and can undo it by editing the line (or with :meth:`Governance.restore`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, replace
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,8 @@ from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
 
 LIVE = ("active", "low_priority")
+# Called with the entries a forget is about to delete (the undo copy is taken there).
+Keeper = Callable[[list[Entry]], object]
 
 # (section name, keywords separated by "|"). The first section with a keyword in the text wins.
 SECTION_RULES: tuple[tuple[str, str], ...] = (
@@ -147,6 +149,20 @@ def chain_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
     return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, depth_of(e.id), e.id))
 
 
+def predecessors(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """Every version ``entry_id`` replaced, directly or through others, oldest first."""
+    by_id = {e.id: e for e in entries}
+    seen: set[str] = {entry_id}
+    todo = list(by_id[entry_id].supersedes) if entry_id in by_id else []
+    while todo:
+        eid = todo.pop()
+        if eid in by_id and eid not in seen:
+            seen.add(eid)
+            todo.extend(by_id[eid].supersedes)
+    seen.discard(entry_id)
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
+
+
 def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
     """Every chain of two or more versions, each oldest first."""
     entries = list(entries)
@@ -255,6 +271,44 @@ class Governance:
     def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
         """Make a deprecated, low-priority or archived entry active again."""
         return self.set_status(user_key, entry_id, "active", now=now, reason="restored")
+
+    def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
+        """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
+        doc = self.memory.document(user_key)
+        entry = self._get(doc, entry_id)
+        return [*predecessors(doc.entries, entry.id), entry]
+
+    def forget(self, user_key: str, entry_id: str, *, keep: Keeper | None = None) -> list[Entry]:
+        """Delete an entry and every version it replaced from MEMORY.md and the index.
+
+        Forgetting the latest version of a memory forgets the older versions too: their text
+        is the same fact as it used to be, and leaving it in deprecated entries would keep what
+        the user asked to forget. Newer versions that replaced the entry stay. ``keep`` is
+        called with what will be removed before the file is written (the undo copy). Returns
+        the removed entries, the named one last.
+        """
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            gone = [*predecessors(doc.entries, entry.id), entry]
+            if keep is not None:
+                keep(gone)
+            for e in gone:
+                doc = doc.without(e.id)
+            self.memory.write_document(user_key, doc)
+        return gone
+
+    def put_back(self, user_key: str, entries: Iterable[Entry]) -> list[Entry]:
+        """Write forgotten entries back as they were (``/undo``); ids already present stay."""
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            present = doc.by_id()
+            back = [e for e in entries if e.id not in present]
+            for e in back:
+                doc = doc.with_entry(e)
+            if back:
+                self.memory.write_document(user_key, doc)
+        return back
 
     @staticmethod
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -406,3 +406,45 @@ class PendingStore:
                 "(SELECT id FROM pending_memories)"
             )
         return expired
+
+    def sources(self, user_key: str, entry_ids: Iterable[str]) -> list[str]:
+        """The ``source`` of the proposals that became these entries ("chat:<message id>")."""
+        check_user_key(user_key)
+        ids = list(entry_ids)
+        marks = ",".join("?" * len(ids))
+        with self.state.lock:
+            rows = self.state.conn.execute(
+                f"SELECT source FROM pending_memories WHERE user_key=? AND entry_id IN ({marks})",
+                (user_key, *ids),
+            ).fetchall()
+        return [r[0] for r in rows if r[0]]
+
+    def redact(
+        self, user_key: str, redact: Callable[[str], str], entry_ids: Iterable[str], blank: str
+    ) -> int:
+        """Redact the user's rows (forget); the proposals of ``entry_ids`` become ``blank``."""
+        check_user_key(user_key)
+        gone = set(entry_ids)
+        changed = 0
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, text, fields, conflict_note, entry_id FROM pending_memories "
+                "WHERE user_key=?",
+                (user_key,),
+            ).fetchall()
+            for r in rows:
+                if r["entry_id"] in gone:
+                    text, fields = blank, "{}"
+                else:
+                    values = json.loads(r["fields"] or "{}")
+                    text = redact(r["text"])
+                    red = {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
+                    fields = r["fields"] if red == values else json.dumps(red, ensure_ascii=False)
+                note = redact(r["conflict_note"])
+                if (text, fields, note) != (r["text"], r["fields"], r["conflict_note"]):
+                    conn.execute(
+                        "UPDATE pending_memories SET text=?, fields=?, conflict_note=? WHERE id=?",
+                        (text, fields, note, r["id"]),
+                    )
+                    changed += 1
+        return changed

@@ -85,7 +85,11 @@ class MemoryService:
             return self.indexer.sync_file(check_user_key(user_key), "MEMORY.md", force=True)
 
     def forget(self, user_key: str, entry_id: str) -> Entry:
-        """Remove one entry from MEMORY.md and from the index; returns what was removed."""
+        """Remove one entry from MEMORY.md and from the index; returns what was removed.
+
+        Only the entry: the user's /forget goes through :class:`agent.forget.Forgetter`, which
+        also redacts the text from logs, summaries and sessions and keeps an undo copy.
+        """
         with self.lock(user_key):
             doc = self.document(user_key)
             entry = doc.by_id().get(entry_id.strip())

@@ -9,6 +9,7 @@ into the prompt without a vector search.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -111,3 +112,19 @@ class ShortTermStore:
         for category in categories_in(text):
             out.extend(self.latest(user_key, category, limit))
         return out
+
+    def redact(self, user_key: str, redact: Callable[[str], str]) -> int:
+        """Pass each of the user's rows through ``redact`` (forget); returns rows changed."""
+        changed = 0
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, content FROM short_term_memory WHERE user_key = ?", (user_key,)
+            ).fetchall()
+            for row_id, content in rows:
+                new = redact(content)
+                if new != content:
+                    conn.execute(
+                        "UPDATE short_term_memory SET content = ? WHERE id = ?", (new, row_id)
+                    )
+                    changed += 1
+        return changed

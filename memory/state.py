@@ -75,6 +75,9 @@ def salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
         try:
             _readable_copy(aside, copy)  # never write to the kept copy, not even a -shm
             conn = connect_plain(copy)  # journal_mode=WAL would fail on a damaged header
+            # A truncation also cuts the root pages of later tables; writable_schema makes
+            # SQLite skip those schema rows instead of refusing the whole file.
+            conn.execute("PRAGMA writable_schema=ON")
             rows = conn.execute(
                 "SELECT user_key, text FROM pending_memories NOT INDEXED "
                 "WHERE status='pending' ORDER BY created_at"

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from agent.forget import Forgetter
 from agent.types import ProposalView
 from bot.telegram.ports import BackendError, Decision, Outcome, Via
 from memory.confirm import ConfirmationService, ProposalRefusedError
 from memory.consent import UserActMint
-from memory.errors import EntryNotFoundError
 from memory.governance import Governance
 from memory.pending import (
     Proposal,
@@ -90,20 +90,25 @@ class ConfirmAdapter:
 
 
 class GovernanceKeeper:
-    """Forget and archaeology over :class:`Governance`."""
+    """Forget, undo and archaeology over :class:`Governance` and the :class:`Forgetter`."""
 
-    def __init__(self, governance: Governance) -> None:
+    def __init__(self, governance: Governance, forgetter: Forgetter) -> None:
         self.governance = governance
+        self.forgetter = forgetter
 
-    def forget(self, user_key: str, memory_id: str) -> str:
-        """Archive the memory (kept in MEMORY.md's history, out of every search)."""
-        try:
-            self.governance.set_status(
-                user_key, memory_id, "archived", now=_now(), reason="forgotten by the user"
-            )
-        except (EntryNotFoundError, KeyError) as exc:
-            raise BackendError(f"No memory {memory_id}. 找不到記憶 {memory_id}。") from exc
-        return f"Forgot {memory_id}. 已忘記 {memory_id}。"
+    async def forget(self, user_key: str, memory_id: str) -> str:
+        """Delete the memory and redact its text from the user's logs, summaries, session."""
+        said = await self.forgetter.forget(user_key, memory_id, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the user's last forget removed, within the window."""
+        said = await self.forgetter.undo(user_key, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """Every version of the topic's memories, oldest first."""

@@ -48,8 +48,12 @@ class Responder(Protocol):
 class Keeper(Protocol):
     """Governance: forgetting, archaeology, flushing."""
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory."""
+        ...
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the last forget removed."""
         ...
 
     def archaeology(self, user_key: str, topic: str) -> str:
@@ -150,9 +154,13 @@ class ServicesBackend:
             for h in self.memory.search(user_key, query)
         ]
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Through governance."""
-        return self._keeper().forget(user_key, memory_id)
+        return await self._keeper().forget(user_key, memory_id)
+
+    async def undo(self, user_key: str) -> str:
+        """Through governance."""
+        return await self._keeper().undo(user_key)
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """Through governance."""
@@ -169,18 +177,20 @@ class ServicesBackend:
         return self.memory.export_markdown(user_key)
 
     def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
-        """Counts and sizes from the user's own files."""
+        """Counts from the user's own files and index rows, and when each job last ran.
+
+        Nothing shared is shown (the index file's size, a job's report): those would tell one
+        user about the others.
+        """
         entries = self.memory.entries(user_key)
         active = sum(1 for e in entries if e.status == "active")
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
-        index = self.memory.indexer.store.path
-        size = f"{index.stat().st_size // 1024} KB" if index.exists() else "-"
         return [
             ("memories", f"{len(entries)} ({active} active)"),
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
-            ("index size", size),
+            ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
@@ -237,6 +247,8 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
         chat_model=settings.chat_model,
         responder=getattr(services, "agent", None),
         confirmations=confirmations,
-        keeper=GovernanceKeeper(governance) if governance is not None else None,
+        keeper=(
+            GovernanceKeeper(governance, services.forgetter) if governance is not None else None
+        ),
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
     )

@@ -80,7 +80,11 @@ class Desk:
         """Forget one memory by id."""
         if not arg:
             return Answer(say("usage_forget", lang))
-        return Answer(await asyncio.to_thread(self.backend.forget, user_key, arg.split()[0]))
+        return Answer(await self.backend.forget(user_key, arg.split()[0]))
+
+    async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Bring back the memory the last /forget removed (within a few minutes)."""
+        return Answer(await self.backend.undo(user_key))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
         """The proposals waiting for an answer, each with its buttons."""

@@ -127,8 +127,12 @@ class Backend(Confirmations, Protocol):
         """Search the user's memories."""
         ...
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
+        ...
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the last forget removed (raises BackendError when too late)."""
         ...
 
     def archaeology(self, user_key: str, topic: str) -> str:

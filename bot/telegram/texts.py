@@ -18,6 +18,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("search", "搜尋記憶：/search 咖啡", "search memories: /search coffee"),
     ("remember", "記住一件事（會先請你確認）", "remember something (asks to confirm)"),
     ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
+    ("undo", "復原剛才忘記的記憶", "bring back the memory you just forgot"),
     ("pending", "等待確認的記憶", "memories waiting for confirmation"),
     ("confirm", "確認等待中的記憶：/confirm [id]", "confirm a pending memory: /confirm [id]"),
     ("discard", "捨棄等待中的記憶：/discard [id]", "discard a pending memory: /discard [id]"),

@@ -22,7 +22,7 @@ from telegram.request import BaseRequest, RequestData
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.app import Services
-from bot.telegram.ports import Decision, Found, MemoryLine, Outcome, Via
+from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome, Via
 
 BOT = {"id": 666, "is_bot": True, "first_name": "PCAI", "username": "TestNameBot"}
 
@@ -170,6 +170,10 @@ class Updates:
         return Update.de_json({"update_id": uid, "callback_query": query}, bot)
 
 
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
 def bot_message(message_id: int, chat_id: int, text: str = "...") -> dict[str, Any]:
     """A bot message as it appears inside ``reply_to_message``."""
     return {
@@ -281,15 +285,19 @@ class StandInBackend:
             for h in self.services.memory.search(user_key, query)
         ]
 
-    def forget(self, user_key: str, memory_id: str) -> str:
-        """Drop the entry from MEMORY.md."""
-        doc = self.services.memory.document(user_key)
-        if memory_id not in doc.by_id():
-            from bot.telegram.ports import BackendError
+    async def forget(self, user_key: str, memory_id: str) -> str:
+        """Forget for real (MEMORY.md, index, logs), one sentence for an unknown id."""
+        said = await self.services.forgetter.forget(user_key, memory_id, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
-            raise BackendError(f"No memory {memory_id}.")
-        self.services.memory.write_document(user_key, doc.without(memory_id))
-        return f"Forgot {memory_id}."
+    async def undo(self, user_key: str) -> str:
+        """Undo for real."""
+        said = await self.services.forgetter.undo(user_key, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """The entries mentioning the topic."""

@@ -129,7 +129,10 @@ async def test_real_write_path_through_telegram(services: Services) -> None:
     assert "hunter2" not in json_dump(services)  # refused, never stored
     await tg.send(OWNER, "/history 顏色")
     await tg.send(OWNER, f"/forget {entries[0].id}")
-    assert services.memory.entries("telegram_1001")[0].status == "archived"
+    assert services.memory.entries("telegram_1001") == []
+    assert "藍色" not in json_dump(services)  # forgotten, not archived
+    await tg.send(OWNER, "/undo")
+    assert [e.text for e in services.memory.entries("telegram_1001")] == ["我最喜歡的顏色是藍色"]
     await app.shutdown()
 
 

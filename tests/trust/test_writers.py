@@ -300,7 +300,13 @@ def test_the_terminal_chat_runs_the_jobs_over_its_own_user_only(
     out = capsys.readouterr().out
 
     statuses = runners[0].status
-    assert sorted(statuses) == ["idle_summaries", "index", "lifecycle", "pending_expiry"]
+    assert sorted(statuses) == [
+        "forget_undo",
+        "idle_summaries",
+        "index",
+        "lifecycle",
+        "pending_expiry",
+    ]
     assert all(s.ok for s in statuses.values()), statuses
     assert "I like green tea" in out  # the terminal's own expired proposal was reported
 
