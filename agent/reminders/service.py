@@ -224,9 +224,11 @@ class ReminderService(UserSettingsMixin):
         return cancelled
 
     def snooze(self, user_key: str, reminder_id: int, choice: str) -> Reminder:
-        """Ring again in 10 minutes (``10m``), an hour (``1h``) or tomorrow at the same time.
+        """Ring again in 10 minutes (``10m``), an hour (``1h``) or tomorrow (``tomorrow``).
 
-        A recurring reminder keeps its rule: the snooze is a one-off copy of it.
+        "Tomorrow" is tomorrow at the wall-clock time of the alert being answered (the last
+        occurrence), not of the button press. A recurring reminder keeps its rule: the snooze
+        is a one-off copy of it.
         """
         if choice not in SNOOZES:
             raise ValueError(f"snooze is one of {sorted(SNOOZES)}, not {choice!r}")
@@ -361,6 +363,10 @@ class ReminderService(UserSettingsMixin):
         else:
             log.warning("unknown reminder wake-up key %r", key)
 
+    def expire_proposals(self) -> list[Reminder]:
+        """Drop proposals nobody answered in time; each is returned once (for one notice)."""
+        return self.store.expire_proposals(self.clock() - self.config.proposal_ttl)
+
     def start(self) -> StartReport:
         """Recover what a stopped process left, then schedule every scheduled reminder."""
         now = self.clock()
@@ -370,7 +376,7 @@ class ReminderService(UserSettingsMixin):
             if moved is not None:
                 log.warning("reminder %s was being sent at shutdown: not re-sent", row.id)
                 uncertain.append(moved)
-        expired = self.store.expire_proposals(now - self.config.proposal_ttl)
+        expired = self.expire_proposals()
         late = []
         rows = self.store.in_status(rs.SCHEDULED)
         for row in rows:

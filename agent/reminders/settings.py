@@ -17,6 +17,7 @@ import zoneinfo
 from collections.abc import Awaitable, Callable
 from datetime import date, datetime
 from functools import cache
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
@@ -34,6 +35,24 @@ OFF_WORDS = frozenset({"off", "stop", "none", "關", "关", "關閉", "关闭", 
 @cache
 def _zone_names() -> dict[str, str]:
     return {name.lower(): name for name in zoneinfo.available_timezones()}
+
+
+def machine_zone(localtime: Path = Path("/etc/localtime")) -> str:
+    """The machine's IANA zone name (for an empty ``PCAI_TIMEZONE``); ``"UTC"`` if unknown.
+
+    A stored reminder needs a zone *name* so that its wall-clock time survives DST changes;
+    a fixed offset from ``datetime.now().astimezone()`` would not.
+    """
+    try:
+        target = localtime.resolve(strict=True)
+    except OSError:
+        return "UTC"
+    parts = target.parts
+    for i in range(len(parts) - 1):
+        name = "/".join(parts[i + 1 :])
+        if parts[i] == "zoneinfo" and name in _zone_names().values():
+            return name
+    return "UTC"
 
 
 def briefing_key(user_key: str) -> str:

@@ -40,3 +40,18 @@ def alert_text(text: str, due_local: datetime, late: bool) -> str:
             f"Reminder (late, was due {when_en(due_local)}): {text}"
         )
     return f"⏰ 提醒：{text}\nReminder: {text}"
+
+
+_MARKS = {
+    "proposed": "（待確認 / awaiting your confirmation）",
+    "unknown": "（可能未送達：送出時程式中斷 / may not have arrived: the bot stopped mid-send）",
+    "firing": "（送出中 / sending）",
+}
+
+
+def list_line(
+    reminder_id: int, next_local: datetime, text: str, rule: Recurrence | None, status: str
+) -> str:
+    """One ``/reminders`` line: id, next time, text, its rule, and a mark when not plain."""
+    repeat = f" ↻ {rule.describe_zh()} / {rule.describe_en()}" if rule else ""
+    return f"#{reminder_id} {when_zh(next_local)} {text}{repeat}{_MARKS.get(status, '')}"

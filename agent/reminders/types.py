@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from typing import Protocol
 
 from agent.reminders.recurrence import Recurrence
+from agent.reminders.texts import list_line
 from memory.reminders import Reminder
 
 
@@ -61,3 +62,9 @@ class Listed:
     reminder: Reminder
     next_local: datetime
     rule: Recurrence | None
+
+    @property
+    def line(self) -> str:
+        """The ``/reminders`` line of this reminder."""
+        r = self.reminder
+        return list_line(r.id, self.next_local, r.text, self.rule, r.status)

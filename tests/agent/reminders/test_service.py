@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from datetime import date, datetime, timedelta
-from zoneinfo import ZoneInfo
+from pathlib import Path
+from zoneinfo import ZoneInfo, available_timezones
 
 import pytest
 
@@ -16,6 +17,7 @@ from agent.reminders.errors import (
     ReminderStateError,
     UnknownZoneError,
 )
+from agent.reminders.settings import machine_zone
 from memory import reminders as rs
 from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, Act, World
 
@@ -44,10 +46,16 @@ def test_reject_and_expiry(world: World) -> None:
     first, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
     assert proc.service.reject(Act(ALICE), ALICE, first.id).status == rs.CANCELLED
     second, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
+    third, _ = proc.service.propose_phrase(ALICE, "tomorrow 10am dentist")
     world.clock.advance(minutes=31)
     with pytest.raises(ReminderExpiredError):
         proc.service.confirm(Act(ALICE), ALICE, second.id)
     assert proc.service.store.get(ALICE, second.id).last_outcome == "expired"
+    # a restart drops the proposals nobody answered, once, so each gets one notice
+    assert [r.id for r in world.start().service.start().expired] == [third.id]
+    assert world.start().service.start().expired == ()
+    with pytest.raises(ReminderStateError):
+        proc.service.confirm(Act(ALICE), ALICE, third.id)
     assert proc.scheduler.jobs == {}
 
 
@@ -143,6 +151,11 @@ def test_listing_shows_the_next_time_of_recurring_ones(world: World) -> None:
         ("看牙醫", "05-03 14:00", rs.PROPOSED),
     ]
     assert listed[1].rule is not None and listed[1].rule.describe_zh() == "每週一 08:00"
+    assert listed[1].line == (
+        f"#{listed[1].reminder.id} 2026-03-09（週一）08:00 交週報 ↻ 每週一 08:00 / "
+        "every Monday at 08:00"
+    )
+    assert listed[2].line.endswith("看牙醫（待確認 / awaiting your confirmation）")
     world.clock.now = datetime(2026, 3, 9, 0, 0, tzinfo=TPE)
     assert [i.reminder.text for i in proc.service.today(ALICE)] == ["交週報"]
 
@@ -171,6 +184,17 @@ def test_the_users_zone_defaults_to_the_setting_and_can_change(world: World) -> 
     assert proc.service.zone(BOB).key == "Asia/Taipei"
     parsed = proc.service.parse(ALICE, "tomorrow 9am x")
     assert parsed.due.tzinfo == berlin and parsed.due.hour == 9
+
+
+def test_the_machine_zone_is_a_name_not_an_offset(tmp_path: Path) -> None:
+    zone_file = tmp_path / "share" / "zoneinfo" / "Europe" / "Berlin"
+    zone_file.parent.mkdir(parents=True)
+    zone_file.write_bytes(b"TZif")
+    link = tmp_path / "localtime"
+    link.symlink_to(zone_file)
+    assert machine_zone(link) == "Europe/Berlin"
+    assert machine_zone(tmp_path / "missing") == "UTC"
+    assert machine_zone() in available_timezones()
 
 
 def test_the_models_tool_proposes_with_an_iso_time(world: World) -> None:
