@@ -1,0 +1,70 @@
+"""Values of the reminder service: its timings, results, listing rows, the user-act seam."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Protocol
+
+from agent.reminders.recurrence import Recurrence
+from agent.reminders.texts import list_line
+from memory.reminders import Reminder
+
+
+class UserActLike(Protocol):
+    """The proof of a user's act that confirm/reject need (phase 2: memory.consent.UserAct).
+
+    Only the bot layer makes one from a button press, a reply or a command; the model's tools
+    cannot, so the model can propose a reminder but never schedule one.
+    """
+
+    @property
+    def user_key(self) -> str:
+        """The user whose act this is."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderConfig:
+    """Timings of the reminder service."""
+
+    proposal_ttl: timedelta = timedelta(minutes=30)
+    late_after: timedelta = timedelta(minutes=2)  # fired later than this: "(late)"
+    retry_after: timedelta = timedelta(minutes=1)  # after a send the transport refused
+    max_attempts: int = 5
+    early_seconds: float = 1.0  # a wake-up this early still fires (scheduler clock jitter)
+
+
+@dataclass(frozen=True, slots=True)
+class FireResult:
+    """What one firing did: ``sent``, ``late``, ``unknown``, ``retry`` or ``failed``."""
+
+    reminder: Reminder
+    outcome: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class StartReport:
+    """What :meth:`ReminderService.start` found and scheduled."""
+
+    scheduled: int
+    late: tuple[Reminder, ...]  # came due while the process was down: fire now, marked late
+    uncertain: tuple[Reminder, ...]  # were being sent when it stopped: never sent again
+    expired: tuple[Reminder, ...]  # proposals nobody answered
+    briefings: int
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A reminder as ``/reminders`` shows it: its next time in the user's zone and its rule."""
+
+    reminder: Reminder
+    next_local: datetime
+    rule: Recurrence | None
+
+    @property
+    def line(self) -> str:
+        """The ``/reminders`` line of this reminder."""
+        r = self.reminder
+        return list_line(r.id, self.next_local, r.text, self.rule, r.status)
