@@ -171,7 +171,7 @@ def test_export_includes_status_and_chains(
     original = bot.cli.load_settings
     bot.cli.load_settings = lambda e, c=None: original(env, c)  # type: ignore[assignment]
     try:
-        assert main(["export", "--user", ALICE, "--json"]) == 0
+        assert main(["export", "--user", ALICE, "--format", "json"]) == 0
         records = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
         assert main(["export", "--user", ALICE]) == 0
         markdown = capsys.readouterr().out
