@@ -34,6 +34,25 @@ class SettingsError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class WebConfig:
+    """The memory page that ``pcai run`` serves (``PCAI_WEB_*``)."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"  # 0.0.0.0 to reach it from a phone on the same network
+    port: int = 8765
+    public_url: str = ""  # the page's address behind a reverse proxy; https enables the Mini App
+
+    @property
+    def base_url(self) -> str:
+        """Where a browser reaches the page: the public URL, else the address it listens on."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
 
@@ -60,6 +79,7 @@ class Settings:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     topic_index: TopicIndexConfig = field(default_factory=TopicIndexConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     @property
     def index_path(self) -> Path:
@@ -154,9 +174,26 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
             raise SettingsError(
                 f"PCAI_USER must be a user key like cli_alice or telegram_42: {settings.user!r}"
             ) from exc
+    _check_web(settings.web)
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
+
+
+def _check_web(web: WebConfig) -> None:
+    if not 0 <= web.port <= 65535:
+        raise SettingsError(f"PCAI_WEB_PORT must be a port number (0-65535): {web.port}")
+    url = web.public_url
+    if url and (
+        not url.startswith(("http://", "https://"))
+        or any(ch.isspace() for ch in url)
+        or "?" in url
+        or "#" in url
+    ):
+        raise SettingsError(
+            f"PCAI_WEB_PUBLIC_URL must be an http:// or https:// address like "
+            f"https://pcai.example.org: {url!r}"
+        )
 
 
 def mask(value: str) -> str:

@@ -21,6 +21,7 @@ from bot.telegram.ports import (
     Confirmations,
     Decision,
     Found,
+    LinkIssuer,
     MemoryLine,
     Outcome,
     Via,
@@ -87,6 +88,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    web: LinkIssuer | None = None  # the memory page of this process, when it is served
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -193,6 +195,15 @@ class ServicesBackend:
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
             *(self.job_status() if self.job_status is not None else ()),
         ]
+
+    def web_link(self, user_key: str, lang: str) -> str:
+        """A one-time login link to the memory page this process serves."""
+        if self.web is None or not self.web.running:
+            raise BackendError(
+                "The memory page is not running (PCAI_WEB_ENABLED, PCAI_WEB_PORT). "
+                "記憶頁沒有在執行。"
+            )
+        return self.web.link(user_key, lang)
 
     def chat_available(self) -> bool:
         """Whether chat can reach the model."""

@@ -166,6 +166,11 @@ class Desk:
         rows = await asyncio.to_thread(self.backend.stats, user_key)
         return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
 
+    async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
+        """A one-time login link to the user's memory page."""
+        url = await asyncio.to_thread(self.backend.web_link, user_key, lang)
+        return Answer(say("web_link", lang) % url)
+
 
 def outcome_text(outcome: Outcome, lang: str) -> str:
     """One line saying what became of a proposal."""

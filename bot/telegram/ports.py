@@ -16,7 +16,7 @@ from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
 # The user event that answered a proposal (sealed into the user's act, kept in the log).
-Via = Literal["button", "reply", "command", "word", "edit"]
+Via = Literal["button", "reply", "command", "word", "edit", "page"]
 
 
 class BackendError(Exception):
@@ -104,6 +104,19 @@ class Confirmations(Protocol):
         ...
 
 
+class LinkIssuer(Protocol):
+    """Makes one-time login links to the memory page (the running page server)."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the page is being served."""
+        ...
+
+    def link(self, user_key: str, lang: str = "") -> str:
+        """A new one-time link for ``user_key``."""
+        ...
+
+
 class Backend(Confirmations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
@@ -153,6 +166,10 @@ class Backend(Confirmations, Protocol):
 
     def chat_available(self) -> bool:
         """Whether the LLM answers (the terminal chat checks this at start)."""
+        ...
+
+    def web_link(self, user_key: str, lang: str) -> str:
+        """A one-time login link to the memory page (raises BackendError when it is off)."""
         ...
 
     async def flush(self) -> None:

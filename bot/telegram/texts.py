@@ -27,6 +27,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("new", "開始新對話（先整理舊對話）", "start a fresh conversation"),
     ("export", "匯出你的記憶（Markdown）", "export your memories (Markdown)"),
     ("stats", "統計：數量、索引大小、排程", "stats: counts, index size, jobs"),
+    ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),
 )
 
 MESSAGES: dict[str, tuple[str, str]] = {
@@ -76,6 +77,10 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "export_caption": ("你的記憶（Markdown）", "Your memories (Markdown)"),
     "stats_head": ("統計", "Stats"),
     "page": ("第 %d/%d 頁，下一頁：/memory %d", "page %d/%d, next: /memory %d"),
+    "web_link": (
+        "你的記憶頁（這個連結只能用一次，10 分鐘內有效）：\n%s",
+        "Your memory page (this link opens once, within 10 minutes):\n%s",
+    ),
     "needs_ollama": (
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull %s`。記憶指令仍可使用（/help）。",
         "Chat needs Ollama: run `ollama serve` and `ollama pull %s`. Memory commands still "
