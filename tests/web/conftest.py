@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -26,12 +26,12 @@ CSRF = re.compile(r'name="csrf" value="([0-9a-f]+)"')
 
 @dataclass
 class Clock:
-    """A clock the test moves (seconds since the epoch)."""
+    """The time (seconds since the epoch): the real one until a test sets ``now``."""
 
-    now: float = field(default_factory=time.time)
+    now: float | None = None
 
     def __call__(self) -> float:
-        return self.now
+        return time.time() if self.now is None else self.now
 
 
 @dataclass
@@ -55,10 +55,14 @@ class Page:
         assert r.status_code == 303, r.text
         return client
 
-    def remember(self, user_key: str, text: str, **fields: object) -> str:
+    def remember(
+        self, user_key: str, text: str, section: str | None = None, **fields: object
+    ) -> str:
         """A confirmed memory, written the way the operator's `pcai remember` does."""
         now = datetime.now().astimezone()
-        p = self.services.confirm.propose(user_key, text, "test", now=now, fields=fields)
+        p = self.services.confirm.propose(
+            user_key, text, "test", section=section, now=now, fields=fields
+        )
         act = self.services.user_acts.act(user_key, p.id, "confirm", via="operator")
         return self.services.confirm.confirm(act, now=now).id
 
