@@ -28,6 +28,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "health": ("健康度", "health"),
     "fades_on": ("依目前速度將於此日淡出", "fades at today's rate on"),
     "never": ("不會", "never"),
+    "yes": ("是", "yes"),
     "not_yet": ("尚未", "not yet"),
     "edit": ("修改", "Edit"),
     "save": ("儲存", "Save"),

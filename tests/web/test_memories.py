@@ -40,7 +40,8 @@ def test_memories_show_by_section_with_every_field(page: Page) -> None:
     assert re.search(r"<dt>health</dt><dd>0\.\d\d</dd>", coffee)
     assert re.search(r"<dt>fades at today&#39;s rate on</dt><dd>never</dd>", coffee)  # weight 7
     work = html[html.index(WORK) :]
-    assert re.search(r"<dt>layer</dt><dd>L0</dd>", work) and "📌" in work
+    assert re.search(r"<dt>layer</dt><dd>L0</dd>", work)
+    assert re.search(r"<dt>core \(pinned\)</dt><dd>yes</dd>", work)
 
 
 def test_the_fade_date_follows_todays_rate(page: Page) -> None:
