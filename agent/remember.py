@@ -70,8 +70,8 @@ _PENDING = re.compile(
 
 TEXTS = {
     "pending": (
-        "（這條記憶還沒有儲存：請按下方的 ✅ 確認，我才會記住。）",
-        "(Not saved yet: press ✅ Confirm below and I will keep it.)",
+        "（這條記憶還沒有儲存：要等你確認後才會記住。）",
+        "(Not saved yet: it is kept only once you confirm it.)",
     ),
     "nothing": (
         "（更正：這次沒有儲存任何記憶。）",
