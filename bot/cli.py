@@ -9,13 +9,11 @@ import logging
 import os
 import sys
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Any
 
 from bot.app import Services, build_agent, build_services, hold_data_dir
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
-from memory.governance import chains_markdown, export_records
 from memory.locks import DataDirBusyError
 from memory.users import check_user_key
 
@@ -63,12 +61,8 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_remember(services: Services, args: argparse.Namespace) -> int:
     """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
-    user, now = check_user_key(args.user), datetime.now().astimezone()
-    proposal = services.confirm.propose(
-        user, " ".join(args.text), "operator", section=args.section, now=now
-    )
-    act = services.user_acts.act(user, proposal.id, "confirm", via="operator")
-    entry = services.confirm.confirm(act, now=now)
+    user = check_user_key(args.user)
+    entry = services.library.remember(user, " ".join(args.text), section=args.section)
     if args.json:
         print(json.dumps({"id": entry.id, "section": entry.section}, ensure_ascii=False))
     else:
@@ -78,12 +72,11 @@ def cmd_remember(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_search(services: Services, args: argparse.Namespace) -> int:
     """Search a user's memory."""
-    hits = services.memory.search(args.user, " ".join(args.query), args.k)
+    # One run: --explain reports the same run's stage scores and dropped candidates.
+    res = services.library.search(args.user, " ".join(args.query), args.k, explain=True)
+    hits = res.hits
     dropped: list[dict[str, object]] = []
     if args.explain:
-        # The same pipeline again, now also reporting which stage dropped which candidate.
-        res = services.memory.searcher.search_explained(args.user, " ".join(args.query), args.k)
-        hits = res.hits
         dropped = [
             {
                 "stage": d.stage,
@@ -113,20 +106,14 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
-    stats = services.memory.reindex(args.user, progress=_progress("reindex"))
+    stats = services.library.reindex(args.user, progress=_progress("reindex"))
     print(f"indexed {stats.added} units from {stats.files} files, removed {stats.removed}")
     return 0
 
 
 def cmd_export(services: Services, args: argparse.Namespace) -> int:
     """Print all of a user's memories."""
-    entries = services.memory.entries(args.user)
-    if args.format == "json":
-        records = export_records(entries, services.access.get_many(args.user))
-        print(json.dumps(records, ensure_ascii=False, indent=2))
-    else:
-        print(services.memory.export_markdown(args.user), end="")
-        print(chains_markdown(entries), end="")
+    print(services.library.export(args.user, args.format), end="")
     return 0
 
 
