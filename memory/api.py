@@ -20,8 +20,9 @@ copies), governance and the lifecycle. The bot's composition root builds its ser
 from __future__ import annotations
 
 import json
+import logging
 import os
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Literal, overload
@@ -37,13 +38,15 @@ from memory.index import IndexStore
 from memory.indexer import Indexer, Progress, SyncStats
 from memory.lifecycle import Lifecycle
 from memory.markdown import Entry
-from memory.pending import PendingStore
+from memory.pending import PendingStore, Reconciled
 from memory.search import HybridSearcher, SearchHit, SearchResult
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
 from memory.undo import FORGOTTEN, UndoStore
+
+log = logging.getLogger(__name__)
 
 ExportFormat = Literal["markdown", "json"]
 # Whoever holds the front door is the data dir's operator, as with `pcai remember`.
@@ -73,6 +76,12 @@ def open(
             progress).
     """
     mem = Memory(Path(data_dir), embedder=embedder, settings=settings)
+    try:
+        healed = mem.reconcile_pending()
+        for user_key, exc in healed.unreadable.items():
+            log.warning("%s: pending proposals not checked at open: %s", user_key, exc)
+    except Exception:  # healing must not become the reason the memory cannot open
+        log.exception("reconciling pending proposals at open failed")
     if ensure_index:
         try:
             mem.ensure_index()
@@ -204,6 +213,31 @@ class Memory:
     def ensure_index(self, progress: Progress | None = None) -> SyncStats | None:
         """Rebuild the index if it is new or its schema or model changed (else None)."""
         return self.service.ensure_index(progress)
+
+    def reconcile_pending(
+        self, now: datetime | None = None, *, due_only: bool = False
+    ) -> Reconciled:
+        """Mark confirmed every pending proposal whose entry MEMORY.md already holds.
+
+        A crash between writing a confirmed memory and marking its proposal leaves the row
+        pending while the entry exists (its id derives from the proposal's): :func:`open`
+        settles that, so it is never reported as "not saved". ``due_only`` looks only at
+        proposals past their expiry (what the expiry job is about to report).
+        """
+        healed = self.pending.reconcile(
+            lambda user_key: {e.id for e in self.service.entries(user_key)},
+            now or datetime.now(UTC),
+            due_only=due_only,
+        )
+        for p in healed.confirmed:
+            log.warning(
+                "%s: proposal %s was in MEMORY.md as %s but still pending (a crash between "
+                "the two writes): marked confirmed",
+                p.user_key,
+                p.id,
+                p.entry_id,
+            )
+        return healed
 
     # -- reading -------------------------------------------------------------------------
     @overload
