@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -65,3 +66,13 @@ def test_search_explain_runs_the_pipeline_once(
     out = capsys.readouterr().out
     assert runs == ["咖啡"]  # one run: the same one is shown and explained
     assert "咖啡" in out and "fusion" in out and "mmr" in out
+
+
+def test_the_agent_never_holds_the_front_door() -> None:
+    # A Memory carries the user-act mint (its own remember/update confirm as the operator):
+    # the agent is built from single services, so no module of agent/ may reach for the door.
+    root = Path(__file__).resolve().parents[2] / "agent"
+    door = re.compile(r"\bMemory\b|\blibrary\b|memory\.open|memory\.api|^import memory\b", re.M)
+    sources = {p: p.read_text("utf-8") for p in root.rglob("*.py")}
+    assert len(sources) > 10
+    assert {str(p): door.findall(s) for p, s in sources.items() if door.search(s)} == {}
