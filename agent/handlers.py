@@ -50,6 +50,7 @@ class TurnTools:
     governance: Governance
     counter: TokenCounter
     proposals: list[Proposal] = field(default_factory=list)
+    refusals: list[str] = field(default_factory=list)  # why memory_save refused, as told
 
     def toolbox(self) -> ToolBox:
         """The memory tools bound to this turn: propose, search, read history."""
@@ -66,6 +67,9 @@ class TurnTools:
 
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
+        same = next((p for p in self.proposals if p.text == str(args["text"]).strip()), None)
+        if same is not None:  # a small model repeating its call gets the same proposal
+            return {"status": "pending_confirmation", "proposal_id": same.id}
         fields = {"canonical_topic": args["topic"]} if args.get("topic") else {}
         try:
             proposal = await asyncio.to_thread(
@@ -78,6 +82,7 @@ class TurnTools:
                 fields=fields,
             )
         except ProposalRefusedError as exc:
+            self.refusals.append(self._reason(exc))
             return {"status": "refused", "reason": self._reason(exc)}
         self.proposals.append(proposal)
         out: dict[str, Any] = {

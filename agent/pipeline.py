@@ -26,8 +26,10 @@ from agent.prompt import (
     memory_block,
     system_prompt,
 )
+from agent.remember import settle_reply
 from agent.selection import FALLBACK, L1, L2, Selection
-from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
+from agent.textcalls import extract_text_calls
+from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
 from history.compaction import Compactor
@@ -253,7 +255,10 @@ class Agent:
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(say(which, lang), proposals=proposals, error=True)
-        text = resp.content.strip() or say("tools_exhausted", lang)
+        text = resp.content.strip()
+        if not message.in_group:  # a small model may skip memory_save or claim a false save
+            text = await settle_reply(tools, box, message.text, text)
+        text = text or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
             # Only the answer goes into the session: never the memory block or tool chatter,
             # nor a secret the model repeated from the message.
@@ -288,7 +293,9 @@ class Agent:
                 _log_llm_failure(session.id, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 return Reply(say(which, lang), error=True)
-        text = resp.content.strip() or say("tools_exhausted", lang)
+        # No tools in a group: a call the model writes as text is cut, never shown raw.
+        text = extract_text_calls(resp.content, SCHEMAS).content.strip()
+        text = text or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
             session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         return Reply(text=text)

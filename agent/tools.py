@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
+from agent.textcalls import normalise_arguments, with_text_calls
 
 log = logging.getLogger(__name__)
 
@@ -156,8 +157,11 @@ class ToolBox:
             known = ", ".join(self.handlers) or "none"
             result = {"error": f"unknown tool {call.name!r}; tools: {known}"}
         else:
+            props = schema["function"]["parameters"].get("properties", {})
+            # Small models name arguments their own way (content for text): map the usual ones.
+            raw = normalise_arguments(call.name, call.arguments, props)
             try:
-                result = await handler(check_arguments(schema, call.arguments))
+                result = await handler(check_arguments(schema, raw))
             except ToolArgumentError as exc:
                 result = {"error": f"bad arguments for {call.name}: {exc}"}
             except Exception as exc:  # a tool failure must not end the conversation
@@ -185,12 +189,15 @@ async def run_tool_loop(
     """Chat until the model answers without tool calls, with at most ``max_rounds`` rounds.
 
     After ``max_rounds`` rounds of tool calls the model is asked once more with no tools
-    offered, so it must answer in text; tool calls it still makes then are not run.
+    offered, so it must answer in text; tool calls it still makes then are not run. Calls the
+    model writes into its text (:mod:`agent.textcalls`) count as calls and are cut from it.
     """
     convo = [dict(m) for m in messages]
+    known = {*tools.handlers, *NOT_TOOLS}
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
-        resp = await llm.chat(convo, offered)
+        # A call written as text (small models) is run like a real one and never shown raw.
+        resp = with_text_calls(await llm.chat(convo, offered), known)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
         convo.append(resp.as_message())

@@ -28,18 +28,7 @@ log = logging.getLogger(__name__)
 
 def reconcile_pending(services: Services, now: datetime, *, due_only: bool = False) -> Reconciled:
     """Mark confirmed every pending proposal whose entry MEMORY.md already holds."""
-    healed = services.pending.reconcile(
-        lambda user_key: {e.id for e in services.memory.entries(user_key)}, now, due_only=due_only
-    )
-    for p in healed.confirmed:
-        log.warning(
-            "%s: proposal %s was in MEMORY.md as %s but still pending (a crash between the "
-            "two writes): marked confirmed",
-            p.user_key,
-            p.id,
-            p.entry_id,
-        )
-    return healed
+    return services.library.reconcile_pending(now, due_only=due_only)
 
 
 def lost_proposals_notice(texts: Sequence[str]) -> str:

@@ -24,6 +24,8 @@ from memory.config import (
     LifecycleConfig,
     PendingConfig,
     RetrievalConfig,
+    index_path,
+    state_db_path,
 )
 from memory.errors import InvalidUserKeyError
 from memory.users import check_user_key
@@ -84,12 +86,12 @@ class Settings:
     @property
     def index_path(self) -> Path:
         """The derived search index."""
-        return self.data_dir / "knowledge" / "pcai_memory.sqlite"
+        return index_path(self.data_dir)
 
     @property
     def state_db_path(self) -> Path:
         """Operational state: pending memories, counters, short-term table."""
-        return self.data_dir / "pcai.db"
+        return state_db_path(self.data_dir)
 
     @property
     def sessions_dir(self) -> Path:

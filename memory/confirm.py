@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
@@ -189,8 +189,11 @@ class ConfirmationService:
         self._check = check
 
     # -- proposing ------------------------------------------------------------------------
-    def check_text(self, user_key: str, text: str) -> str:
-        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why."""
+    def check_text(self, user_key: str, text: str, *, replaces: Collection[str] = ()) -> str:
+        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why.
+
+        An entry named in ``replaces`` is not a duplicate: a new version may keep its text.
+        """
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
             raise InvalidProposalError(
@@ -210,7 +213,7 @@ class ConfirmationService:
             en, zh = refusal_reason(findings)
             raise SensitiveDataError(findings[0].kind, en, zh)
         dup = self.governance.find_duplicate(user_key, text)
-        if dup is not None:
+        if dup is not None and dup.id not in replaces:
             raise DuplicateMemoryError(
                 "duplicate",
                 f"I already remember that ({dup.id}).",
@@ -238,14 +241,22 @@ class ConfirmationService:
         section: str | None = None,
         now: datetime,
         fields: Mapping[str, Any] | None = None,
+        replaces: Sequence[str] = (),
     ) -> Proposal:
-        """Check ``text`` and store it as a proposal waiting for its owner's answer."""
-        text = self.check_text(user_key, text)
+        """Check ``text`` and store it as a proposal waiting for its owner's answer.
+
+        ``replaces`` names the entries this one is a new version of (the library's
+        ``update``): they are its conflicts, instead of those a search would find.
+        """
+        text = self.check_text(user_key, text, replaces=replaces)
         # The text is refused when it holds a secret; the model's section and topic are masked.
         clean = {
             k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
         }
-        ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
+        if replaces:
+            ids, note = tuple(replaces), ""
+        else:
+            ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
         chosen = mask((section or "").strip()) or choose_section(
             text, self.memory.document(user_key).sections
         )

@@ -145,15 +145,18 @@ class Shaper:
         section = str(fields.pop("section"))
         keep = {"enforcement_level": old.enforcement_level, "importance": old.importance}
         try:
+            # The edited entry, and only it, is what the new version replaces.
             proposal = confirm.propose(
-                user_key, text, "page", section=section, now=now, fields={**keep, **fields}
+                user_key,
+                text,
+                "page",
+                section=section,
+                now=now,
+                fields={**keep, **fields},
+                replaces=(old.id,),
             )
         except ProposalRefusedError as exc:
             raise _refused(exc) from exc
-        # The edited entry, and only it, is what the new version replaces.
-        confirm.store.update_text(
-            user_key, proposal.id, proposal.text, now=now, conflict_ids=(old.id,), conflict_note=""
-        )
         act = self.services.user_acts.act(user_key, proposal.id, "replace", via="page")
         return confirm.confirm(act, now=now)
 

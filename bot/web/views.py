@@ -152,14 +152,9 @@ def listing(all_rows: list[EntryRow], filters: Filters, page: int) -> Listing:
     )
 
 
-def search(
-    services: Services, user_key: str, query: str, k: int = 20, *, kinds: str = "all"
-) -> SearchResult:
+def search(services: Services, user_key: str, query: str, k: int = 20) -> SearchResult:
     """The bot's hybrid search, after picking up hand edits of MEMORY.md (as chat does)."""
-    memory = services.memory
-    with memory.lock(user_key):
-        memory.indexer.sync_file(user_key, "MEMORY.md")
-    return memory.searcher.search_explained(user_key, query, k)
+    return services.memory.search_explained(user_key, query, k)
 
 
 def hits(result: SearchResult, by_id: dict[str, EntryRow], filters: Filters) -> list[Hit]:
