@@ -58,10 +58,10 @@ WORDS: dict[str, tuple[str, str]] = {
     "time_left": ("剩餘時間", "time left"),
     "minutes": ("分鐘", "min"),
     "why_head": (
-        "最近一個回答用到的記憶（層級、分數）：",
-        "The memories that shaped the latest reply (layer, score):",
+        "最近的回答各用到了哪些記憶（層級、分數）：",
+        "The memories that shaped each recent reply (layer, score):",
     ),
-    "no_why": ("最近的回答沒有用到任何記憶。", "No memories shaped the latest reply."),
+    "no_why": ("最近的回答沒有用到任何記憶。", "No memories shaped your recent replies."),
     "days": ("每日日誌", "Daily logs"),
     "summaries": ("摘要", "Summaries"),
     "no_logs": ("還沒有日誌。", "No logs yet."),

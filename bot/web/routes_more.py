@@ -81,12 +81,12 @@ async def batch(request: Request, session: PageSession, form: FormData) -> Respo
 
 @page
 async def why(request: Request, session: PageSession) -> Response:
-    """The memories that shaped the latest reply, with links to the entries."""
+    """The memories that shaped each recent reply, with links to the entries."""
     deps = deps_of(request)
-    used = await asyncio.to_thread(views.why, deps.services, session.user_key)
+    replies = await asyncio.to_thread(views.why, deps.services, session.user_key)
     entries = await asyncio.to_thread(deps.services.memory.entries, session.user_key)
     present = {e.id for e in entries}
-    return render(request, session, "why.html", used=used, present=present)
+    return render(request, session, "why.html", replies=replies, present=present)
 
 
 @page

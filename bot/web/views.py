@@ -184,9 +184,11 @@ def minutes_left(p: Proposal, now: datetime) -> int:
     return max(0, int(-(-seconds // 60)))
 
 
-def why(services: Services, user_key: str) -> Sequence[InjectedMemory]:
-    """What the user's latest prompt held (the page form of /why)."""
-    return WhyLog(services.state).last(user_key)
+def why(services: Services, user_key: str) -> list[tuple[str, Sequence[InjectedMemory]]]:
+    """(time, memories) of the user's recent replies that used memories, newest first."""
+    return [
+        (at[:16].replace("T", " "), used) for at, used in WhyLog(services.state).recent(user_key)
+    ]
 
 
 def log_days(services: Services, user_key: str) -> list[str]:

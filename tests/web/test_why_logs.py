@@ -12,18 +12,23 @@ from tests.web.conftest import Page
 ALICE = "telegram_111"
 
 
-def test_why_shows_what_shaped_the_latest_reply(page: Page) -> None:
+def test_why_shows_what_shaped_each_recent_reply(page: Page) -> None:
     entry_id = page.remember(ALICE, "我對花生過敏")
+    log = WhyLog(page.services.state)
+    earlier = datetime(2026, 11, 21, 18, 5).astimezone()
+    log.record(ALICE, [InjectedMemory("m-gone", "L2", 0.52, "週末去了淡水", "MEMORY.md")], earlier)
     used = [
         InjectedMemory(entry_id, "L0", 0.9, "我對花生過敏", "MEMORY.md"),
         InjectedMemory("", "L2", 0.41, "昨天聊到泰國菜", "memory/2026-11-21.md"),
     ]
-    WhyLog(page.services.state).record(ALICE, used, datetime.now().astimezone())
+    log.record(ALICE, used, datetime(2026, 11, 22, 12, 30).astimezone())
     html = page.login(ALICE).get("/why").text
+    assert html.index("2026-11-22 12:30") < html.index("2026-11-21 18:05")  # newest first
     assert f'<a href="/m/{entry_id}">我對花生過敏</a>' in html
     assert "L0" in html and "0.90" in html and "0.41" in html and "昨天聊到泰國菜" in html
+    assert "<span>週末去了淡水</span>" in html  # no such entry any more: no link
     bob_view = page.login("telegram_222").get("/why").text
-    assert "花生" not in bob_view and "No memories shaped the latest reply." in bob_view
+    assert "花生" not in bob_view and "No memories shaped your recent replies." in bob_view
 
 
 def test_daily_logs_and_summaries_are_browsable_and_searchable(page: Page) -> None:
