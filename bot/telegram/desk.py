@@ -169,7 +169,10 @@ class Desk:
     async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
         """A one-time login link to the user's memory page."""
         url = await asyncio.to_thread(self.backend.web_link, user_key, lang)
-        return Answer(say("web_link", lang) % url)
+        local = url.startswith(("http://127.", "http://localhost", "http://[::1]"))
+        return Answer(
+            say("web_link", lang) % url + ("\n" + say("web_local", lang) if local else "")
+        )
 
 
 def outcome_text(outcome: Outcome, lang: str) -> str:

@@ -81,6 +81,12 @@ MESSAGES: dict[str, tuple[str, str]] = {
         "你的記憶頁（這個連結只能用一次，10 分鐘內有效）：\n%s",
         "Your memory page (this link opens once, within 10 minutes):\n%s",
     ),
+    "web_local": (
+        "這個位址只在執行 PCAI 的電腦上能開；要用手機開，請設定 PCAI_WEB_HOST 與 "
+        "PCAI_WEB_PUBLIC_URL（見 README）。",
+        "This address opens only on the machine running PCAI; to open it on your phone, set "
+        "PCAI_WEB_HOST and PCAI_WEB_PUBLIC_URL (see the README).",
+    ),
     "needs_ollama": (
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull %s`。記憶指令仍可使用（/help）。",
         "Chat needs Ollama: run `ollama serve` and `ollama pull %s`. Memory commands still "

@@ -25,7 +25,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from bot.app import Services
 from bot.settings import WebConfig
-from bot.web.logins import LoginStore, PageSession
+from bot.web.logins import SESSION_SECONDS, LoginStore, PageSession
 from bot.web.secret import Signer
 
 COOKIE = "pcai_session"
@@ -118,7 +118,7 @@ def set_session_cookie(response: Response, deps: WebDeps, session: PageSession) 
     response.set_cookie(
         COOKIE,
         deps.signer.sign(session.session_id),
-        max_age=7 * 24 * 3600,
+        max_age=SESSION_SECONDS,
         httponly=True,
         samesite="strict",
         secure=deps.secure_cookie,

@@ -217,10 +217,10 @@ class Shaper:
                     user_key, e.text, "import", section=e.section, now=now, fields=values
                 )
             except ProposalRefusedError as exc:
-                refused.append(f"{e.text[:60]} — {exc.reason_zh} {exc.reason_en}")
+                refused.append(f"{mask(e.text)[:60]} — {exc.reason_zh} {exc.reason_en}")
                 continue
             proposed.append(p.id)
-        refused += [f"{e.text[:60]} — too many" for e in entries[MAX_IMPORT_ENTRIES:]]
+        refused += [f"{mask(e.text)[:60]} — too many" for e in entries[MAX_IMPORT_ENTRIES:]]
         return ImportReport(proposed, refused)
 
 

@@ -53,6 +53,7 @@ async def test_the_bot_serves_the_page_in_its_loop_and_stops_it(
     [reply] = [t for t in api.texts() if "/login?t=" in t]
     link = LINK.search(reply)
     assert link and "opens once, within 10 minutes" in reply
+    assert "to open it on your phone, set PCAI_WEB_HOST and PCAI_WEB_PUBLIC_URL" in reply
     async with httpx.AsyncClient() as browser:
         r = await browser.post(
             link.group(1).split("?")[0], data={"t": link.group(1).split("=", 1)[1]}
