@@ -46,15 +46,14 @@ async def login(request: Request) -> Response:
     """Spend a login link: a session and its cookie, or one sentence why not."""
     deps = deps_of(request)
     client, now = client_of(request), deps.clock()
-    if deps.throttle.blocked(client, now):
-        return render(request, None, "signin.html", 429, problem="too_many")
     form = await request.form(max_files=0, max_fields=5)
     token = form.get("t")
     redeemed = await asyncio.to_thread(
         deps.logins.redeem, token if isinstance(token, str) else "", now
     )
     if redeemed.refusal is not None:
-        await deps.throttle.failed(client, now)
+        if await deps.throttle.failed(client, now):
+            return render(request, None, "signin.html", 429, problem="too_many")
         return render(request, None, "signin.html", 403, problem=f"link_{redeemed.refusal}")
     # No language with the link (pcai web-link): the browser's, until the user switches.
     session = await asyncio.to_thread(
@@ -75,20 +74,17 @@ async def telegram_login(request: Request) -> Response:
     """Log in with the Mini App's ``initData``: signed by Telegram for this bot, recent."""
     deps = deps_of(request)
     client, now = client_of(request), deps.clock()
-    if deps.throttle.blocked(client, now):
-        return JSONResponse({"ok": False, "error": "too many attempts"}, status_code=429)
     form = await request.form(max_files=0, max_fields=5)
     init_data = form.get("init_data")
     try:
         user = validate_init_data(
             init_data if isinstance(init_data, str) else "", deps.bot_token, now
         )
+        if user.id not in deps.allowed:
+            raise InitDataError("this bot does not serve you")
     except InitDataError as exc:
-        await deps.throttle.failed(client, now)
-        return JSONResponse({"ok": False, "error": str(exc)}, status_code=403)
-    if user.id not in deps.allowed:
-        await deps.throttle.failed(client, now)
-        return JSONResponse({"ok": False, "error": "this bot does not serve you"}, status_code=403)
+        code = 429 if await deps.throttle.failed(client, now) else 403
+        return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
     lang = "zh" if user.language_code.lower().startswith("zh") else "en"
     session = await asyncio.to_thread(deps.logins.open_session, f"telegram_{user.id}", lang, now)
     response = JSONResponse({"ok": True})

@@ -18,7 +18,7 @@ from bot.web.logins import PageSession
 from bot.web.render import lang_of, render
 from bot.web.routes_memories import now_of, shaper_of
 from bot.web.security import deps_of, page, write
-from bot.web.shaping import ShapeError
+from bot.web.shaping import MAX_IMPORT_BYTES, ShapeError
 from memory.governance import chains_markdown, export_records
 
 DECISIONS: dict[str, Decision] = {"confirm": "confirm", "replace": "replace", "discard": "reject"}
@@ -158,7 +158,7 @@ async def import_file(request: Request, session: PageSession, form: FormData) ->
     if not isinstance(upload, UploadFile):
         deps.flash(session, word("import_empty", lang))
         return RedirectResponse("/transfer", status_code=303)
-    data = await upload.read()
+    data = await upload.read(MAX_IMPORT_BYTES + 1)  # more than that is refused, unread
     try:
         report = await asyncio.to_thread(
             shaper_of(request).import_file,

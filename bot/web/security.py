@@ -43,33 +43,43 @@ HEADERS = [
 
 
 class Throttle:
-    """Counts bad login attempts per client address; too many in a window are refused."""
+    """Slows bad login attempts per client address: past a few, each waits twice as long.
+
+    A good link or initData always works (a guesser must not be able to lock the owner out);
+    a bad one waits ``delay`` seconds, and once ``max_failures`` were made within the window,
+    twice as long as the one before (up to ``max_delay``) and is answered 429.
+    """
 
     def __init__(
-        self, max_failures: int = 5, window_seconds: float = 900.0, delay_seconds: float = 0.5
+        self,
+        max_failures: int = 5,
+        window_seconds: float = 900.0,
+        delay_seconds: float = 0.5,
+        max_delay_seconds: float = 30.0,
     ) -> None:
         self.max_failures = max_failures
         self.window = window_seconds
         self.delay = delay_seconds
+        self.max_delay = max_delay_seconds
         self._failures: dict[str, deque[float]] = {}
 
     def _recent(self, client: str, now: float) -> deque[float]:
-        times = self._failures.setdefault(client, deque())
+        times = self._failures.get(client, deque())
         while times and times[0] <= now - self.window:
             times.popleft()
         if not times:
-            del self._failures[client]  # strangers must not grow the map forever
-            return deque()
+            self._failures.pop(client, None)  # strangers must not grow the map forever
         return times
 
-    def blocked(self, client: str, now: float) -> bool:
-        """Whether ``client`` must wait before trying again."""
-        return len(self._recent(client, now)) >= self.max_failures
-
-    async def failed(self, client: str, now: float) -> None:
-        """Record a bad attempt, then wait a little (guessing gets slow)."""
-        self._failures.setdefault(client, deque()).append(now)
-        await asyncio.sleep(self.delay)
+    async def failed(self, client: str, now: float) -> bool:
+        """Record a bad attempt and wait; True when ``client`` is past the limit."""
+        times = self._recent(client, now)
+        times.append(now)
+        self._failures[client] = times
+        over = len(times) - self.max_failures
+        wait = self.delay if over <= 0 else min(self.delay * 2**over, self.max_delay)
+        await asyncio.sleep(wait)
+        return over > 0
 
 
 @dataclass(slots=True)

@@ -106,3 +106,11 @@ def test_a_file_that_is_no_export_is_one_sentence(page: Page) -> None:
     files = {"file": ("x.json", b"\xff\xfe not json", "application/json")}
     r = client.post("/import", data={"csrf": token}, files=files)
     assert "Cannot read that file" in r.text and page.services.confirm.pending(ALICE) == []
+
+
+def test_a_file_too_large_is_refused(page: Page) -> None:
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/transfer").text)
+    big = "- 一條很長的記憶\n" * 200_000  # about 4 MB
+    r = client.post("/import", data={"csrf": token}, files={"file": ("big.md", big, "text/md")})
+    assert "too large" in r.text and page.services.confirm.pending(ALICE) == []
