@@ -20,6 +20,7 @@ from bot.web.render import STATIC, render
 from bot.web.secret import Signer, load_secret
 from bot.web.security import SecurityHeaders, Throttle, WebDeps, current_session
 from bot.web.shaping import Shaper
+from bot.web.views import EntryCache
 
 ERRORS = {403: "forbidden", 404: "not_found", 405: "not_found"}
 
@@ -65,4 +66,5 @@ def build_app(deps: WebDeps) -> Starlette:
     )
     app.state.deps = deps
     app.state.shaper = Shaper(deps.services)
+    app.state.entries = EntryCache()
     return app

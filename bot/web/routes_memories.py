@@ -25,6 +25,12 @@ def now_of(deps: WebDeps) -> datetime:
     return datetime.fromtimestamp(deps.clock()).astimezone()
 
 
+def entry_cache(request: Request) -> views.EntryCache:
+    """The app's parsed-entries cache."""
+    cache: views.EntryCache = request.app.state.entries
+    return cache
+
+
 def shaper_of(request: Request) -> Shaper:
     """The app's one :class:`Shaper`."""
     shaper: Shaper = request.app.state.shaper
@@ -40,18 +46,21 @@ async def memories(request: Request, session: PageSession) -> Response:
     query = params.get("q", "").strip()[:500]
     explain = params.get("explain") == "1"
     user, now = session.user_key, now_of(deps)
-    rows = await asyncio.to_thread(views.rows, deps.services, user, now)
+    entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
     try:
         page_no = int(params.get("page", "1"))
     except ValueError:
         page_no = 1
-    listing = views.listing(rows, filters, page_no)
+    listing = await asyncio.to_thread(
+        views.listing, deps.services, user, entries, filters, page_no, now
+    )
     hits: list[views.Hit] = []
     dropped: list[views.Drop] = []
     if query:
         result = await asyncio.to_thread(views.search, deps.services, user, query)
-        by_id = {r.entry.id: r for r in rows}
-        hits = views.hits(result, by_id, filters)
+        hits = await asyncio.to_thread(
+            views.hits, deps.services, user, result, entries, filters, now
+        )
         dropped = views.drops(result) if explain else []
     shaper = shaper_of(request)
     return render(
@@ -76,10 +85,11 @@ async def entry_page(request: Request, session: PageSession) -> Response:
     deps = deps_of(request)
     entry_id = request.path_params["entry_id"]
     user, now = session.user_key, now_of(deps)
-    rows = await asyncio.to_thread(views.rows, deps.services, user, now)
-    row = next((r for r in rows if r.entry.id == entry_id), None)
-    if row is None:
+    entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
+    entry = next((e for e in entries if e.id == entry_id), None)
+    if entry is None:
         raise HTTPException(404)
+    [row] = await asyncio.to_thread(views.rows, deps.services, user, [entry], now)
     governance = deps.services.governance
     chain = await asyncio.to_thread(governance.archaeology, user, entry_id)
     topic_chain = []

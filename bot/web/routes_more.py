@@ -100,7 +100,11 @@ async def logs(request: Request, session: PageSession) -> Response:
     found: list[views.Hit] = []
     if query:
         result = await asyncio.to_thread(views.search, deps.services, user, query, 30)
-        found = [h for h in views.hits(result, {}, views.Filters()) if h.kind != "memory"]
+        found = [
+            h
+            for h in views.hits(deps.services, user, result, [], views.Filters(), now_of(deps))
+            if h.kind != "memory"
+        ]
     return render(
         request, session, "logs.html", days=days, summaries=summaries, query=query, found=found
     )

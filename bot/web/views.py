@@ -11,7 +11,7 @@ from agent.types import InjectedMemory
 from agent.why import WhyLog
 from bot.app import Services
 from memory.access import AccessStat
-from memory.fsutil import read_text
+from memory.fsutil import file_stamp, read_text
 from memory.governance import LIVE
 from memory.lifecycle import entry_health, fade_day, is_core
 from memory.logs import LogRecord, parse_log
@@ -58,14 +58,13 @@ class Filters:
             params.get("scope", "")[:200],
         )
 
-    def keep(self, row: EntryRow) -> bool:
-        """Whether ``row`` passes every filter."""
-        e = row.entry
+    def keep(self, entry: Entry, layer: str) -> bool:
+        """Whether ``entry`` (in ``layer``) passes every filter."""
         return (
-            (not self.status or e.status == self.status)
-            and (not self.layer or row.layer == self.layer)
-            and (not self.section or e.section == self.section)
-            and (not self.scope or e.scope == self.scope)
+            (not self.status or entry.status == self.status)
+            and (not self.layer or layer == self.layer)
+            and (not self.section or entry.section == self.section)
+            and (not self.scope or entry.scope == self.scope)
         )
 
 
@@ -112,43 +111,76 @@ def layer_of(entry: Entry, min_core_weight: int) -> str:
     return "L1" if entry.scope != "global" else "L2"
 
 
-def rows(services: Services, user_key: str, now: datetime) -> list[EntryRow]:
-    """Every entry of the user with its health, use and fade date."""
-    stats = services.access.get_many(user_key)
+class EntryCache:
+    """Each user's entries, parsed again only when MEMORY.md changed (its file stamp).
+
+    The stamp is taken before the file is read, so a write during the read only makes the
+    next request parse again; a hand edit changes the stamp like any other write.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[int, int, int, int], list[Entry]]] = {}
+
+    def entries(self, services: Services, user_key: str) -> list[Entry]:
+        """The user's entries in file order."""
+        stamp = file_stamp(services.memory.paths(user_key).memory_md)
+        cached = self._cache.get(user_key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        entries = services.memory.entries(user_key)
+        self._cache[user_key] = (stamp, entries)
+        return entries
+
+
+def _row(e: Entry, stats: dict[str, AccessStat], services: Services, now: datetime) -> EntryRow:
+    stat = stats.get(e.id, AccessStat())
     cfg = services.settings.lifecycle
+    fades = None if e.status not in LIVE or is_core(e) else fade_day(e, stat, cfg)
+    return EntryRow(
+        e,
+        layer_of(e, services.settings.budget.l0_min_user_weight),
+        entry_health(e, stat, now, cfg),
+        stat.count,
+        stat.last_access[:16].replace("T", " "),
+        fades.date().isoformat() if fades else "",
+    )
+
+
+def rows(
+    services: Services, user_key: str, entries: Sequence[Entry], now: datetime
+) -> list[EntryRow]:
+    """``entries`` with their health, use and fade date."""
+    stats = services.access.get_many(user_key)
+    return [_row(e, stats, services, now) for e in entries]
+
+
+def listing(
+    services: Services,
+    user_key: str,
+    entries: list[Entry],
+    filters: Filters,
+    page: int,
+    now: datetime,
+) -> Listing:
+    """One page of the filtered entries, grouped by section in file order.
+
+    Only the page's entries get their health and fade date computed (a user may have 10,000).
+    """
     min_core = services.settings.budget.l0_min_user_weight
-    out = []
-    for e in services.memory.entries(user_key):
-        stat = stats.get(e.id, AccessStat())
-        fades = None if e.status not in LIVE or is_core(e) else fade_day(e, stat, cfg)
-        out.append(
-            EntryRow(
-                e,
-                layer_of(e, min_core),
-                entry_health(e, stat, now, cfg),
-                stat.count,
-                stat.last_access[:16].replace("T", " "),
-                fades.date().isoformat() if fades else "",
-            )
-        )
-    return out
-
-
-def listing(all_rows: list[EntryRow], filters: Filters, page: int) -> Listing:
-    """One page of the filtered rows, grouped by section in file order."""
-    kept = [r for r in all_rows if filters.keep(r)]
+    kept = [e for e in entries if filters.keep(e, layer_of(e, min_core))]
     pages = max(1, (len(kept) + PAGE_SIZE - 1) // PAGE_SIZE)
     page = min(max(page, 1), pages)
     groups: dict[str, list[EntryRow]] = {}
-    for r in kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]:
+    shown = rows(services, user_key, kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], now)
+    for r in shown:
         groups.setdefault(r.entry.section, []).append(r)
     return Listing(
         list(groups.items()),
         len(kept),
         page,
         pages,
-        sorted({r.entry.section for r in all_rows}),
-        sorted({r.entry.scope for r in all_rows}),
+        sorted({e.section for e in entries}),
+        sorted({e.scope for e in entries}),
     )
 
 
@@ -157,15 +189,25 @@ def search(services: Services, user_key: str, query: str, k: int = 20) -> Search
     return services.memory.search_explained(user_key, query, k)
 
 
-def hits(result: SearchResult, by_id: dict[str, EntryRow], filters: Filters) -> list[Hit]:
-    """The kept results; a memory hit carries its row and must pass the filters."""
+def hits(
+    services: Services,
+    user_key: str,
+    result: SearchResult,
+    entries: Sequence[Entry],
+    filters: Filters,
+    now: datetime,
+) -> list[Hit]:
+    """The kept results; a memory hit carries its entry's row and must pass the filters."""
+    by_id = {e.id: e for e in entries}
+    found = [by_id[h.chunk.unit_id] for h in result.hits if h.chunk.unit_id in by_id]
+    row_of = {r.entry.id: r for r in rows(services, user_key, found, now)}
     out = []
     for h in result.hits:
         c = h.chunk
-        row = by_id.get(c.unit_id) if c.kind == KIND_MEMORY else None
-        if c.kind == KIND_MEMORY and (row is None or not filters.keep(row)):
+        row = row_of.get(c.unit_id) if c.kind == KIND_MEMORY else None
+        if c.kind == KIND_MEMORY and (row is None or not filters.keep(row.entry, row.layer)):
             continue
-        source = c.date or c.path
+        source = (c.date or c.path)[:10] if c.kind != KIND_MEMORY else c.section
         out.append(Hit(h.score, c.text, c.kind, source, row, dict(h.stages)))
     return out
 

@@ -176,7 +176,13 @@ def test_restore_an_archived_entry(page: Page) -> None:
 def test_a_hand_edit_of_memory_md_shows_on_the_next_load(page: Page) -> None:
     page.remember(ALICE, TEA)
     client = page.login(ALICE)
+    assert TEA in client.get("/").text  # the page has read (and cached) the file
     path = page.services.memory.paths(ALICE).memory_md
     atomic_write_text(path, _doc(page) + "\n- 我養了一隻叫豆花的柴犬\n")
     assert "豆花" in client.get("/").text
-    assert "豆花" in client.get("/", params={"q": "柴犬"}).text  # and in search
+    with path.open("r+", encoding="utf-8") as f:  # rewritten in place, same size
+        text = f.read()
+        f.seek(0)
+        f.write(text.replace("豆花", "布丁"))
+    assert "布丁" in client.get("/").text
+    assert "布丁" in client.get("/", params={"q": "柴犬"}).text  # and in search
