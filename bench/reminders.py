@@ -30,7 +30,6 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -43,17 +42,11 @@ from agent.reminders.recurrence import rule_for
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
 from memory import reminders as rs
+from memory.consent import UserActMint
 from memory.reminders import Reminder, ReminderStore
 from memory.state import StateDB
 
 ZONES = ("Asia/Taipei", "Europe/Berlin", "America/New_York", "UTC")
-
-
-@dataclass(frozen=True, slots=True)
-class Act:
-    """The bench's stand-in for the bot's proof of a user act."""
-
-    user_key: str
 
 
 def loadavg() -> str:
@@ -111,12 +104,14 @@ async def run(args: argparse.Namespace, db: Path) -> int:
         return str(reminder.id)
 
     state = StateDB(db)
+    mint = UserActMint()  # the bench plays each user's confirm button
     service = ReminderService(
         ReminderStore(state),
         default_zone="Asia/Taipei",
         clock=lambda: datetime.now(UTC),
         scheduler=adapter,
         sender=send,
+        acts=mint.check,
     )
     adapter.dispatch = service.on_due
 
@@ -140,7 +135,8 @@ async def run(args: argparse.Namespace, db: Path) -> int:
     for i, user in enumerate(users):
         due = now + timedelta(seconds=args.spread * i / args.batch)
         row = service.propose(user, f"batch {i}", due)
-        batch.append(service.confirm(Act(user), user, row.id).id)
+        act = mint.act(user, str(row.id), "confirm", via="button", kind="reminder")
+        batch.append(service.confirm(act, user, row.id).id)
     t_batch = time.perf_counter() - t1
     print(f"batch: {args.batch} proposed + confirmed + scheduled in {t_batch:.2f} s")
     deadline = time.perf_counter() + args.spread + 30

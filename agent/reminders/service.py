@@ -2,9 +2,11 @@
 
 A reminder starts as a proposal (from ``/remind``, the model's ``reminder_create`` tool, or a
 date in a confirmed memory) and is scheduled only when its owner confirms it with a proof of
-their act, like a memory. Firing claims the row in ``pcai.db`` before sending (see
-memory/reminders.py): a restart during a send leaves the row ``unknown`` and never sends it
-again; a reminder that came due while the process was down fires at start, marked late.
+their act, like a memory: a :class:`memory.consent.UserAct` of kind ``reminder`` that the bot
+layer's mint sealed, checked here with the mint's :class:`~memory.consent.ActCheck`. Firing
+claims the row in ``pcai.db`` before sending (see memory/reminders.py): a restart during a
+send leaves the row ``unknown`` and never sends it again; a reminder that came due while the
+process was down fires at start, marked late.
 """
 
 from __future__ import annotations
@@ -27,8 +29,9 @@ from agent.reminders.recurrence import Recurrence, at_wall, rule_for
 from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
 from agent.reminders.texts import alert_text
-from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport, UserActLike
+from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport
 from memory import reminders as rs
+from memory.consent import ActCheck, Action, NotTheUsersActError
 from memory.reminders import Reminder, ReminderStore
 
 log = logging.getLogger(__name__)
@@ -36,6 +39,7 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 Sender = Callable[[Reminder, str], Awaitable[str]]  # returns the transport's message id
 BriefingHook = Callable[[str, date], Awaitable[None]]
+Owns = Callable[[str], bool]  # which users' reminders this process sends
 SNOOZES = {"10m": timedelta(minutes=10), "1h": timedelta(hours=1), "tomorrow": None}
 
 
@@ -56,7 +60,10 @@ class ReminderService(UserSettingsMixin):
     """Reminders of every user, over one :class:`ReminderStore`.
 
     ``sender`` and ``on_briefing`` may be assigned after construction (the transport is built
-    after the services); until then nothing is claimed, so nothing is lost.
+    after the services); until then nothing is claimed, so nothing is lost. ``acts`` checks
+    the user's answers (without it nobody can confirm); ``owns`` names the users whose
+    reminders this process schedules and sends (the Telegram bot its ``telegram_`` users, a
+    terminal chat beside it only its own user), so two processes never fight over a send.
     """
 
     def __init__(
@@ -69,6 +76,8 @@ class ReminderService(UserSettingsMixin):
         sender: Sender | None = None,
         on_briefing: BriefingHook | None = None,
         config: ReminderConfig | None = None,
+        acts: ActCheck | None = None,
+        owns: Owns | None = None,
     ) -> None:
         self.store = store
         self.default_zone = self._zone_info(default_zone)
@@ -77,6 +86,8 @@ class ReminderService(UserSettingsMixin):
         self.sender = sender
         self.on_briefing = on_briefing
         self.config = config or ReminderConfig()
+        self.acts = acts
+        self.owns: Owns = owns or (lambda user_key: True)
 
     # -- proposals -------------------------------------------------------------------------
     def parse(self, user_key: str, phrase: str) -> ParsedReminder:
@@ -144,14 +155,14 @@ class ReminderService(UserSettingsMixin):
         return self.propose(user_key, text, due, rule, "tool")
 
     def offer_for_memory(
-        self, user_key: str, memory_text: str
+        self, user_key: str, memory_text: str, source: str = "memory"
     ) -> tuple[Reminder, DateOffer] | None:
         """A confirmed memory naming a birthday or anniversary: propose the day-before reminder."""
         offer = find_recurring_date(memory_text)
         if offer is None:
             return None
         due = offer.rule.next_after(self.clock(), self.zone(user_key))
-        return self.propose(user_key, offer.text, due, offer.rule, "memory"), offer
+        return self.propose(user_key, offer.text, due, offer.rule, source), offer
 
     # -- the user's acts -------------------------------------------------------------------
     def _mine(self, user_key: str, reminder_id: int) -> Reminder:
@@ -162,8 +173,13 @@ class ReminderService(UserSettingsMixin):
                 f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
             ) from None
 
-    def _acting(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        if act.user_key != user_key:
+    def _acting(self, act: object, user_key: str, reminder_id: int, action: Action) -> Reminder:
+        if self.acts is None:
+            raise NotTheUsersActError("Nothing here can take the user's answer to a reminder.")
+        checked = self.acts.verify(act, (action,), kind="reminder")
+        if checked.user_key == user_key and checked.proposal_id != str(reminder_id):
+            raise NotTheUsersActError("That act answers another reminder.")
+        if checked.user_key != user_key:
             # Someone else's act never answers this user's proposal: report it as absent.
             raise ReminderNotFoundError(
                 f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
@@ -175,9 +191,9 @@ class ReminderService(UserSettingsMixin):
             )
         return row
 
-    def confirm(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        """The user says yes: ``proposed -> scheduled``, and it is put on the scheduler."""
-        row = self._acting(act, user_key, reminder_id)
+    def confirm(self, act: object, user_key: str, reminder_id: int) -> Reminder:
+        """The user says yes (a sealed ``confirm`` act): ``proposed -> scheduled``, scheduled."""
+        row = self._acting(act, user_key, reminder_id, "confirm")
         now = self.clock()
         if now - row.created_at > self.config.proposal_ttl:
             self.store.cancel(row.id, now, "expired")
@@ -201,9 +217,9 @@ class ReminderService(UserSettingsMixin):
         self.scheduler.schedule_at(confirmed.due, confirmed.key)
         return confirmed
 
-    def reject(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        """The user says no: the proposal is dropped."""
-        row = self._acting(act, user_key, reminder_id)
+    def reject(self, act: object, user_key: str, reminder_id: int) -> Reminder:
+        """The user says no (a sealed ``reject`` act): the proposal is dropped."""
+        row = self._acting(act, user_key, reminder_id, "reject")
         done = self.store.cancel(row.id, self.clock(), "rejected")
         if done is None:
             raise ReminderStateError(
@@ -348,6 +364,9 @@ class ReminderService(UserSettingsMixin):
         """Fire every reminder due now (a poll: the terminal chat, or a safety net job)."""
         results = []
         for reminder_id in self.store.due_ids(self.clock()):
+            row = self.store.by_id(reminder_id)
+            if row is None or not self.owns(row.user_key):
+                continue  # another process sends that user's reminders
             result = await self.fire(reminder_id)
             if result is not None:
                 results.append(result)
@@ -372,13 +391,15 @@ class ReminderService(UserSettingsMixin):
         now = self.clock()
         uncertain = []
         for row in self.store.stuck():
+            if not self.owns(row.user_key):
+                continue  # another process may be sending it right now
             moved = self.store.finish(row.id, now, "unknown", next_due=self._next_due(row, now))
             if moved is not None:
                 log.warning("reminder %s was being sent at shutdown: not re-sent", row.id)
                 uncertain.append(moved)
         expired = self.expire_proposals()
         late = []
-        rows = self.store.in_status(rs.SCHEDULED)
+        rows = [r for r in self.store.in_status(rs.SCHEDULED) if self.owns(r.user_key)]
         for row in rows:
             if now - row.due > self.config.late_after:
                 late.append(row)
