@@ -26,6 +26,7 @@ from agent.prompt import (
     memory_block,
     system_prompt,
 )
+from agent.reminders.service import ReminderService
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
@@ -122,6 +123,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -178,6 +180,7 @@ class Agent:
             error=reply.error,
             notices=notices + reply.notices,
             timings=tuple(clock.steps),
+            reminders=reply.reminders,
         )
 
     def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
@@ -242,6 +245,7 @@ class Agent:
                 self.confirm,
                 self.governance,
                 self.counter,
+                self.reminders,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
@@ -252,7 +256,12 @@ class Agent:
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
-                return Reply(say(which, lang), proposals=proposals, error=True)
+                return Reply(
+                    say(which, lang),
+                    proposals=proposals,
+                    error=True,
+                    reminders=tuple(tools.reminder_views),
+                )
         text = resp.content.strip() or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
             # Only the answer goes into the session: never the memory block or tool chatter,
@@ -265,6 +274,7 @@ class Agent:
             text=text,
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
+            reminders=tuple(tools.reminder_views),
         )
 
     async def _group_turn(

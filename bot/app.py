@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 from agent.forget import Forgetter, Stores
+from agent.reminders.service import ReminderService
+from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
 from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
@@ -24,6 +26,7 @@ from memory.indexer import Indexer
 from memory.lifecycle import Lifecycle
 from memory.locks import ServiceLock
 from memory.pending import PendingStore
+from memory.reminders import ReminderStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
@@ -75,6 +78,8 @@ class Services:
     user_acts: UserActMint
     forgetter: Forgetter  # /forget, /undo and the undo copies' expiry
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
+    # Reminders and the briefing; the front end that runs gives it a scheduler and a sender.
+    reminders: ReminderService | None = None
 
     def close(self) -> None:
         """Release what the services hold open."""
@@ -155,6 +160,12 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         tz=tz,
         user_acts=user_acts,
         forgetter=forgetter,
+        reminders=ReminderService(
+            ReminderStore(state),
+            default_zone=settings.timezone or machine_zone(),
+            clock=lambda: datetime.now(UTC),
+            acts=user_acts.check,  # answers to reminder proposals, like memories: the user's
+        ),
     )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)
@@ -187,5 +198,6 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         adaptive=s.adaptive,
         history=s.history,
         topic_index=s.topic_index,
+        reminders=services.reminders,
     )
     return services.agent

@@ -16,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import (
     NotDeliveredError,
     ReminderExpiredError,
@@ -24,8 +23,8 @@ from agent.reminders.errors import (
     ReminderNotFoundError,
     ReminderStateError,
 )
-from agent.reminders.parse import MAX_TEXT, ParsedReminder, parse_reminder
-from agent.reminders.recurrence import Recurrence, at_wall, rule_for
+from agent.reminders.proposals import ProposalsMixin
+from agent.reminders.recurrence import Recurrence, at_wall
 from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
 from agent.reminders.texts import alert_text
@@ -56,7 +55,7 @@ def _answered() -> ReminderStateError:
     return ReminderStateError("That reminder was already answered.", "這個提醒已經處理過了。")
 
 
-class ReminderService(UserSettingsMixin):
+class ReminderService(ProposalsMixin, UserSettingsMixin):
     """Reminders of every user, over one :class:`ReminderStore`.
 
     ``sender`` and ``on_briefing`` may be assigned after construction (the transport is built
@@ -88,81 +87,6 @@ class ReminderService(UserSettingsMixin):
         self.config = config or ReminderConfig()
         self.acts = acts
         self.owns: Owns = owns or (lambda user_key: True)
-
-    # -- proposals -------------------------------------------------------------------------
-    def parse(self, user_key: str, phrase: str) -> ParsedReminder:
-        """Parse a ``/remind`` phrase in the user's zone (:class:`ParseError` if it can't)."""
-        return parse_reminder(phrase, self.clock(), self.zone(user_key))
-
-    def propose(
-        self,
-        user_key: str,
-        text: str,
-        due: datetime,
-        rule: Recurrence | None = None,
-        source: str = "",
-    ) -> Reminder:
-        """Store a proposal; nothing is scheduled until the user confirms it."""
-        text = " ".join(text.split())
-        if not text or len(text) > MAX_TEXT:
-            raise ReminderStateError(
-                "A reminder needs a text of 1-500 characters.", "提醒內容需要 1 到 500 字。"
-            )
-        now = self.clock()
-        if due.tzinfo is None:
-            raise ValueError("the due time must be timezone-aware")
-        if rule is None and due <= now:
-            raise ReminderInPastError("That time has already passed.", "那個時間已經過去了。")
-        zone = self.zone(user_key)
-        return self.store.add(
-            user_key,
-            text,
-            due=due,
-            zone=zone.key,
-            now=now,
-            recurrence=rule.encode() if rule else "",
-            source=source,
-        )
-
-    def propose_phrase(self, user_key: str, phrase: str) -> tuple[Reminder, ParsedReminder]:
-        """``/remind <when> <text>``: parse, then propose what was understood."""
-        parsed = self.parse(user_key, phrase)
-        row = self.propose(user_key, parsed.text, parsed.due, parsed.recurrence, "/remind")
-        return row, parsed
-
-    def propose_iso(
-        self, user_key: str, when: str, text: str, recurrence: str | None = None
-    ) -> Reminder:
-        """The model's ``reminder_create``: an ISO time (naive = the user's zone) and a kind."""
-        try:
-            due = datetime.fromisoformat(when.strip())
-        except ValueError:
-            raise ReminderStateError(
-                f"{when!r} is not an ISO date and time.", f"{when!r} 不是 ISO 日期時間。"
-            ) from None
-        zone = self.zone(user_key)
-        due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
-        rule = None
-        if recurrence:
-            try:
-                rule = rule_for(recurrence.strip().lower(), due)
-            except ValueError:
-                raise ReminderStateError(
-                    "Repeat must be daily, weekly, monthly or yearly.",
-                    "重複只能是每天、每週、每月或每年。",
-                ) from None
-            due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
-        return self.propose(user_key, text, due, rule, "tool")
-
-    def offer_for_memory(
-        self, user_key: str, memory_text: str, source: str = "memory"
-    ) -> tuple[Reminder, DateOffer] | None:
-        """A confirmed memory naming a birthday or anniversary: propose the day-before reminder."""
-        offer = find_recurring_date(memory_text)
-        if offer is None:
-            return None
-        due = offer.rule.next_after(self.clock(), self.zone(user_key))
-        return self.propose(user_key, offer.text, due, offer.rule, source), offer
 
     # -- the user's acts -------------------------------------------------------------------
     def _mine(self, user_key: str, reminder_id: int) -> Reminder:
@@ -211,9 +135,7 @@ class ReminderService(UserSettingsMixin):
             )
         confirmed = self.store.confirm(row.id, due, now)
         if confirmed is None:
-            raise ReminderStateError(
-                "That reminder was already answered.", "這個提醒已經處理過了。"
-            )
+            raise _answered()
         self.scheduler.schedule_at(confirmed.due, confirmed.key)
         return confirmed
 
@@ -222,9 +144,7 @@ class ReminderService(UserSettingsMixin):
         row = self._acting(act, user_key, reminder_id, "reject")
         done = self.store.cancel(row.id, self.clock(), "rejected")
         if done is None:
-            raise ReminderStateError(
-                "That reminder was already answered.", "這個提醒已經處理過了。"
-            )
+            raise _answered()
         return done
 
     def cancel(self, user_key: str, reminder_id: int) -> Reminder:
