@@ -40,10 +40,10 @@ class BriefingWriter:
         said = [m.content for m in sessions.load(user_key).messages if m.role == ROLE_USER]
         return detect_language(said[-1]) if said else "zh"
 
-    async def write(self, user_key: str, day: date | None = None) -> str:
-        """Today's briefing text for ``user_key``."""
+    async def write(self, user_key: str, day: date | None = None, lang: str = "") -> str:
+        """Today's briefing text for ``user_key`` (in ``lang``, else their last message's)."""
         briefing = await asyncio.to_thread(self.builder.build, user_key, day)
-        lang = await asyncio.to_thread(self.language, user_key)
+        lang = lang or await asyncio.to_thread(self.language, user_key)
         plain = render_briefing(briefing, lang)
         if self.llm is None or briefing.empty:
             return plain

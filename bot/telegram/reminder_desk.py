@@ -154,7 +154,7 @@ class ReminderDesk:
         if arg.lower() in ("now", "現在", "现在"):
             if self.writer is None:
                 return Card(_t(lang, "晨報目前無法使用。", "The briefing is not available."))
-            return Card(await self.writer.write(user_key))
+            return Card(await self.writer.write(user_key, lang=lang))
         if not arg:
             at = self.service.store.users.settings(user_key).briefing_at
             now = _t(lang, f"每天 {at}", f"daily at {at}") if at else _t(lang, "關閉", "off")
