@@ -191,6 +191,7 @@ class TerminalChat:
         from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
         service = self.reminders.service
+        owns = service.owns
         scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop())
         service.scheduler = APSchedulerAdapter(scheduler, service.on_due)
         service.owns = lambda user_key: user_key == self.user_key
@@ -202,6 +203,7 @@ class TerminalChat:
         finally:
             scheduler.shutdown(wait=False)
             service.scheduler, service.sender, service.on_briefing = NoScheduler(), None, None
+            service.owns = owns
 
     async def _ring(self, reminder: Reminder, text: str) -> str:
         """A reminder came due: print it (with its Done / Snooze commands) between the lines."""
