@@ -23,7 +23,7 @@ from agent.reminders.scheduler import Dispatch
 from agent.types import ReminderView
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
-from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
+from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.telegram.sending import edit_outcome, send_text
 from bot.telegram.texts import detect_language, say
 from memory.reminders import Reminder
@@ -122,11 +122,12 @@ async def try_reminder_reply(update: Update, context: BotContext, text: str, lan
     if decision is None:
         return False
     replied = message.reply_to_message
-    via: Any = "reply"
-    answers = desk.tied(key, str(replied.message_id)) if replied is not None else None
-    if answers is None and replied is None:
+    via: Via = "reply" if replied is not None else "word"
+    if replied is not None:
+        answers = desk.tied(key, str(replied.message_id))
+    else:  # a bare word answers only the proposal or offer the bot's last message showed
         shown = deps.last_shown.get(key, "")
-        answers, via = (shown, "word") if shown.startswith(("r:", "b:")) else (None, via)
+        answers = shown if shown.startswith(("r:", "b:")) else None
     if answers is None:
         return False
     pressed = await desk.answer(key, answers, decision != "reject", lang, via)

@@ -314,3 +314,70 @@ async def test_a_confirmed_birthday_offers_the_day_before_and_the_press_sets_it(
         assert len(bot.api.sent) == sent  # no date in it: no offer
     finally:
         await _stop(bot)
+
+
+async def test_a_reminder_missed_while_down_rings_at_start_marked_late(services: Services) -> None:
+    store = services.reminders.store if services.reminders else None
+    assert store is not None
+    now = datetime.now(UTC)
+    missed = store.add(
+        KEY,
+        "take the pills",
+        due=now - timedelta(minutes=30),
+        zone="Asia/Taipei",
+        now=now - timedelta(hours=1),
+        status=rs.SCHEDULED,
+    )
+    backend = StandInBackend(services)
+    backend.reminders = reminder_desk_for(services)
+    bot = await _start(services, backend)  # its start job reschedules what pcai.db holds
+    try:
+        await _until(lambda: any("take the pills" in t for t in bot.api.texts()))
+        [alert] = [t for t in bot.api.texts() if "take the pills" in t]
+        assert alert.startswith("⏰ 提醒（遲到，原定") and "Reminder (late, was due" in alert
+        row = store.get(KEY, missed.id)
+        assert row.status == rs.SENT and row.last_outcome == "late"
+    finally:
+        await _stop(bot)
+
+
+class Blocked(Api):
+    """A Bot API for which the owner blocked the bot: every message to them is refused."""
+
+    async def do_request(self, url: str, method: str, request_data: Any = None, **kw: Any) -> Any:
+        params = dict(request_data.parameters) if request_data else {}
+        if url.endswith("/sendMessage") and str(params.get("chat_id")) == str(OWNER):
+            self.calls.append(("sendMessage", params))
+            body = b'{"ok": false, "error_code": 403, "description": "Forbidden: bot was blocked"}'
+            return 403, body
+        return await super().do_request(url, method, request_data, **kw)
+
+
+async def test_a_refused_send_is_retried_not_lost(services: Services) -> None:
+    service = services.reminders
+    assert service is not None
+    row = service.propose(KEY, "call the bank", datetime.now(UTC) + timedelta(seconds=0.5))
+    act = services.user_acts.act(KEY, str(row.id), "confirm", via="button", kind="reminder")
+    service.confirm(act, KEY, row.id)
+    backend = StandInBackend(services)
+    backend.reminders = reminder_desk_for(services)
+    settings = replace(
+        services.settings, telegram_bot_token="123:TEST", allowed_users=(OWNER, FRIEND)
+    )
+    api = Blocked()
+    app = build_application(settings, backend, request=api)
+    await app.initialize()
+    assert app.job_queue is not None
+    await app.job_queue.start()
+    assert wire_reminders(app, service)
+    try:
+        await _until(lambda: service.store.get(KEY, row.id).attempts == 1)
+        again = service.store.get(KEY, row.id)
+        # Telegram said no, so it surely did not arrive: scheduled again, a minute on
+        assert again.status == rs.SCHEDULED and again.last_outcome == "retry"
+        assert again.due - datetime.now(UTC) > timedelta(seconds=50)
+        jobs = app.job_queue.get_jobs_by_name(again.key)
+        assert [j.next_t for j in jobs] == [again.due]
+    finally:
+        await app.job_queue.stop(wait=False)
+        await app.shutdown()
