@@ -1,6 +1,7 @@
-"""The memory tools bound to one user and one turn (what ``agent.tools`` dispatches to).
+"""The memory and reminder tools bound to one user and one turn (what ``agent.tools`` runs).
 
-``memory_save`` only ever creates a pending proposal (seed 004 §3.1). No tool confirms,
+``memory_save`` only ever creates a pending proposal (seed 004 §3.1), ``reminder_create`` a
+reminder proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
 bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
 tool is offered at all.
@@ -14,8 +15,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent.reminders.errors import ReminderError
+from agent.reminders.service import ReminderService
 from agent.tools import ToolBox
-from agent.types import ProposalView
+from agent.types import ProposalView, ReminderView
 from memory.confirm import ConfirmationService, ProposalRefusedError
 from memory.governance import Governance
 from memory.pending import Proposal
@@ -49,18 +52,21 @@ class TurnTools:
     confirm: ConfirmationService
     governance: Governance
     counter: TokenCounter
+    reminders: ReminderService | None = None
     proposals: list[Proposal] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # why memory_save refused, as told
+    reminder_views: list[ReminderView] = field(default_factory=list)
 
     def toolbox(self) -> ToolBox:
-        """The memory tools bound to this turn: propose, search, read history."""
-        return ToolBox(
-            {
-                "memory_save": self.save,
-                "memory_search": self.search,
-                "memory_archaeology": self.archaeology,
-            }
-        )
+        """The tools bound to this turn: propose, search, read history; propose reminders."""
+        handlers = {
+            "memory_save": self.save,
+            "memory_search": self.search,
+            "memory_archaeology": self.archaeology,
+        }
+        if self.reminders is not None:
+            handlers["reminder_create"] = self.reminder_create
+        return ToolBox(handlers)
 
     def _reason(self, exc: ProposalRefusedError) -> str:
         return exc.reason_zh if self.language == "zh" else exc.reason_en
@@ -133,4 +139,26 @@ class TurnTools:
                 }
                 for e in chain
             ]
+        }
+
+    async def reminder_create(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """reminder_create: a reminder proposal the user must confirm; nothing is scheduled."""
+        assert self.reminders is not None  # offered only with a reminder service
+        try:
+            row = await asyncio.to_thread(
+                self.reminders.propose_iso,
+                self.user_key,
+                str(args["when"]),
+                str(args["text"]),
+                str(args.get("recurrence") or "") or None,
+            )
+        except ReminderError as exc:
+            return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
+        view = self.reminders.view(row)
+        self.reminder_views.append(view)
+        return {
+            "status": "pending_confirmation",
+            "reminder_id": row.id,
+            "understood": view.understood_zh if self.language == "zh" else view.understood_en,
+            "note": "Not set yet: the user sees Confirm / Discard buttons.",
         }

@@ -27,6 +27,7 @@ from agent.prompt import (
     system_prompt,
 )
 from agent.remember import settle_reply
+from agent.reminders.service import ReminderService
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
@@ -124,6 +125,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -180,6 +182,7 @@ class Agent:
             error=reply.error,
             notices=notices + reply.notices,
             timings=tuple(clock.steps),
+            reminders=reply.reminders,
         )
 
     def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
@@ -244,6 +247,7 @@ class Agent:
                 self.confirm,
                 self.governance,
                 self.counter,
+                self.reminders,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
@@ -254,7 +258,12 @@ class Agent:
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
-                return Reply(say(which, lang), proposals=proposals, error=True)
+                return Reply(
+                    say(which, lang),
+                    proposals=proposals,
+                    error=True,
+                    reminders=tuple(tools.reminder_views),
+                )
         text = resp.content.strip()
         if not message.in_group:  # a small model may skip memory_save or claim a false save
             text = await settle_reply(tools, box, message.text, text)
@@ -270,6 +279,7 @@ class Agent:
             text=text,
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
+            reminders=tuple(tools.reminder_views),
         )
 
     async def _group_turn(

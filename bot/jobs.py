@@ -391,12 +391,17 @@ def telegram_notifier(application: Any) -> Notifier:
 def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
     """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
 
-    Expired proposals are announced to their owners in their private chat.
+    Expired proposals are announced to their owners in their private chat. Reminders and
+    briefings go on the same JobQueue (:func:`bot.telegram.reminders.wire_reminders`).
     """
     runner = runner or JobRunner(services, tz=services.tz)
 
     def setup(application: Any) -> None:
         register_ptb_jobs(application, runner, default_jobs(telegram_notifier(application)))
+        if services.reminders is not None:
+            from bot.telegram.reminders import wire_reminders
+
+            wire_reminders(application, services.reminders)
 
     return setup
 

@@ -25,6 +25,7 @@ from bot.telegram.ports import (
     Outcome,
     Via,
 )
+from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
 from memory.confirm import parse_reply
 from memory.service import MemoryService
 
@@ -87,6 +88,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -113,8 +115,11 @@ class ServicesBackend:
         return self._conf().propose(user_key, text, now)
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
-        """Through the confirmation service, as the user's act."""
-        return self._conf().decide(user_key, proposal_id, decision, via=via)
+        """Through the confirmation service, as the user's act (a date in it: offer a reminder)."""
+        outcome = self._conf().decide(user_key, proposal_id, decision, via=via)
+        if outcome.status == "confirmed" and self.reminders is not None:
+            self.reminders.note_confirmed(user_key, outcome.entry_id, outcome.text)
+        return outcome
 
     def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """Through the confirmation service, as the user's act."""
@@ -251,4 +256,5 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
             GovernanceKeeper(governance, services.forgetter) if governance is not None else None
         ),
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
     )

@@ -27,6 +27,14 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("new", "開始新對話（先整理舊對話）", "start a fresh conversation"),
     ("export", "匯出你的記憶（Markdown）", "export your memories (Markdown)"),
     ("stats", "統計：數量、索引大小、排程", "stats: counts, index size, jobs"),
+    (
+        "remind",
+        "設定提醒：/remind 明天早上九點 打電話給媽媽",
+        "set a reminder: /remind 5pm water plants",
+    ),
+    ("reminders", "列出提醒（可取消）", "list your reminders (with cancel buttons)"),
+    ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
+    ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
 )
 
 MESSAGES: dict[str, tuple[str, str]] = {

@@ -117,7 +117,7 @@ async def test_the_model_cannot_confirm_its_own_proposal(env: Env) -> None:
     assert len(reply.proposals) == 1
     assert env.services.memory.entries(USER) == []
     offered = [t["function"]["name"] for t in env.fake.chat_requests[0]["tools"]]
-    assert offered == ["memory_save", "memory_search", "memory_archaeology"]
+    assert offered == ["memory_save", "memory_search", "memory_archaeology", "reminder_create"]
     last_tool = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"][-1]
     assert "Only the user can confirm" in json.loads(last_tool["content"])["error"]
 
