@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.app import Services, build_agent, build_services, hold_data_dir
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, StateSchemaError, StateTooNewError
 from memory.governance import chains_markdown, export_records
 from memory.locks import DataDirBusyError
 from memory.users import check_user_key
@@ -169,7 +169,11 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         print(f"pcai: {exc}", file=sys.stderr)
         return 1
     with service_lock:
-        return _serve(settings)
+        try:
+            return _serve(settings)
+        except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
+            print(f"pcai: {exc}", file=sys.stderr)
+            return 1
 
 
 def _serve(settings: Settings) -> int:

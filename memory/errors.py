@@ -61,3 +61,29 @@ class CorruptFileError(UnreadableFileError, ValueError):
 # -- pcai.db -----------------------------------------------------------------------------
 class StateDamagedError(MemoryStoreError):
     """``pcai.db`` is not a readable SQLite database (garbage, truncated, malformed)."""
+
+
+class StateTooNewError(MemoryStoreError):
+    """``pcai.db`` records migrations this version does not know: a newer PCAI wrote it."""
+
+    def __init__(self, path: Path, unknown: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{path} was written by a newer version of PCAI (it has schema migration "
+            f"{', '.join(unknown)}, which this version does not know): run that version or "
+            "a newer one; the file was not changed"
+        )
+        self.path = path
+        self.unknown = unknown
+
+
+class StateSchemaError(MemoryStoreError):
+    """A ``pcai.db`` made before migrations has a table without a column it must have."""
+
+    def __init__(self, path: Path, table: str, missing: tuple[str, ...]) -> None:
+        super().__init__(
+            f"{path}: table {table} lacks column {', '.join(missing)}, so this is not a "
+            "pcai.db this version can adopt; the file was not changed"
+        )
+        self.path = path
+        self.table = table
+        self.missing = missing

@@ -34,35 +34,6 @@ REJECTED = "rejected"
 EXPIRED = "expired"
 _PURGE_AFTER = timedelta(days=7)
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS pending_memories (
-    id TEXT PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    text TEXT NOT NULL,
-    section TEXT NOT NULL DEFAULT '',
-    source TEXT NOT NULL DEFAULT '',
-    fields TEXT NOT NULL DEFAULT '{}',
-    conflict_ids TEXT NOT NULL DEFAULT '[]',
-    conflict_note TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    expires_at TEXT NOT NULL,
-    expires_ts REAL NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    message_id TEXT NOT NULL DEFAULT '',
-    entry_id TEXT NOT NULL DEFAULT '',
-    resolved_ts REAL
-);
-CREATE INDEX IF NOT EXISTS pending_by_user ON pending_memories (user_key, status);
-CREATE INDEX IF NOT EXISTS pending_by_expiry ON pending_memories (status, expires_ts);
-CREATE INDEX IF NOT EXISTS pending_by_message ON pending_memories (user_key, message_id);
-CREATE TABLE IF NOT EXISTS pending_messages (
-    user_key TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    proposal_id TEXT NOT NULL,
-    PRIMARY KEY (user_key, message_id)
-);
-"""
-
 
 class ProposalError(MemoryStoreError):
     """A proposal cannot be used as asked (unknown, expired, already answered)."""
@@ -148,7 +119,6 @@ class PendingStore:
     def __init__(self, state: StateDB, config: PendingConfig) -> None:
         self.state = state
         self.config = config
-        state.ensure("pending_memories", _DDL)
 
     def add(
         self,

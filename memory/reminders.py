@@ -34,39 +34,6 @@ UNKNOWN = "unknown"  # the process stopped during the send: maybe delivered, nev
 FAILED = "failed"  # the transport refused it every time it was tried
 STATUSES = (PROPOSED, SCHEDULED, FIRING, SENT, DONE, CANCELLED, UNKNOWN, FAILED)
 
-# One DDL constant so a numbered migration can take it over unchanged.
-REMINDERS_DDL = """
-CREATE TABLE IF NOT EXISTS reminders (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_key TEXT NOT NULL,
-    text TEXT NOT NULL,
-    due_utc TEXT NOT NULL,
-    due_ts REAL NOT NULL,
-    zone TEXT NOT NULL,
-    recurrence TEXT NOT NULL DEFAULT '',
-    status TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    confirmed_at TEXT NOT NULL DEFAULT '',
-    fired_at TEXT NOT NULL DEFAULT '',
-    occurrence_utc TEXT NOT NULL DEFAULT '',
-    sent_at TEXT NOT NULL DEFAULT '',
-    snoozed_at TEXT NOT NULL DEFAULT '',
-    snooze_count INTEGER NOT NULL DEFAULT 0,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_outcome TEXT NOT NULL DEFAULT '',
-    message_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS reminders_by_user ON reminders (user_key, status, due_ts);
-CREATE INDEX IF NOT EXISTS reminders_by_status ON reminders (status, due_ts);
-CREATE TABLE IF NOT EXISTS reminder_users (
-    user_key TEXT PRIMARY KEY,
-    zone TEXT NOT NULL DEFAULT '',
-    briefing_at TEXT NOT NULL DEFAULT '',
-    briefing_last TEXT NOT NULL DEFAULT ''
-);
-"""
-
 # Statuses a user can still act on (cancel, snooze).
 LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
 
@@ -147,7 +114,6 @@ class ReminderStore:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("reminders", REMINDERS_DDL)
         self.users = ReminderUsers(state)
 
     # -- rows ------------------------------------------------------------------------------
