@@ -38,7 +38,7 @@ from memory.governance import (
     with_status,
 )
 from memory.guards import mask, refusal_reason, scan
-from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
+from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
 from memory.noise import noise_reason
 from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, entry_id_for
 from memory.service import MemoryService
@@ -141,7 +141,9 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     mc = out.get("memory_class")
     if mc is not None and mc not in MEMORY_CLASSES:
         raise InvalidProposalError(
-            "field", f"memory_class must be one of {MEMORY_CLASSES}.", "memory_class 不正確。"
+            "field",
+            f"memory_class must be one of {tuple(map(str, MEMORY_CLASSES))}.",
+            "memory_class 不正確。",
         )
     level = out.get("enforcement_level")
     if level is not None and level not in ENFORCEMENT_LEVELS:
@@ -315,7 +317,7 @@ class ConfirmationService:
             olds = [live[i] for i in proposal.conflict_ids if i in live and live[i].status in LIVE]
             reason = f"replaced by {entry_id}"
             for old in olds:
-                doc = doc.with_entry(with_status(old, "deprecated", now, reason))
+                doc = doc.with_entry(with_status(old, MemoryStatus.DEPRECATED, now, reason))
             if olds:
                 topic = entry.canonical_topic or next(
                     (o.canonical_topic for o in olds if o.canonical_topic), ""

@@ -21,6 +21,7 @@ import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from memory.config import PendingConfig
@@ -28,10 +29,20 @@ from memory.errors import MemoryStoreError, UnreadableFileError
 from memory.state import StateDB
 from memory.users import check_user_key
 
-PENDING = "pending"
-CONFIRMED = "confirmed"
-REJECTED = "rejected"
-EXPIRED = "expired"
+
+class ProposalStatus(StrEnum):
+    """Where a proposal is: waiting, or answered (confirmed / rejected) or expired."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+PENDING = ProposalStatus.PENDING
+CONFIRMED = ProposalStatus.CONFIRMED
+REJECTED = ProposalStatus.REJECTED
+EXPIRED = ProposalStatus.EXPIRED
 _PURGE_AFTER = timedelta(days=7)
 
 
@@ -62,7 +73,7 @@ class Proposal:
     source: str
     created_at: datetime
     expires_at: datetime
-    status: str = PENDING
+    status: ProposalStatus = PENDING
     fields: Mapping[str, Any] = field(default_factory=dict)
     conflict_ids: tuple[str, ...] = ()
     conflict_note: str = ""
@@ -98,7 +109,7 @@ def _row(r: Any) -> Proposal:
         source=r["source"],
         created_at=datetime.fromisoformat(r["created_at"]),
         expires_at=datetime.fromisoformat(r["expires_at"]),
-        status=r["status"],
+        status=ProposalStatus(r["status"]),
         fields=json.loads(r["fields"] or "{}"),
         conflict_ids=tuple(json.loads(r["conflict_ids"] or "[]")),
         conflict_note=r["conflict_note"],
@@ -285,7 +296,9 @@ class PendingStore:
                 ).fetchone()
         return _row(row) if row else None
 
-    def resolve(self, proposal_id: str, status: str, *, now: datetime, entry_id: str = "") -> bool:
+    def resolve(
+        self, proposal_id: str, status: ProposalStatus, *, now: datetime, entry_id: str = ""
+    ) -> bool:
         """Move a pending proposal to ``status``; False when it was no longer pending."""
         with self.state.transaction() as conn:
             cur = conn.execute(

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
 from memory.errors import MemoryStoreError
@@ -24,15 +25,29 @@ from memory.reminder_users import ReminderUsers
 from memory.state import StateDB
 from memory.users import check_user_key
 
-PROPOSED = "proposed"  # waiting for its owner's confirmation
-SCHEDULED = "scheduled"
-FIRING = "firing"  # claimed by a sender; the send is in flight
-SENT = "sent"
-DONE = "done"
-CANCELLED = "cancelled"
-UNKNOWN = "unknown"  # the process stopped during the send: maybe delivered, never re-sent
-FAILED = "failed"  # the transport refused it every time it was tried
-STATUSES = (PROPOSED, SCHEDULED, FIRING, SENT, DONE, CANCELLED, UNKNOWN, FAILED)
+
+class ReminderStatus(StrEnum):
+    """Where a reminder is in its life; stored as the value."""
+
+    PROPOSED = "proposed"  # waiting for its owner's confirmation
+    SCHEDULED = "scheduled"
+    FIRING = "firing"  # claimed by a sender; the send is in flight
+    SENT = "sent"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"  # the process stopped during the send: maybe delivered, never re-sent
+    FAILED = "failed"  # the transport refused it every time it was tried
+
+
+PROPOSED = ReminderStatus.PROPOSED
+SCHEDULED = ReminderStatus.SCHEDULED
+FIRING = ReminderStatus.FIRING
+SENT = ReminderStatus.SENT
+DONE = ReminderStatus.DONE
+CANCELLED = ReminderStatus.CANCELLED
+UNKNOWN = ReminderStatus.UNKNOWN
+FAILED = ReminderStatus.FAILED
+STATUSES = tuple(ReminderStatus)
 
 # Statuses a user can still act on (cancel, snooze).
 LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
@@ -52,7 +67,7 @@ class Reminder:
     due: datetime
     zone: str
     recurrence: str  # "" for a one-off; an encoded rule otherwise
-    status: str
+    status: ReminderStatus
     source: str
     created_at: datetime
     confirmed_at: datetime | None = None
@@ -89,7 +104,7 @@ def _row(r: Any) -> Reminder:
         due=datetime.fromisoformat(r["due_utc"]),
         zone=r["zone"],
         recurrence=r["recurrence"],
-        status=r["status"],
+        status=ReminderStatus(r["status"]),
         source=r["source"],
         created_at=datetime.fromisoformat(r["created_at"]),
         confirmed_at=_time(r["confirmed_at"]),
@@ -126,7 +141,7 @@ class ReminderStore:
         zone: str,
         now: datetime,
         recurrence: str = "",
-        status: str = PROPOSED,
+        status: ReminderStatus = PROPOSED,
         source: str = "",
     ) -> Reminder:
         """Store a new reminder (a proposal unless ``status`` says otherwise)."""

@@ -26,6 +26,7 @@ from bot.telegram.ports import (
     Via,
 )
 from memory.confirm import parse_reply
+from memory.markdown import MemoryStatus
 from memory.service import MemoryService
 
 
@@ -144,7 +145,7 @@ class ServicesBackend:
         return [
             MemoryLine(e.id, e.text, e.section, e.status)
             for e in self.memory.entries(user_key)
-            if e.status != "archived"
+            if e.status != MemoryStatus.ARCHIVED
         ]
 
     def search(self, user_key: str, query: str) -> Sequence[Found]:
@@ -183,7 +184,7 @@ class ServicesBackend:
         user about the others.
         """
         entries = self.memory.entries(user_key)
-        active = sum(1 for e in entries if e.status == "active")
+        active = sum(1 for e in entries if e.status == MemoryStatus.ACTIVE)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
         return [
