@@ -12,14 +12,30 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from agent.texts import error_both, error_text
 from bot.app import Services, build_agent, build_services, hold_data_dir
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
-from memory.errors import MemoryStoreError, StateSchemaError, StateTooNewError
+from memory.errors import (
+    DataDirBusyError,
+    MemoryStoreError,
+    ProposalRefusedError,
+    StateSchemaError,
+    StateTooNewError,
+)
 from memory.governance import chains_markdown, export_records
-from memory.locks import DataDirBusyError
 from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
+
+
+def _said(exc: MemoryStoreError) -> str:
+    """The terminal's line for ``exc``: what a user is told, in both languages, where there is
+    such a sentence; the operator's English line otherwise."""
+    if isinstance(exc, ProposalRefusedError):
+        return error_both(exc)
+    if isinstance(exc, DataDirBusyError):
+        return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
+    return str(exc)
 
 
 def _progress(label: str) -> Any:
@@ -166,7 +182,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     try:
         service_lock = hold_data_dir(settings)
     except DataDirBusyError as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
+        print(f"pcai: {_said(exc)}", file=sys.stderr)
         return 1
     with service_lock:
         try:
@@ -286,12 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         services = _open(settings)
     except MemoryStoreError as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
+        print(f"pcai: {_said(exc)}", file=sys.stderr)
         return 1
     try:
         return commands[args.command](services, args)
     except (MemoryStoreError, ValueError) as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
+        print(f"pcai: {_said(exc) if isinstance(exc, MemoryStoreError) else exc}", file=sys.stderr)
         return 1
     finally:
         services.close()

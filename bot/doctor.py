@@ -9,13 +9,10 @@ from __future__ import annotations
 import tempfile
 from collections.abc import Callable
 
+from bot.errors import DoctorWarning
 from bot.settings import Settings
 
 Check = tuple[str, Callable[[], str]]
-
-
-class DoctorWarning(Exception):
-    """A check found something to look at that does not stop PCAI."""
 
 
 def _data_dir(settings: Settings) -> str:

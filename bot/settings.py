@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
 from memory.config import (
     AdaptiveConfig,
@@ -25,10 +26,6 @@ from memory.config import (
     PendingConfig,
     RetrievalConfig,
 )
-
-
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used."""
 
 
 @dataclass(frozen=True, slots=True)

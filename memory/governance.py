@@ -322,5 +322,5 @@ class Governance:
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:
         entry = doc.by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return entry

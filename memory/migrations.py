@@ -170,7 +170,43 @@ def m001_initial(conn: Any) -> None:
     _run(conn, _INITIAL)
 
 
-MIGRATIONS: tuple[Migration, ...] = (Migration("m001_initial", m001_initial),)
+# -- 2: a proposal's conflicts as data; the sentence is said at the edge ------------------
+# How migration 1's rows held it: the shown part twice, inside one English + Chinese sentence.
+_NOTE_HEAD = "Similar memory exists ("
+_NOTE_MIDDLE = "). Add as new, or replace it? 已有相近的記憶（"
+_NOTE_TAIL = "）。要新增，還是取代？"
+
+
+def shown_from_note(note: str) -> str:
+    """The ``id: summary; ...`` part of a stored conflict sentence (else the note as is)."""
+    if not (note.startswith(_NOTE_HEAD) and note.endswith(_NOTE_TAIL)):
+        return note
+    inner = note[len(_NOTE_HEAD) : len(note) - len(_NOTE_TAIL)]
+    half, odd = divmod(len(inner) - len(_NOTE_MIDDLE), 2)
+    if odd or half < 0:
+        return note
+    shown, rest = inner[:half], inner[half:]
+    return shown if rest == _NOTE_MIDDLE + shown else note
+
+
+def m002_conflicts_shown(conn: Any) -> None:
+    """``pending_memories.conflict_note`` (a sentence) becomes ``conflicts_shown`` (data)."""
+    conn.execute("ALTER TABLE pending_memories RENAME COLUMN conflict_note TO conflicts_shown")
+    rows = conn.execute(
+        "SELECT id, conflicts_shown FROM pending_memories WHERE conflicts_shown != ''"
+    ).fetchall()
+    for row_id, note in rows:
+        shown = shown_from_note(str(note))
+        if shown != note:
+            conn.execute(
+                "UPDATE pending_memories SET conflicts_shown=? WHERE id=?", (shown, row_id)
+            )
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration("m001_initial", m001_initial),
+    Migration("m002_conflicts_shown", m002_conflicts_shown),
+)
 
 
 # -- applying ------------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-from memory.errors import MemoryStoreError
+from memory.errors import ReminderNotFoundError
 from memory.guards import mask
 from memory.reminder_users import ReminderUsers
 from memory.state import StateDB
@@ -51,10 +51,6 @@ STATUSES = tuple(ReminderStatus)
 
 # Statuses a user can still act on (cancel, snooze).
 LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
-
-
-class ReminderNotFoundError(MemoryStoreError):
-    """No reminder with that id belongs to that user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +177,7 @@ class ReminderStore:
         """The reminder if it belongs to ``user_key``; someone else's is "not found"."""
         found = self.by_id(reminder_id)
         if found is None or found.user_key != check_user_key(user_key):
-            raise ReminderNotFoundError(f"no reminder {reminder_id} of yours")
+            raise ReminderNotFoundError(reminder_id)
         return found
 
     def of_user(self, user_key: str, statuses: Iterable[str] = LIVE) -> list[Reminder]:

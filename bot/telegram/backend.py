@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.texts import both
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.telegram.ports import (
     BackendError,
@@ -211,11 +212,7 @@ class ServicesBackend:
 
 def needs_ollama(model: str) -> str:
     """The one sentence saying chat needs a running Ollama with the model."""
-    return (
-        f"Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. "
-        f"聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
-        "Memory commands still work (/help)."
-    )
+    return both("needs_ollama", first="en", model=model)
 
 
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:

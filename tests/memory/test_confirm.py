@@ -7,25 +7,21 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from bot.app import Services, build_services
+from bot.jobs import expiry_notice
 from bot.settings import Settings
-from memory.confirm import (
-    DuplicateMemoryError,
-    NoiseError,
-    SensitiveDataError,
-    classify_reply,
-    entry_id_for,
-    expiry_notice,
-    parse_reply,
-)
+from memory.confirm import classify_reply, entry_id_for, parse_reply
 from memory.consent import Action, UserAct
 from memory.embedders import E5Embedder
-from memory.pending import (
-    CONFIRMED,
-    REJECTED,
+from memory.errors import (
+    DuplicateMemoryError,
+    NoiseError,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalResolvedError,
+    SensitiveDataError,
 )
+from memory.guards import scan
+from memory.pending import CONFIRMED, REJECTED
 from memory.sources import KIND_MEMORY
 
 TPE = timezone(timedelta(hours=8))
@@ -144,7 +140,7 @@ def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(services: Se
     assert services.confirm.expire_due(T0 + timedelta(minutes=29)) == []
     [expired] = services.confirm.expire_due(T0 + timedelta(minutes=30))
     assert expired.id == p.id and expired.user_key == ALICE
-    assert "B2" in expiry_notice(expired) and "expired" in expiry_notice(expired)
+    assert "B2" in expiry_notice(expired.text) and "expired" in expiry_notice(expired.text)
     assert services.confirm.expire_due(T0 + timedelta(minutes=45)) == []
     with pytest.raises(ProposalExpiredError):
         services.confirm.confirm(_act(services, ALICE, p.id), now=T0 + timedelta(minutes=46))
@@ -172,8 +168,9 @@ def test_expired_proposal_is_not_written(services: Services) -> None:
 def test_secrets_are_refused_with_a_reason(services: Services, text: str) -> None:
     with pytest.raises(SensitiveDataError) as info:
         services.confirm.propose(ALICE, text, now=T0)
-    assert info.value.reason_en.startswith("Not saved")
-    assert info.value.reason_zh.startswith("不會記住")
+    assert info.value.code == "refused_secret" and info.value.kinds  # said at the edge
+    secrets = [text[f.start : f.end] for f in scan(text)]
+    assert secrets and not any(s in str(info.value) for s in secrets)  # named, never repeated
     assert services.pending.pending(ALICE) == []
 
 

@@ -410,3 +410,36 @@ def test_a_file_from_a_newer_version_is_refused_in_one_sentence_unchanged(
     assert "\n" not in sentence and sentence.endswith("the file was not changed")
     assert err.value.unknown == ("m900_from_the_future",)
     assert _digest(db) == digest and _rows(db) == rows
+
+
+# -- 2: a proposal's conflicts as data -----------------------------------------------------
+def _old_note(shown: str) -> str:
+    """The sentence migration 1's rows held (memory/confirm.py wrote it before migration 2)."""
+    return (
+        f"Similar memory exists ({shown}). Add as new, or replace it? "
+        f"已有相近的記憶（{shown}）。要新增，還是取代？"
+    )
+
+
+def test_a_stored_conflict_sentence_becomes_the_list_it_showed(tmp_path: Path) -> None:
+    db = tmp_path / "pcai.db"
+    _open(db, MIGRATIONS[:1])  # a file as the version before migration 2 left it
+    shown = "m-20261120-aa: 喜歡藍色 (blue); m-20261121-bb: likes (tea)). Add"
+    notes = {"p-1": _old_note(shown), "p-2": "", "p-3": "hand-edited note"}
+    conn = connect(db, vec=False)
+    for pid, note in notes.items():
+        conn.execute(
+            "INSERT INTO pending_memories (id, user_key, text, conflict_note, created_at, "
+            "expires_at, expires_ts) VALUES (?,?,?,?,?,?,?)",
+            (pid, ALICE, "我喜歡綠色", note, T0.isoformat(), T0.isoformat(), T0.timestamp()),
+        )
+    conn.commit()
+    conn.close()
+    assert _open(db) == ["m002_conflicts_shown"]
+    state = StateDB(db)
+    try:
+        store = PendingStore(state, PendingConfig())
+        got = {pid: store.get(ALICE, pid).conflicts_shown for pid in notes}
+    finally:
+        state.close()
+    assert got == {"p-1": shown, "p-2": "", "p-3": "hand-edited note"}
