@@ -211,7 +211,9 @@ MIGRATIONS: tuple[Migration, ...] = (
 
 # -- applying ------------------------------------------------------------------------------
 def _tables(conn: Any) -> set[str]:
-    rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+    ).fetchall()
     return {str(r[0]) for r in rows}
 
 
@@ -219,15 +221,11 @@ def _columns(conn: Any, table: str) -> set[str]:
     return {str(r[1]) for r in conn.execute(f'PRAGMA table_info("{table}")').fetchall()}
 
 
-def _applied(conn: Any) -> list[str]:
+def applied(conn: Any) -> list[str]:
+    """The names of the migrations recorded in the file, in the order they were applied."""
     if TABLE not in _tables(conn):
         return []
     return [str(r[0]) for r in conn.execute(f"SELECT name FROM {TABLE} ORDER BY rowid")]
-
-
-def applied(conn: Any) -> list[str]:
-    """The names of the migrations recorded in the file, in the order they were applied."""
-    return _applied(conn)
 
 
 def _check_adopted(conn: Any, found: set[str], expected: dict[str, set[str]], path: Path) -> None:
@@ -253,7 +251,7 @@ def _apply_one(
     """Apply ``migration`` unless recorded already; False when it was. One transaction."""
     conn.execute("BEGIN IMMEDIATE")  # a second process opening the file waits here
     try:
-        done = _applied(conn)
+        done = applied(conn)
         unknown = [name for name in done if name not in known]
         if unknown:
             raise StateTooNewError(path, tuple(unknown))
@@ -296,7 +294,7 @@ def migrate(
     known = [m.name for m in migrations]
     if len(set(known)) != len(known):
         raise ValueError(f"migration names must be unique: {known}")
-    done = _applied(conn)
+    done = applied(conn)
     unknown = [name for name in done if name not in known]
     if unknown:
         raise StateTooNewError(path, tuple(unknown))
