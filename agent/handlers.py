@@ -17,9 +17,11 @@ from typing import Any
 
 from agent.reminders.errors import ReminderError
 from agent.reminders.service import ReminderService
+from agent.texts import conflict_note, error_text
 from agent.tools import ToolBox
 from agent.types import ProposalView, ReminderView
-from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.confirm import ConfirmationService
+from memory.errors import ProposalRefusedError
 from memory.governance import Governance
 from memory.pending import Proposal
 from memory.service import MemoryService
@@ -36,7 +38,7 @@ def proposal_view(p: Proposal) -> ProposalView:
         text=p.text,
         section=p.section,
         expires_at=p.expires_at,
-        conflict_note=p.conflict_note,
+        conflict_note=conflict_note(p.conflicts_shown),
     )
 
 
@@ -68,9 +70,6 @@ class TurnTools:
             handlers["reminder_create"] = self.reminder_create
         return ToolBox(handlers)
 
-    def _reason(self, exc: ProposalRefusedError) -> str:
-        return exc.reason_zh if self.language == "zh" else exc.reason_en
-
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
         same = next((p for p in self.proposals if p.text == str(args["text"]).strip()), None)
@@ -88,16 +87,17 @@ class TurnTools:
                 fields=fields,
             )
         except ProposalRefusedError as exc:
-            self.refusals.append(self._reason(exc))
-            return {"status": "refused", "reason": self._reason(exc)}
+            reason = error_text(exc, self.language)
+            self.refusals.append(reason)
+            return {"status": "refused", "reason": reason}
         self.proposals.append(proposal)
         out: dict[str, Any] = {
             "status": "pending_confirmation",
             "proposal_id": proposal.id,
             "note": "Not saved yet: the user sees Confirm / Edit / Discard buttons.",
         }
-        if proposal.conflict_note:
-            out["conflict"] = proposal.conflict_note
+        if proposal.conflicts_shown:
+            out["conflict"] = conflict_note(proposal.conflicts_shown)
         return out
 
     async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent.errors import ToolArgumentError
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.textcalls import normalise_arguments, with_text_calls
 
@@ -106,10 +107,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not match the tool's schema."""
 
 
 def check_arguments(schema: Mapping[str, Any], raw: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from agent.types import IncomingMessage, ProposalView
 from bot.telegram.desk import Desk, outcome_text
 from bot.telegram.ports import Answer, Backend
 from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
-from bot.telegram.texts import detect_language, help_text, proposal_text
+from bot.telegram.texts import detect_language, help_text, proposal_text, say
 from memory.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
@@ -157,11 +157,7 @@ class TerminalChat:
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:
-        how = (
-            f"回覆「確認」或 /confirm {p.proposal_id}；/discard {p.proposal_id} 捨棄"
-            if lang == "zh"
-            else f"Type yes or /confirm {p.proposal_id}; /discard {p.proposal_id} to drop it"
-        )
+        how = say("chat_how_to_answer", lang, id=p.proposal_id)
         return f"{proposal_text(p, lang)}\n{how}"
 
     async def run_async(self, stdin: TextIO) -> None:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from agent.texts import say
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
@@ -77,10 +78,8 @@ class JobStatus:
 def expiry_notice(text: str) -> str:
     """The one sentence a user gets when a proposed memory expired unconfirmed."""
     short = text if len(text) <= 80 else text[:79] + "…"
-    return (
-        f"⌛ 待確認的記憶已過期，沒有寫入：「{short}」 "
-        f"(This memory proposal expired and was not saved.)"
-    )
+    zh, en = (say("proposal_expiry_notice", lang, short=short) for lang in ("zh", "en"))
+    return f"{zh} ({en})"
 
 
 # -- the bodies --------------------------------------------------------------------------

@@ -21,17 +21,13 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.errors import MemoryStoreError
+from memory.errors import NotTheUsersActError
 
 Action = Literal["confirm", "replace", "reject", "edit"]
 ACTIONS: tuple[Action, ...] = ("confirm", "replace", "reject", "edit")
 # What was proposed: a memory (memory/confirm.py) or a reminder (agent/reminders).
 Kind = Literal["memory", "reminder"]
 KINDS: tuple[Kind, ...] = ("memory", "reminder")
-
-
-class NotTheUsersActError(MemoryStoreError):
-    """An answer to a proposal came without a valid proof of the user's own act."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,17 +64,14 @@ class ActCheck:
         """``act`` if it is a sealed :class:`UserAct` doing one of ``action`` to a ``kind``."""
         if not isinstance(act, UserAct):
             raise NotTheUsersActError(
-                "Only the user can answer a proposal (a button, a reply, /confirm). "
-                "只有使用者本人能確認或捨棄提議。"
+                "only the user can answer a proposal (a button, a reply, /confirm)"
             )
         if act.action not in action:
-            raise NotTheUsersActError(f"That act is a {act.action!r}, not {'/'.join(action)}.")
+            raise NotTheUsersActError(f"that act is a {act.action!r}, not {'/'.join(action)}")
         if act.kind != kind:
-            raise NotTheUsersActError(f"That act answers a {act.kind}, not a {kind}.")
+            raise NotTheUsersActError(f"that act answers a {act.kind}, not a {kind}")
         if not hmac.compare_digest(act.seal, _digest(self.__key, act)):
-            raise NotTheUsersActError(
-                "That answer does not carry the user's own act. 這不是使用者本人的確認。"
-            )
+            raise NotTheUsersActError("that answer does not carry the user's own act")
         return act
 
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.texts import both
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.telegram.ports import (
     BackendError,
@@ -27,6 +28,7 @@ from bot.telegram.ports import (
 )
 from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
 from memory.confirm import parse_reply
+from memory.markdown import MemoryStatus
 from memory.service import MemoryService
 
 
@@ -149,7 +151,7 @@ class ServicesBackend:
         return [
             MemoryLine(e.id, e.text, e.section, e.status)
             for e in self.memory.entries(user_key)
-            if e.status != "archived"
+            if e.status != MemoryStatus.ARCHIVED
         ]
 
     def search(self, user_key: str, query: str) -> Sequence[Found]:
@@ -188,7 +190,7 @@ class ServicesBackend:
         user about the others.
         """
         entries = self.memory.entries(user_key)
-        active = sum(1 for e in entries if e.status == "active")
+        active = sum(1 for e in entries if e.status == MemoryStatus.ACTIVE)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
         return [
@@ -215,11 +217,7 @@ class ServicesBackend:
 
 def needs_ollama(model: str) -> str:
     """The one sentence saying chat needs a running Ollama with the model."""
-    return (
-        f"Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. "
-        f"聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
-        "Memory commands still work (/help)."
-    )
+    return both("needs_ollama", first="en", model=model)
 
 
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
