@@ -15,20 +15,6 @@ from datetime import datetime
 from agent.types import InjectedMemory
 from memory.state import StateDB
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS last_injection (
-    user_key TEXT PRIMARY KEY,
-    injected TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS injection_history (
-    id INTEGER PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    injected TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS injection_history_by_user ON injection_history (user_key, id);
-"""
 KEEP = 20  # replies whose memories the page shows
 
 
@@ -45,7 +31,6 @@ class WhyLog:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("agent.why", _DDL)
 
     def record(self, user_key: str, injected: Sequence[InjectedMemory], now: datetime) -> None:
         """Replace the user's record with what the latest prompt held (empty: nothing).

@@ -55,7 +55,7 @@ class Desk:
         out = [f"{m.id}  [{m.section}] {m.text}" for m in shown]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
-            out.append(say("page", lang) % (page, pages, nxt))
+            out.append(say("page", lang, page=page, pages=pages, next=nxt))
         return Answer("\n".join(out))
 
     async def cmd_search(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -169,10 +169,10 @@ class Desk:
     async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
         """A one-time login link to the user's memory page."""
         url = await asyncio.to_thread(self.backend.web_link, user_key, lang)
-        local = url.startswith(("http://127.", "http://localhost", "http://[::1]"))
-        return Answer(
-            say("web_link", lang) % url + ("\n" + say("web_local", lang) if local else "")
-        )
+        text = say("web_link", lang, url=url)
+        if url.startswith(("http://127.", "http://localhost", "http://[::1]")):
+            text += "\n" + say("web_local", lang)  # a phone cannot reach the bot's loopback
+        return Answer(text)
 
 
 def outcome_text(outcome: Outcome, lang: str) -> str:

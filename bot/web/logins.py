@@ -3,7 +3,7 @@
 A link's token and a session's id are random secrets handed to the browser; the database
 keeps only their SHA-256, so a copy of ``pcai.db`` opens nothing. A link is redeemed at most
 once (one ``UPDATE`` that also checks the expiry decides it), and ``pcai web-link`` can issue
-one from another process while the service runs: both write the same table.
+one from another process while the service runs: both write the same table (migration 3).
 """
 
 from __future__ import annotations
@@ -19,24 +19,6 @@ from memory.users import check_user_key
 LINK_SECONDS = 10 * 60
 SESSION_SECONDS = 7 * 24 * 3600
 LANGS = ("zh", "en")
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS web_login_links (
-    token_hash TEXT PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    lang TEXT NOT NULL DEFAULT '',
-    created_ts REAL NOT NULL,
-    expires_ts REAL NOT NULL,
-    used_ts REAL
-);
-CREATE TABLE IF NOT EXISTS web_sessions (
-    id_hash TEXT PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    lang TEXT NOT NULL DEFAULT '',
-    created_ts REAL NOT NULL,
-    expires_ts REAL NOT NULL
-);
-"""
 
 Refusal = Literal["unknown", "used", "expired"]
 
@@ -68,8 +50,7 @@ class LoginStore:
     """Issues and redeems login links; opens, finds and ends page sessions."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state
-        state.ensure("bot.web.logins", _DDL)
+        self.state = state  # its tables come from migration m003_memory_page
 
     # -- links ---------------------------------------------------------------------------
     def issue(self, user_key: str, now: float, lang: str = "") -> str:

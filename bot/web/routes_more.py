@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from agent.texts import say
 from bot.telegram.ports import Decision, Outcome
 from bot.web import views
 from bot.web.i18n import word
@@ -27,10 +28,17 @@ DECISIONS: dict[str, Decision] = {"confirm": "confirm", "replace": "replace", "d
 @page
 async def pending(request: Request, session: PageSession) -> Response:
     """The proposals waiting for the user, with the time each has left."""
-    deps = deps_of(request)
+    deps, lang = deps_of(request), lang_of(request, session)
     now = now_of(deps)
     waiting = await asyncio.to_thread(deps.services.confirm.pending, session.user_key, now)
-    shown = [(p, views.minutes_left(p, now)) for p in waiting]
+    shown = [
+        (
+            p,
+            views.minutes_left(p, now),
+            say("conflict", lang, shown=p.conflicts_shown) if p.conflicts_shown else "",
+        )
+        for p in waiting
+    ]
     return render(request, session, "pending.html", waiting=shown)
 
 
@@ -178,8 +186,8 @@ async def import_file(request: Request, session: PageSession, form: FormData) ->
         deps.flash(session, word("import_empty", lang))
         return RedirectResponse("/transfer", status_code=303)
     deps.flash(session, word("imported", lang) % (len(report.proposed), len(report.refused)))
-    for line in report.refused[:20]:
-        deps.flash(session, line)
+    for text, why in report.refused[:20]:
+        deps.flash(session, f"{text} — {why.said(lang)}")
     return RedirectResponse("/pending", status_code=303)
 
 

@@ -17,9 +17,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent.forget import Said
+from agent.texts import error_text
 from bot.app import Services
 from bot.telegram.adapters import ConfirmAdapter
 from bot.telegram.ports import Decision, Outcome
+from bot.web.i18n import word
 from memory.confirm import ProposalRefusedError
 from memory.errors import EntryNotFoundError
 from memory.governance import LIVE
@@ -34,16 +36,21 @@ _IMPORTED = ("summary", "memory_class", "scope", "canonical_topic", "is_core", "
 
 
 class ShapeError(ValueError):
-    """A write the page refuses; ``en`` and ``zh`` say why in one sentence."""
+    """A write the page refuses: a page sentence (``key``) or the write path's refusal."""
 
-    def __init__(self, en: str, zh: str) -> None:
-        super().__init__(f"{zh} {en}")
-        self.en = en
-        self.zh = zh
+    def __init__(
+        self, key: str, refusal: ProposalRefusedError | None = None, **fields: object
+    ) -> None:
+        super().__init__(key)
+        self.key = key
+        self.refusal = refusal
+        self.fields = fields
 
     def said(self, lang: str) -> str:
         """The sentence in ``lang``."""
-        return self.zh if lang == "zh" else self.en
+        if self.refusal is not None:
+            return error_text(self.refusal, lang)
+        return word(self.key, lang).format(**self.fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +67,10 @@ class EditForm:
 
 @dataclass(frozen=True, slots=True)
 class ImportReport:
-    """What an import proposed and what it could not."""
+    """What an import proposed and what it could not (masked text, and why)."""
 
     proposed: list[str]
-    refused: list[str]
+    refused: list[tuple[str, ShapeError]]
 
 
 def _line(value: str) -> str:
@@ -71,7 +78,7 @@ def _line(value: str) -> str:
 
 
 def _refused(exc: ProposalRefusedError) -> ShapeError:
-    return ShapeError(exc.reason_en, exc.reason_zh)
+    return ShapeError("refused", exc)
 
 
 class Shaper:
@@ -96,28 +103,22 @@ class Shaper:
         text = form.text.strip()
         if text and text != old.text:
             if old.status not in LIVE:
-                raise ShapeError(
-                    f"{old.id} is {old.status}: edit the version that replaced it, or restore it.",
-                    f"{old.id} 目前是 {old.status}：請修改取代它的版本，或先恢復它。",
-                )
+                raise ShapeError("not_live", id=old.id, status=old.status)
             return self._new_version(user_key, old, text, fields, now)
         if not text:
-            raise ShapeError("A memory needs some text.", "記憶不能是空的。")
+            raise ShapeError("no_text")
         return self._amend(user_key, old.id, fields)
 
     def _fields(self, old: Entry, form: EditForm) -> dict[str, object]:
         scope = form.scope.strip() or "global"
         if not _SCOPE.fullmatch(scope):
-            raise ShapeError(
-                "Scope must be global, project:<name> or lang:<name>.",
-                "範圍必須是 global、project:<名稱> 或 lang:<名稱>。",
-            )
+            raise ShapeError("bad_scope")
         try:
             weight = int(form.weight.strip() or old.user_weight)
         except ValueError:
             weight = -1
         if not 0 <= weight <= 10:
-            raise ShapeError("Weight is a whole number from 0 to 10.", "權重是 0 到 10 的整數。")
+            raise ShapeError("bad_weight")
         return {
             "section": _line(form.section)[:80] or DEFAULT_SECTION,
             "canonical_topic": _line(form.topic)[:80],
@@ -194,22 +195,19 @@ class Shaper:
         try:
             return self.answers.edit(user_key, proposal_id, text, via="page")
         except Exception as exc:  # BackendError: a refusal already worded for the user
-            raise ShapeError(str(exc), str(exc)) from exc
+            raise ShapeError("as_is", text=str(exc)) from exc
 
     def import_file(self, user_key: str, name: str, data: bytes, now: datetime) -> ImportReport:
         """Propose every live memory of a Markdown or JSON file; nothing is written yet."""
         if len(data) > MAX_IMPORT_BYTES:
-            raise ShapeError("The file is too large (2 MB at most).", "檔案太大（最多 2 MB）。")
+            raise ShapeError("too_large")
         try:
             text = data.decode("utf-8-sig")
             entries = _entries_of(name, text)
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            raise ShapeError(
-                "Cannot read that file: use a Markdown or JSON export of PCAI.",
-                "看不懂這個檔案：請用 PCAI 匯出的 Markdown 或 JSON。",
-            ) from exc
+            raise ShapeError("import_bad") from exc
         proposed: list[str] = []
-        refused: list[str] = []
+        refused: list[tuple[str, ShapeError]] = []
         for e in entries[:MAX_IMPORT_ENTRIES]:
             values = {k: getattr(e, k) for k in _IMPORTED}
             try:
@@ -217,10 +215,13 @@ class Shaper:
                     user_key, e.text, "import", section=e.section, now=now, fields=values
                 )
             except ProposalRefusedError as exc:
-                refused.append(f"{mask(e.text)[:60]} — {exc.reason_zh} {exc.reason_en}")
+                refused.append((mask(e.text)[:60], _refused(exc)))
                 continue
             proposed.append(p.id)
-        refused += [f"{mask(e.text)[:60]} — too many" for e in entries[MAX_IMPORT_ENTRIES:]]
+        refused += [
+            (mask(e.text)[:60], ShapeError("too_many_entries"))
+            for e in entries[MAX_IMPORT_ENTRIES:]
+        ]
         return ImportReport(proposed, refused)
 
 
