@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/web.py [--entries 10000] [--requests 50]
+    .venv/bin/python bench/web.py [--entries 10000] [--requests 50] [--data-dir DIR]
 
 Writes ``--entries`` synthetic memories (Chinese, English and mixed) into one user's
 MEMORY.md in a temporary data folder, indexes them with the real embedded e5 model, serves the
@@ -10,7 +10,8 @@ page with the same :class:`~bot.web.server.WebServer` the bot starts (uvicorn in
 loop), logs in through a one-time link, then times ``--requests`` GETs of the memories page
 (every entry parsed, health and fade date computed, the first 100 shown) and as many searches
 (query embedding + the hybrid pipeline + the page) over real HTTP on 127.0.0.1. The last line
-is ``web p95 at <n> memories: page <ms> ms, search <ms> ms``.
+is ``web p95 at <n> memories: page <ms> ms, search <ms> ms``. ``--data-dir`` keeps the data
+folder, so a second run finds the entries indexed (indexing is incremental) and starts at once.
 """
 
 from __future__ import annotations
@@ -78,12 +79,12 @@ def main() -> int:
     ap.add_argument("--entries", type=int, default=10_000)
     ap.add_argument("--requests", type=int, default=50)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--data-dir", type=Path, help="keep the data here (default: a temp dir)")
     args = ap.parse_args()
     rng = random.Random(args.seed)
     with tempfile.TemporaryDirectory(prefix="pcai-bench-web-") as tmp:
-        settings = load_settings(
-            {"PCAI_DATA_DIR": str(Path(tmp) / "botmemory"), "PCAI_WEB_PORT": "0"}
-        )
+        data = args.data_dir or Path(tmp) / "botmemory"
+        settings = load_settings({"PCAI_DATA_DIR": str(data), "PCAI_WEB_PORT": "0"})
         services = build_services(settings, embedder=E5Embedder(batch_size=32))
         try:
             services.memory.ensure_index()
