@@ -51,6 +51,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "prev": ("上一頁", "previous"),
     "confirm": ("確認", "Confirm"),
     "replace": ("取代舊的", "Replace the old one"),
+    "add_new": ("新增（保留舊的）", "Add as new (keep the old one)"),
     "discard": ("捨棄", "Discard"),
     "confirm_selected": ("確認勾選的", "Confirm selected"),
     "discard_selected": ("捨棄勾選的", "Discard selected"),

@@ -48,6 +48,7 @@ async def test_replace_edit_and_discard(page: Page) -> None:
     client = page.login(ALICE)
     html = client.get("/pending").text
     assert "Replace the old one" in html and "Similar memory exists" in html
+    assert "Add as new (keep the old one)" in html
     token = csrf_of(html)
     client.post(f"/pending/{pid}/edit", data={"csrf": token, "text": "My dentist is Dr. Chen"})
     assert [p.text for p in page.services.confirm.pending(ALICE)] == ["My dentist is Dr. Chen"]
