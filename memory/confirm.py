@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.consent import ActCheck, UserAct
+from memory.emphasis import emphasis
 from memory.errors import MemoryStoreError
 from memory.governance import (
     LIVE,
@@ -148,11 +149,8 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         raise InvalidProposalError(
             "field", "enforcement_level must be soft or hard.", "enforcement_level 不正確。"
         )
-    scope = out.get("scope")
-    if scope is not None and not re.fullmatch(r"global|(?:project|lang):\S+", str(scope)):
-        raise InvalidProposalError(
-            "field", "scope must be global, project:<name> or lang:<name>.", "scope 不正確。"
-        )
+    if "scope" in out:
+        out["scope"] = check_scope(str(out["scope"]))
     if "summary" in out:
         out["summary"] = str(out["summary"]).strip()[:50]
     if "user_weight" in out:
@@ -162,6 +160,21 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     if "claims" in out:
         out["claims"] = [str(c) for c in out["claims"]]
     return out
+
+
+_SCOPE = re.compile(r"(global)|(project|lang):(\S+)", re.IGNORECASE)
+
+
+def check_scope(value: str) -> str:
+    """A scope (seed 002 §3.1) as stored: ``global``, ``project:<name>`` or ``lang:<name>``."""
+    m = _SCOPE.fullmatch(value.strip())
+    if m is None:
+        raise InvalidProposalError(
+            "field",
+            "Scope must be global, project:<name> or lang:<name>.",
+            "scope 必須是 global、project:<名稱> 或 lang:<名稱>。",
+        )
+    return "global" if m.group(1) else f"{m.group(2).lower()}:{m.group(3)}"
 
 
 def expiry_notice(proposal: Proposal) -> str:
@@ -239,12 +252,20 @@ class ConfirmationService:
         now: datetime,
         fields: Mapping[str, Any] | None = None,
     ) -> Proposal:
-        """Check ``text`` and store it as a proposal waiting for its owner's answer."""
-        text = self.check_text(user_key, text)
+        """Check ``text`` and store it as a proposal waiting for its owner's answer.
+
+        "這很重要" / "this is important" in the text is the user's emphasis, not the fact: it is
+        taken out and proposes a higher ``user_weight`` (:mod:`memory.emphasis`), unless
+        ``fields`` already name one.
+        """
+        said = emphasis(text)
+        text = self.check_text(user_key, said.text)
         # The text is refused when it holds a secret; the model's section and topic are masked.
         clean = {
             k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
         }
+        if said.weight is not None:
+            clean.setdefault("user_weight", said.weight)
         ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
         chosen = mask((section or "").strip()) or choose_section(
             text, self.memory.document(user_key).sections
