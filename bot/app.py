@@ -18,6 +18,7 @@ from memory.access import AccessCounter
 from memory.confirm import ConfirmationService
 from memory.consent import UserActMint
 from memory.embedders import E5Embedder, Embedder
+from memory.fading import FadeBook
 from memory.governance import Governance
 from memory.index import IndexStore
 from memory.indexer import Indexer
@@ -140,7 +141,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         access=access,
         governance=governance,
         confirm=ConfirmationService(memory, pending, governance, user_acts.check),
-        lifecycle=Lifecycle(memory, access, settings.lifecycle),
+        lifecycle=Lifecycle(memory, access, settings.lifecycle, FadeBook(state)),
         sessions=sessions,
         daily_log=daily_log,
         summaries=summaries,
