@@ -17,6 +17,7 @@ from typing import Any
 from agent.tools import ToolBox
 from agent.types import ProposalView
 from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.emphasis import emphasis, model_weight
 from memory.governance import Governance
 from memory.pending import Proposal
 from memory.service import MemoryService
@@ -34,6 +35,8 @@ def proposal_view(p: Proposal) -> ProposalView:
         section=p.section,
         expires_at=p.expires_at,
         conflict_note=p.conflict_note,
+        weight=int(p.fields.get("user_weight", 0)),
+        scope=str(p.fields.get("scope", "")),
     )
 
 
@@ -50,6 +53,7 @@ class TurnTools:
     governance: Governance
     counter: TokenCounter
     proposals: list[Proposal] = field(default_factory=list)
+    user_text: str = ""  # the user's message: their "這很重要" sets the weight, not the model's
 
     def toolbox(self) -> ToolBox:
         """The memory tools bound to this turn: propose, search, read history."""
@@ -66,7 +70,12 @@ class TurnTools:
 
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
-        fields = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        fields: dict[str, Any] = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        if args.get("scope"):
+            fields["scope"] = args["scope"]  # checked (and refused if malformed) by propose
+        weight = emphasis(self.user_text).weight or model_weight(args.get("weight"))
+        if weight is not None:
+            fields["user_weight"] = weight
         try:
             proposal = await asyncio.to_thread(
                 self.confirm.propose,
