@@ -5,6 +5,10 @@ button, a reply to its message, /confirm, or a short word typed when exactly one
 waiting and it is the bot's last message to the user (``BotDeps.last_shown``). A bare word
 with several waiting gets "which one?" and the proposals again. The ✏️ Edit state lasts only
 while its proposal waits; after that the next message is ordinary chat.
+
+The buttons under /memory (📌 pin, 📍 unpin, ✏️ edit, 🗑 forget) and under the weekly fading
+notice (✅ keep) are the user's decisions too (``mm:<code>:<memory id>``); after ✏️ the user's
+next message is that memory's new text.
 """
 
 from __future__ import annotations
@@ -18,7 +22,13 @@ from agent.types import ProposalView
 from bot.telegram.context import BotContext, BotDeps, user_key_of
 from bot.telegram.desk import outcome_text
 from bot.telegram.ports import Answer, BackendError, Decision, Via
-from bot.telegram.sending import edit_outcome, send_document, send_proposal, send_text
+from bot.telegram.sending import (
+    buttons_markup,
+    edit_outcome,
+    send_document,
+    send_proposal,
+    send_text,
+)
 from bot.telegram.texts import detect_language, say
 
 log = logging.getLogger(__name__)
@@ -41,7 +51,7 @@ async def show_answer(
     """Send an :class:`Answer`: its text, its document, its notices, then its proposals."""
     deps.spoke(key)
     if answer.text and answer.document is None:
-        await send_text(bot, chat_id, answer.text)
+        await send_text(bot, chat_id, answer.text, markup=buttons_markup(answer.buttons))
     if answer.document is not None:
         await send_document(bot, chat_id, answer.document, answer.text)
     for notice in answer.notices:
@@ -70,7 +80,7 @@ async def on_button(update: Update, context: BotContext) -> None:
             chat_id, say("edit_prompt", lang), reply_markup=ForceReply(selective=True)
         )
         return
-    decision: Decision = "confirm" if code == "c" else "reject"
+    decision: Decision = "confirm" if code == "c" else "replace" if code == "r" else "reject"
     outcome = await asyncio.to_thread(
         deps.backend.decide, key, proposal_id, decision, via="button"
     )
@@ -78,6 +88,29 @@ async def on_button(update: Update, context: BotContext) -> None:
     await query.answer(text[:190])
     if query.message is not None:
         await edit_outcome(context.bot, chat_id, query.message.message_id, text)
+
+
+async def on_memory_button(update: Update, context: BotContext) -> None:
+    """A press on 📌 / 📍 / ✏️ / 🗑 under /memory, or ✅ keep under the fading notice."""
+    query = update.callback_query
+    if query is None or query.data is None or update.effective_chat is None:
+        return
+    deps, key = context.deps, user_key_of(update)
+    lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
+    _, code, entry_id = [*query.data.split(":", 2), "", ""][:3]
+    deps.spoke(key)
+    if code == "e":
+        deps.awaiting_revise[key] = entry_id
+        await query.answer()
+        await context.bot.send_message(
+            update.effective_chat.id,
+            say("revise_prompt", lang) % entry_id,
+            reply_markup=ForceReply(selective=True),
+        )
+        return
+    said = await deps.desk.memory_button(key, code, entry_id, lang)
+    await query.answer(said[:190])
+    await send_text(context.bot, update.effective_chat.id, said)
 
 
 async def try_confirm_flow(update: Update, context: BotContext, text: str, lang: str) -> bool:
@@ -88,6 +121,14 @@ async def try_confirm_flow(update: Update, context: BotContext, text: str, lang:
     chat_id = update.effective_chat.id
     # Whatever this message turns out to be, the bot's next message answers it.
     shown_last = deps.last_shown.pop(key, None)
+    revising = deps.awaiting_revise.pop(key, None)
+    if revising is not None:  # the message after ✏️ under /memory is that memory's new text
+        try:
+            said = await deps.desk.revise(key, revising, text, lang, via="reply")
+        except BackendError as exc:  # refused (a secret, noise, archived): say why
+            said = str(exc)
+        await send_text(context.bot, chat_id, said)
+        return True
     live = {p.proposal_id for p in await asyncio.to_thread(deps.backend.pending, key)}
     editing = deps.awaiting_edit.pop(key, None)
     if editing is not None and editing in live:

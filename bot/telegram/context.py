@@ -29,6 +29,8 @@ class BotDeps:
     # user key -> the proposal the bot's last message in the private chat showed, if it did:
     # a bare "ok" may answer only that one.
     last_shown: dict[str, str] = field(default_factory=dict)
+    # user key -> the memory whose new text the user's next message is (after ✏️ on /memory).
+    awaiting_revise: dict[str, str] = field(default_factory=dict)
 
     def spoke(self, user_key: str) -> None:
         """The bot told the user something else: no proposal is its last message now."""

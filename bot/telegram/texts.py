@@ -8,6 +8,7 @@ from datetime import datetime
 from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
+CORE_WEIGHT = 9  # seed 002 L0: a weight of 9 or more is core
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # (command, zh, en): registered with setMyCommands and shown by /help.
@@ -19,6 +20,17 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("remember", "記住一件事（會先請你確認）", "remember something (asks to confirm)"),
     ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
     ("undo", "復原剛才忘記的記憶", "bring back the memory you just forgot"),
+    ("pin", "釘選記憶（每次回答都帶入）：/pin <id>", "pin a memory (in every reply): /pin <id>"),
+    ("unpin", "取消釘選：/unpin <id>", "unpin a memory: /unpin <id>"),
+    ("edit", "修改記憶：/edit <id> <新內容>", "edit a memory: /edit <id> <new text>"),
+    (
+        "scope",
+        "設定範圍：/scope <id> project:名稱 | lang:語言 | global",
+        "set a scope: /scope <id> project:x | lang:y | global",
+    ),
+    ("archived", "已封存的記憶", "archived memories"),
+    ("restore", "找回封存的記憶：/restore <id>", "bring an archived memory back: /restore <id>"),
+    ("keep", "保留正在淡出的記憶：/keep <id>", "keep a fading memory: /keep <id>"),
     ("pending", "等待確認的記憶", "memories waiting for confirmation"),
     ("confirm", "確認等待中的記憶：/confirm [id]", "confirm a pending memory: /confirm [id]"),
     ("discard", "捨棄等待中的記憶：/discard [id]", "discard a pending memory: /discard [id]"),
@@ -49,6 +61,38 @@ MESSAGES: dict[str, tuple[str, str]] = {
     "usage_remember": ("用法：/remember <內容>", "Usage: /remember <text>"),
     "usage_forget": ("用法：/forget <id>（id 見 /memory）", "Usage: /forget <id> (see /memory)"),
     "usage_history": ("用法：/history <主題>", "Usage: /history <topic>"),
+    "usage_pin": ("用法：/pin <id>（id 見 /memory）", "Usage: /pin <id> (see /memory)"),
+    "usage_unpin": ("用法：/unpin <id>（id 見 /memory）", "Usage: /unpin <id> (see /memory)"),
+    "usage_edit": ("用法：/edit <id> <新內容>", "Usage: /edit <id> <new text>"),
+    "usage_scope": (
+        "用法：/scope <id> project:名稱 | lang:語言 | global",
+        "Usage: /scope <id> project:<name> | lang:<name> | global",
+    ),
+    "usage_restore": (
+        "用法：/restore <id>（id 見 /archived）",
+        "Usage: /restore <id> (see /archived)",
+    ),
+    "usage_keep": ("用法：/keep <id>", "Usage: /keep <id>"),
+    "pinned": ("📌 已釘選，之後每次回答都會帶入：", "📌 Pinned; it goes into every reply now: "),
+    "unpinned": ("📍 已取消釘選：", "📍 Unpinned: "),
+    "scoped": ("🏷 範圍改為 %s：", "🏷 Scope is now %s: "),
+    "revised": ("✏️ 已修改（%s 取代 %s）：", "✏️ Edited (%s replaces %s): "),
+    "kept": ("✅ 會繼續記得：", "✅ I'll keep remembering: "),
+    "restored": ("♻️ 已找回：", "♻️ Restored: "),
+    "no_archived": ("沒有封存的記憶。", "No archived memories."),
+    "archived_head": (
+        "已封存的記憶（/restore <id> 找回）：",
+        "Archived memories (/restore <id> brings one back):",
+    ),
+    "memory_legend": (
+        "📌 釘選 · 📍 取消釘選 · ✏️ 修改 · 🗑 忘記（/undo 可復原）",
+        "📌 pin · 📍 unpin · ✏️ edit · 🗑 forget (/undo brings it back)",
+    ),
+    "revise_prompt": (
+        "✏️ 請回覆這則訊息，輸入 %s 的新內容。",
+        "✏️ Reply to this message with the new text for %s.",
+    ),
+    "replaced": ("（取代 %s）", " (replaces %s)"),
     "nothing_found": ("找不到相關記憶。", "Nothing found."),
     "no_pending": ("沒有等待確認的記憶。", "Nothing is waiting for confirmation."),
     "which_pending": (
@@ -84,6 +128,19 @@ MESSAGES: dict[str, tuple[str, str]] = {
 }
 
 BUTTONS = {"zh": ("✅ 確認", "✏️ 修改", "🗑 捨棄"), "en": ("✅ Confirm", "✏️ Edit", "🗑 Discard")}
+# A proposal that conflicts with a memory: add beside it, or replace it (seed 002 §5.2).
+CONFLICT_BUTTONS = {
+    "zh": ("➕ 新增", "🔁 取代", "✏️ 修改", "🗑 捨棄"),
+    "en": ("➕ Add", "🔁 Replace", "✏️ Edit", "🗑 Discard"),
+}
+MEMORY_BUTTONS = {"pin": "📌", "unpin": "📍", "edit": "✏️", "forget": "🗑"}
+KEEP_BUTTON = "✅ 保留 keep"
+# The weekly fading notice names each memory and how to keep it; bilingual (no chat to read).
+FADING_HEAD = (
+    "🍂 這些記憶很久沒用到，一週後會封存（不再被搜尋到，可用 /restore 找回）。要保留嗎？\n"
+    "These memories have not been used in a long time and will be archived in a week (no "
+    "longer searched; /restore brings one back). Keep them?"
+)
 
 
 def detect_language(language_code: str | None, text: str = "") -> str:
@@ -123,6 +180,16 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     lines = [say("propose_head", lang), "", body, ""]
     if p.conflict_note:
         lines.append(p.conflict_note)
+    if p.weight:
+        core = p.weight >= CORE_WEIGHT
+        if lang == "zh":
+            lines.append(
+                f"⭐ 重要程度 {p.weight}/10" + ("（核心：每次回答都會帶入）" if core else "")
+            )
+        else:
+            lines.append(f"⭐ weight {p.weight}/10" + (" (core: in every reply)" if core else ""))
+    if p.scope and p.scope != "global":
+        lines.append(f"🏷 {'範圍' if lang == 'zh' else 'scope'} {p.scope}")
     lines.append(f"[{p.section}] · {say('expires', lang) % when} · id {p.proposal_id}")
     return "\n".join(lines)
 
