@@ -15,11 +15,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from telegram import Bot, ForceReply, Update
 
 from agent.types import ProposalView
-from bot.telegram.context import BotContext, BotDeps, user_key_of
+from bot.telegram.access import in_group
+from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
 from bot.telegram.desk import outcome_text
 from bot.telegram.ports import Answer, BackendError, Decision, Via
 from bot.telegram.sending import (
@@ -74,6 +76,7 @@ async def on_button(update: Update, context: BotContext) -> None:
             await query.answer(say("missing", lang))
             return
         deps.awaiting_edit[key] = proposal_id
+        deps.awaiting_revise.pop(key, None)  # one edit prompt at a time
         await query.answer()
         deps.spoke(key)
         await context.bot.send_message(
@@ -98,9 +101,13 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
     deps, key = context.deps, user_key_of(update)
     lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
     _, code, entry_id = [*query.data.split(":", 2), "", ""][:3]
+    if in_group(update):  # memories are never shown or changed in a group
+        await query.answer(say("group_private", lang)[:190])
+        return
     deps.spoke(key)
     if code == "e":
-        deps.awaiting_revise[key] = entry_id
+        deps.awaiting_revise[key] = (entry_id, time.monotonic())
+        deps.awaiting_edit.pop(key, None)  # one edit prompt at a time
         await query.answer()
         await context.bot.send_message(
             update.effective_chat.id,
@@ -121,8 +128,9 @@ async def try_confirm_flow(update: Update, context: BotContext, text: str, lang:
     chat_id = update.effective_chat.id
     # Whatever this message turns out to be, the bot's next message answers it.
     shown_last = deps.last_shown.pop(key, None)
-    revising = deps.awaiting_revise.pop(key, None)
-    if revising is not None:  # the message after ✏️ under /memory is that memory's new text
+    revising, pressed = deps.awaiting_revise.pop(key, ("", 0.0))
+    if revising and time.monotonic() - pressed < REVISE_WINDOW:
+        # The message after ✏️ under /memory is that memory's new text.
         try:
             said = await deps.desk.revise(key, revising, text, lang, via="reply")
         except BackendError as exc:  # refused (a secret, noise, archived): say why

@@ -13,12 +13,13 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from telegram import Update
 
 from bot.app import Services
 from bot.fading import fading_job, telegram_offer
 from bot.telegram.application import build_application
 from bot.telegram.backend import backend_for
-from bot.telegram.context import BotApp
+from bot.telegram.context import DEPS, REVISE_WINDOW, BotApp
 from memory.markdown import Entry
 from tests.bot.conftest import OWNER
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
@@ -210,3 +211,29 @@ async def test_the_edit_prompt_takes_one_message_through_the_guards(
     assert "Not saved" in bot.last() and list(_entries(services)) == [e.id]  # noise refused
     await bot.send("My locker number is 14")  # the edit state is over: ordinary chat now
     assert list(_entries(services)) == [e.id]
+
+
+async def test_an_old_edit_prompt_no_longer_takes_the_next_message(
+    bot: Bot, services: Services
+) -> None:
+    e = services.memory.remember(KEY, "My locker number is 12")
+    await bot.press(f"mm:e:{e.id}")
+    deps = bot.app.bot_data[DEPS]
+    entry_id, pressed = deps.awaiting_revise[KEY]
+    deps.awaiting_revise[KEY] = (entry_id, pressed - REVISE_WINDOW - 1)  # ten minutes later
+    await bot.send("My locker number is 14 now")  # goes to the agent, edits nothing
+    assert list(_entries(services)) == [e.id] and KEY not in deps.awaiting_revise
+
+
+async def test_memory_buttons_do_nothing_in_a_group(bot: Bot, services: Services) -> None:
+    e = services.memory.remember(KEY, "My locker number is 12")
+    deps = bot.app.bot_data[DEPS]
+    deps.settings = replace(deps.settings, groups=True)  # past the gate: the handler decides
+    update = bot.updates.button(bot.app.bot, OWNER, f"mm:p:{e.id}", 3, "en")
+    data = update.to_dict()
+    data["callback_query"]["message"]["chat"] = {"id": -100123, "type": "group", "title": "G"}
+    await bot.app.process_update(Update.de_json(data, bot.app.bot))
+    assert not _entries(services)[e.id].is_core
+    assert bot.api.named("sendMessage") == []
+    [answer] = bot.api.named("answerCallbackQuery")
+    assert "private chat" in answer["text"]
