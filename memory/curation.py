@@ -43,23 +43,23 @@ class Curation:
     def pin(self, act: UserAct, *, now: datetime) -> Entry:
         """``pin``: the memory goes into every prompt (L0); ``unpin`` undoes it."""
         act = self._check.verify(act, ("pin", "unpin"))
-        return self.set_core(act.user_key, act.proposal_id, act.action == "pin", now=now)
+        return self._set_core(act.user_key, act.proposal_id, act.action == "pin", now=now)
 
     def scope(self, act: UserAct, *, now: datetime) -> Entry:
         """``scope``: the memory's scope becomes ``act.text`` (checked)."""
         act = self._check.verify(act, ("scope",))
-        return self.set_scope(act.user_key, act.proposal_id, check_scope(act.text), now=now)
+        return self._set_scope(act.user_key, act.proposal_id, check_scope(act.text), now=now)
 
     def revise(self, act: UserAct, *, now: datetime) -> Entry:
         """``revise``: a new version with ``act.text`` supersedes the memory (guards apply)."""
         act = self._check.verify(act, ("revise",))
         text = self.confirm.check_text(act.user_key, act.text)
-        return self.supersede(act.user_key, act.proposal_id, text, now=now)
+        return self._supersede(act.user_key, act.proposal_id, text, now=now)
 
     def keep(self, act: UserAct, *, now: datetime) -> Entry:
         """``keep``: the user keeps a fading memory."""
         act = self._check.verify(act, ("keep",))
-        return self.keep_entry(act.user_key, act.proposal_id, now=now)
+        return self._keep(act.user_key, act.proposal_id, now=now)
 
     def restore(self, act: UserAct, *, now: datetime) -> Entry:
         """``restore``: an archived (or replaced) memory is active again."""
@@ -70,7 +70,7 @@ class Curation:
         """The user's archived memories (what /restore can bring back)."""
         return self.governance.archived(user_key)
 
-    # -- the writes ----------------------------------------------------------------------
+    # -- the writes (reached only through the acts above) -------------------------------
     def _change(
         self, user_key: str, entry_id: str, change: Callable[[Entry], Entry], *, live: bool = True
     ) -> Entry:
@@ -85,7 +85,7 @@ class Curation:
                 self.memory.write_document(user_key, doc.with_entry(changed))
         return changed
 
-    def set_core(self, user_key: str, entry_id: str, core: bool, *, now: datetime) -> Entry:
+    def _set_core(self, user_key: str, entry_id: str, core: bool, *, now: datetime) -> Entry:
         """Pin (``is_core``: in every prompt, never archived) or unpin one live entry."""
         reason = "pinned by the user" if core else "unpinned by the user"
 
@@ -96,7 +96,7 @@ class Curation:
 
         return self._change(user_key, entry_id, pin)
 
-    def set_scope(self, user_key: str, entry_id: str, scope: str, *, now: datetime) -> Entry:
+    def _set_scope(self, user_key: str, entry_id: str, scope: str, *, now: datetime) -> Entry:
         """Give one live entry a scope (``global``, ``project:<name>``, ``lang:<name>``)."""
 
         def scoped(e: Entry) -> Entry:
@@ -107,7 +107,7 @@ class Curation:
 
         return self._change(user_key, entry_id, scoped)
 
-    def keep_entry(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
+    def _keep(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
         """The user keeps a fading memory: recency starts again, weight one step up (to 8).
 
         An entry the lifecycle archived meanwhile is brought back (a late press still keeps).
@@ -128,7 +128,7 @@ class Curation:
                 raise EntryNotLiveError(_not_live(entry, self.memory.entries(user_key)))
             return self._change(user_key, entry_id, kept, live=False)
 
-    def supersede(self, user_key: str, entry_id: str, text: str, *, now: datetime) -> Entry:
+    def _supersede(self, user_key: str, entry_id: str, text: str, *, now: datetime) -> Entry:
         """The user's new text for a live entry: a new version that supersedes it.
 
         The new entry keeps the old one's section, scope, topic, weight and pin; the old one
