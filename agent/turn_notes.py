@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 
+from agent.texts import say
 from agent.types import IncomingMessage
 from history.compaction import CompactionResult
 from memory.guards import mask
@@ -11,22 +12,14 @@ from memory.short_term import ShortTermStore, categories_in
 
 log = logging.getLogger(__name__)
 
-# Seed 003 §6.1: the compaction turn says, in one line, that the talk went into memory.
-COMPACTED = {
-    "zh": "📝 前面的討論重點已寫入記憶（MEMORY_FULL.md § {heading}{keywords}），"
-    "之後只帶最近幾輪。",
-    "en": "📝 I wrote the earlier conversation into memory "
-    "(MEMORY_FULL.md § {heading}{keywords}); from here on I keep only the last few turns.",
-}
-
 
 def compacted_line(result: CompactionResult, lang: str) -> str:
-    """The one line saying the conversation was written to memory (and its new keywords)."""
-    zh = lang == "zh"
-    words = ("、" if zh else ", ").join(result.keywords)
+    """The one line saying the conversation was written to memory (seed 003 §6.1) and its new
+    keywords."""
+    words = say("list_sep", lang).join(result.keywords)
     if words:
-        words = ("；新關鍵字：" if zh else "; new keywords: ") + words
-    return COMPACTED["zh" if zh else "en"].format(heading=result.heading, keywords=words)
+        words = say("compacted_keywords", lang, words=words)
+    return say("compacted", lang, heading=result.heading, keywords=words)
 
 
 def note_short_term(store: ShortTermStore | None, key: str, message: IncomingMessage) -> None:

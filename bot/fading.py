@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from bot.isolation import Notifier, each_user
@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 # False when this front end cannot reach that user (then nobody was told).
 Offer = Callable[[str, str, Sequence[Sequence[tuple[str, str]]]], Awaitable[bool]]
 FADING_SHOWN = 10  # memories per fading notice; the rest come in the next one
+FADE_EVERY = timedelta(days=7)  # settings.lifecycle.fade_every_hours
+
+
+def fade_every(services: Services) -> timedelta:
+    """How often the fading notice job runs (the setting, weekly by default)."""
+    return timedelta(hours=services.settings.lifecycle.fade_every_hours)
 
 
 def fading_notice(fading: Sequence[Fading]) -> tuple[str, tuple[tuple[tuple[str, str]], ...]]:
@@ -69,6 +75,17 @@ async def fading_job(
     results, run = await each_user(services, "fading", users, one, notifier)
     told = sum(1 for n in results if n)
     return f"{sum(results)} fading memories told to {told} users" + run.suffix()
+
+
+def fading_body(
+    notifier: Notifier | None, offer: Offer | None, user_key: str | None = None
+) -> Callable[[Services, datetime], Awaitable[str]]:
+    """The fading job as a scheduled body (over ``user_key``'s memories only, when given)."""
+
+    async def body(services: Services, now: datetime) -> str:
+        return await fading_job(services, now, notifier, offer, user_key)
+
+    return body
 
 
 def text_offer(notifier: Notifier | None) -> Offer | None:

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from bot.fading import Offer, fading_job, telegram_offer, text_offer
+from agent.texts import say
+from bot.fading import FADE_EVERY, Offer, fade_every, fading_body, telegram_offer, text_offer
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
@@ -51,7 +52,6 @@ INDEX_EVERY = timedelta(minutes=1)  # a hand edit of MEMORY.md is searchable wit
 EXPIRY_EVERY = timedelta(minutes=1)
 UNDO_EXPIRY_EVERY = timedelta(minutes=1)  # /undo's window is minutes: check each minute
 LIFECYCLE_AT = time(3, 30)  # nightly, in the user's time zone
-FADE_EVERY = timedelta(days=7)  # settings.lifecycle.fade_every_hours
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,10 +80,8 @@ class JobStatus:
 def expiry_notice(text: str) -> str:
     """The one sentence a user gets when a proposed memory expired unconfirmed."""
     short = text if len(text) <= 80 else text[:79] + "…"
-    return (
-        f"⌛ 待確認的記憶已過期，沒有寫入：「{short}」 "
-        f"(This memory proposal expired and was not saved.)"
-    )
+    zh, en = (say("proposal_expiry_notice", lang, short=short) for lang in ("zh", "en"))
+    return f"{zh} ({en})"
 
 
 # -- the bodies --------------------------------------------------------------------------
@@ -212,11 +210,7 @@ def default_jobs(
 
     ``offer`` sends the fading notice with its keep buttons (the notifier's text otherwise).
     """
-    offer = offer or text_offer(notifier)
-
-    async def fading(services: Services, now: datetime) -> str:
-        return await fading_job(services, now, notifier, offer)
-
+    fading = fading_body(notifier, offer or text_offer(notifier))
     return [
         JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
         JobSpec(
@@ -258,11 +252,8 @@ def user_jobs(
         dropped = await asyncio.to_thread(services.forgetter.expire, now, user_key)
         return f"{dropped} undo copies of {user_key} dropped"
 
-    async def fading(services: Services, now: datetime) -> str:
-        return await fading_job(services, now, notifier, text_offer(notifier), user_key)
-
     bodies: dict[str, JobBody] = {
-        "fading": fading,
+        "fading": fading_body(notifier, text_offer(notifier), user_key),
         "idle_summaries": idle,
         "forget_undo": forget_undo,
         "index": index,
@@ -411,16 +402,12 @@ def telegram_notifier(application: Any) -> Notifier:
     return notify
 
 
-def fade_every(services: Services) -> timedelta:
-    """How often the fading notice job runs (the setting, weekly by default)."""
-    return timedelta(hours=services.settings.lifecycle.fade_every_hours)
-
-
 def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
     """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
 
     Expired proposals are announced to their owners in their private chat; fading memories
-    come with keep buttons.
+    come with keep buttons. Reminders and briefings go on the same JobQueue
+    (:func:`bot.telegram.reminders.wire_reminders`).
     """
     runner = runner or JobRunner(services, tz=services.tz)
 
@@ -429,6 +416,10 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
             telegram_notifier(application), telegram_offer(application), fade_every(services)
         )
         register_ptb_jobs(application, runner, specs)
+        if services.reminders is not None:
+            from bot.telegram.reminders import wire_reminders
+
+            wire_reminders(application, services.reminders)
 
     return setup
 
@@ -448,7 +439,7 @@ async def scheduled(
     runner = runner or JobRunner(services, tz=services.tz)
     every = fade_every(services)
     specs = (
-        default_jobs(notifier, fade_every=every)
+        default_jobs(notifier, None, every)
         if user_key is None
         else user_jobs(user_key, notifier, every)
     )

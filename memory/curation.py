@@ -18,16 +18,12 @@ from datetime import datetime
 
 from memory.confirm import ConfirmationService, check_scope
 from memory.consent import ActCheck, UserAct
-from memory.errors import EntryNotFoundError, MemoryStoreError
+from memory.errors import EntryNotFoundError, EntryNotLiveError
 from memory.governance import LIVE, derive_summary, guess_class, history_line, with_status
-from memory.markdown import Entry, MemoryDocument, new_entry_id
+from memory.markdown import Entry, MemoryDocument, MemoryStatus, new_entry_id
 
 # A kept memory's weight goes up one step, to at most this (9 is core: /pin's, not keep's).
 KEEP_MAX_WEIGHT = 8
-
-
-class EntryNotLiveError(MemoryStoreError):
-    """The entry is archived or replaced: pinning, scoping or editing it needs the live one."""
 
 
 class Curation:
@@ -79,7 +75,7 @@ class Curation:
             doc = self.memory.document(user_key)
             entry = _get(doc, entry_id)
             if live and entry.status not in LIVE:
-                raise EntryNotLiveError(_not_live(entry, doc.entries))
+                raise _not_live(entry, doc.entries)
             changed = change(entry)
             if changed != entry:
                 self.memory.write_document(user_key, doc.with_entry(changed))
@@ -116,16 +112,16 @@ class Curation:
 
         def kept(e: Entry) -> Entry:
             weight = max(e.user_weight, min(e.user_weight + 1, KEEP_MAX_WEIGHT))
-            if e.status == "archived":
-                e = with_status(e, "active", now, "kept by the user")
+            if e.status == MemoryStatus.ARCHIVED:
+                e = with_status(e, MemoryStatus.ACTIVE, now, "kept by the user")
             else:
                 e = replace(e, history=(*e.history, _note(now, e, "kept by the user")))
             return replace(e, refreshed_at=stamp, user_weight=weight)
 
         with self.memory.lock(user_key):
             entry = _get(self.memory.document(user_key), entry_id)
-            if entry.status == "deprecated":
-                raise EntryNotLiveError(_not_live(entry, self.memory.entries(user_key)))
+            if entry.status == MemoryStatus.DEPRECATED:
+                raise _not_live(entry, self.memory.entries(user_key))
             return self._change(user_key, entry_id, kept, live=False)
 
     def _supersede(self, user_key: str, entry_id: str, text: str, *, now: datetime) -> Entry:
@@ -138,7 +134,7 @@ class Curation:
             doc = self.memory.document(user_key)
             old = _get(doc, entry_id)
             if old.status not in LIVE:
-                raise EntryNotLiveError(_not_live(old, doc.entries))
+                raise _not_live(old, doc.entries)
             new = replace(
                 old,
                 id=new_entry_id(now, text),
@@ -147,14 +143,16 @@ class Curation:
                 memory_class=guess_class(text) if old.memory_class != "mixed" else "mixed",
                 claims=(),
                 supersedes=(old.id,),
-                status="active",
+                status=MemoryStatus.ACTIVE,
                 created_at=now.isoformat(timespec="seconds"),
                 status_changed_at="",
                 refreshed_at="",
                 history=(),
             )
             reason = f"edited by the user: replaced by {new.id}"
-            doc = doc.with_entry(with_status(old, "deprecated", now, reason)).with_entry(new)
+            doc = doc.with_entry(
+                with_status(old, MemoryStatus.DEPRECATED, now, reason)
+            ).with_entry(new)
             self.memory.write_document(user_key, doc)
         return new
 
@@ -164,20 +162,16 @@ def _note(now: datetime, entry: Entry, reason: str) -> str:
     return history_line(now, entry.status, entry.status, reason)
 
 
-def _not_live(entry: Entry, entries: Iterable[Entry]) -> str:
-    """Why ``entry`` cannot be changed, and what to do instead, in one sentence each."""
-    if entry.status == "deprecated":
+def _not_live(entry: Entry, entries: Iterable[Entry]) -> EntryNotLiveError:
+    """Why ``entry`` cannot be changed: archived, or replaced (by which newer version)."""
+    if entry.status == MemoryStatus.DEPRECATED:
         newer = [e.id for e in entries if entry.id in e.supersedes]
-        which = newer[-1] if newer else "the newer version"
-        return f"{entry.id} was replaced by {which}; change that one. 這條已被 {which} 取代。"
-    return (
-        f"{entry.id} is archived; /restore {entry.id} first. "
-        f"這條已封存，請先 /restore {entry.id}。"
-    )
+        return EntryNotLiveError(entry.id, archived=False, newer=newer[-1] if newer else "")
+    return EntryNotLiveError(entry.id, archived=True)
 
 
 def _get(doc: MemoryDocument, entry_id: str) -> Entry:
     entry = doc.by_id().get(entry_id.strip())
     if entry is None:
-        raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+        raise EntryNotFoundError(entry_id.strip())
     return entry

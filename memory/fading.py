@@ -15,22 +15,12 @@ from datetime import UTC, datetime
 from memory.state import StateDB
 from memory.users import check_user_key
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS fading_notices (
-    user_key TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    told_ts REAL NOT NULL,
-    PRIMARY KEY (user_key, entry_id)
-);
-"""
-
 
 class FadeBook:
     """When each user was last told that a memory of theirs is fading."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state
-        state.ensure("fading_notices", _DDL)
+        self.state = state  # its table is migration m003 (memory.migrations)
 
     def told(self, user_key: str, entry_ids: Iterable[str], now: datetime) -> None:
         """Record that ``user_key`` was told (at ``now``) that these memories are fading."""

@@ -27,11 +27,19 @@ from datetime import datetime
 from typing import Any
 
 from memory.errors import EntryNotFoundError
-from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
+from memory.markdown import (
+    DEFAULT_SECTION,
+    STATUSES,
+    SUMMARY_MAX_CHARS,
+    Entry,
+    MemoryClass,
+    MemoryDocument,
+    MemoryStatus,
+)
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
 
-LIVE = ("active", "low_priority")
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 # Called with the entries a forget is about to delete (the undo copy is taken there).
 Keeper = Callable[[list[Entry]], object]
 
@@ -97,9 +105,9 @@ def choose_section(text: str, existing: Iterable[str] = ()) -> str:
     return DEFAULT_SECTION
 
 
-def guess_class(text: str) -> str:
+def guess_class(text: str) -> MemoryClass:
     """``policy`` for a standing rule, else ``episodic``."""
-    return "policy" if _POLICY_WORDS.search(text) else "episodic"
+    return MemoryClass.POLICY if _POLICY_WORDS.search(text) else MemoryClass.EPISODIC
 
 
 def history_line(now: datetime, old: str, new: str, reason: str) -> str:
@@ -280,15 +288,16 @@ class Governance:
         with self.memory.lock(user_key):
             doc = self.memory.document(user_key)
             entry = self._get(doc, entry_id)
-            if entry.status == "active":
+            if entry.status == MemoryStatus.ACTIVE:
                 return entry
-            changed = replace(with_status(entry, "active", now, "restored"), refreshed_at=stamp)
+            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+            changed = replace(restored, refreshed_at=stamp)
             self.memory.write_document(user_key, doc.with_entry(changed))
         return changed
 
     def archived(self, user_key: str) -> list[Entry]:
         """The user's archived entries, most recently archived first."""
-        gone = [e for e in self.memory.entries(user_key) if e.status == "archived"]
+        gone = [e for e in self.memory.entries(user_key) if e.status == MemoryStatus.ARCHIVED]
         return sorted(gone, key=lambda e: e.status_changed_at, reverse=True)
 
     def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
@@ -333,5 +342,5 @@ class Governance:
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:
         entry = doc.by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return entry

@@ -35,12 +35,13 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Final, Literal
 
 from memory.access import AccessCounter, AccessStat
 from memory.config import LifecycleConfig
 from memory.fading import FadeBook
 from memory.governance import with_status
-from memory.markdown import Entry
+from memory.markdown import Entry, MemoryStatus
 from memory.service import MemoryService
 from memory.users import list_user_keys
 
@@ -48,7 +49,10 @@ log = logging.getLogger(__name__)
 
 SEED_LN2 = 0.693  # the seed's ln(2)
 CORE_MIN_WEIGHT = 9
-DELETED = "deleted"
+# Not a status an entry is written with: the nightly job removes the entry.
+DELETED: Final = "deleted"
+# What the nightly job can move an entry to.
+Fate = MemoryStatus | Literal["deleted"]
 
 
 def recency_decay(days_old: float, half_life_days: float = 14.0) -> float:
@@ -102,21 +106,23 @@ def entry_health(entry: Entry, stat: AccessStat, now: datetime, config: Lifecycl
     )
 
 
-def status_for_health(health: float, config: LifecycleConfig) -> str:
+def status_for_health(health: float, config: LifecycleConfig) -> MemoryStatus:
     """The status a health score calls for."""
     if health < config.archive_below:
-        return "archived"
+        return MemoryStatus.ARCHIVED
     if health < config.low_priority_below:
-        return "low_priority"
-    return "active"
+        return MemoryStatus.LOW_PRIORITY
+    return MemoryStatus.ACTIVE
 
 
-def next_status(entry: Entry, health: float, now: datetime, config: LifecycleConfig) -> str | None:
+def next_status(
+    entry: Entry, health: float, now: datetime, config: LifecycleConfig
+) -> Fate | None:
     """The status the nightly job moves ``entry`` to (``"deleted"`` included), or None."""
-    if is_core(entry) or entry.status == "deprecated":
+    if is_core(entry) or entry.status == MemoryStatus.DEPRECATED:
         return None
     since_change = days_between(entry.status_changed_at or entry.created_at, now)
-    if entry.status == "archived" and since_change > config.delete_archived_after_days:
+    if entry.status == MemoryStatus.ARCHIVED and since_change > config.delete_archived_after_days:
         return DELETED
     restored = bool(entry.history) and entry.history[-1].endswith(": restored")
     if restored and since_change < config.restore_grace_days:
@@ -127,7 +133,7 @@ def next_status(entry: Entry, health: float, now: datetime, config: LifecycleCon
 
 def is_fading(entry: Entry, stat: AccessStat, now: datetime, config: LifecycleConfig) -> bool:
     """Whether ``entry`` is live, not core, and below the archive line within the notice."""
-    if is_core(entry) or entry.status not in ("active", "low_priority"):
+    if is_core(entry) or entry.status not in (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY):
         return False
     later = now + timedelta(days=config.fade_notice_days)
     return entry_health(entry, stat, later, config) < config.archive_below
@@ -174,8 +180,8 @@ class Change:
 
     user_key: str
     entry_id: str
-    old: str
-    new: str
+    old: str  # as written in MEMORY.md
+    new: Fate
     health: float
 
 
@@ -246,10 +252,13 @@ class Lifecycle:
             for entry in doc.entries:
                 health = entry_health(entry, stats.get(entry.id, AccessStat()), now, self.config)
                 new = next_status(entry, health, now, self.config)
-                if new == "archived" and not may_archive(
+                if new == MemoryStatus.ARCHIVED and not may_archive(
                     entry, told.get(entry.id), now, self.config
                 ):
-                    new = "low_priority" if entry.status == "active" else None  # told first
+                    # told first
+                    new = (
+                        MemoryStatus.LOW_PRIORITY if entry.status == MemoryStatus.ACTIVE else None
+                    )
                 if new is None:
                     continue
                 changes.append(Change(user_key, entry.id, entry.status, new, health))

@@ -7,20 +7,24 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
+from agent.handlers import proposal_view
+from agent.texts import both, error_both
 from agent.types import ProposalView
 from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via
-from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.confirm import ConfirmationService
 from memory.consent import Action, UserActMint
-from memory.curation import Curation, EntryNotLiveError
-from memory.errors import EntryNotFoundError
-from memory.governance import Governance
-from memory.markdown import Entry
-from memory.pending import (
-    Proposal,
+from memory.curation import Curation
+from memory.errors import (
+    EntryNotFoundError,
+    EntryNotLiveError,
     ProposalExpiredError,
     ProposalNotFoundError,
+    ProposalRefusedError,
     ProposalResolvedError,
 )
+from memory.governance import Governance
+from memory.markdown import Entry
+from memory.pending import Proposal
 
 
 def _now() -> datetime:
@@ -29,15 +33,7 @@ def _now() -> datetime:
 
 def view_of(p: Proposal) -> ProposalView:
     """The transport's view of a stored proposal."""
-    return ProposalView(
-        p.id,
-        p.text,
-        p.section,
-        p.expires_at,
-        p.conflict_note,
-        weight=int(p.fields.get("user_weight", 0)),
-        scope=str(p.fields.get("scope", "")),
-    )
+    return proposal_view(p)
 
 
 def line_of(e: Entry) -> MemoryLine:
@@ -61,7 +57,7 @@ class ConfirmAdapter:
         try:
             return view_of(self.service.propose(user_key, text, "command", now=now))
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
@@ -89,7 +85,7 @@ class ConfirmAdapter:
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
         return Outcome("edited", p.text, proposal=view_of(p))
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
@@ -131,10 +127,9 @@ class CurationAdapter:
         }[action]
         try:
             return line_of(run(act, now=_now()))
-        except (EntryNotFoundError, EntryNotLiveError) as exc:
-            raise BackendError(str(exc)) from exc
-        except ProposalRefusedError as exc:  # a new text or scope the guards refuse
-            raise BackendError(str(exc)) from exc
+        except (EntryNotFoundError, EntryNotLiveError, ProposalRefusedError) as exc:
+            # an unknown or archived memory, a new text or scope the guards refuse
+            raise BackendError(error_both(exc)) from exc
 
     def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
         """Pin or unpin."""
@@ -186,7 +181,7 @@ class GovernanceKeeper:
         """Every version of the topic's memories, oldest first."""
         chain = self.governance.archaeology(user_key, topic)
         if not chain:
-            return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
+            return both("no_history_topic", first="en", topic=topic)
         return "\n".join(
             f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}"
             + (f"  (← {', '.join(e.supersedes)})" if e.supersedes else "")

@@ -111,7 +111,7 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
         await query.answer()
         await context.bot.send_message(
             update.effective_chat.id,
-            say("revise_prompt", lang) % entry_id,
+            say("revise_prompt", lang, entry_id=entry_id),
             reply_markup=ForceReply(selective=True),
         )
         return

@@ -66,7 +66,7 @@ class Desk:
         out = [f"{n}. {memory_line(m)}" for n, m in enumerate(shown, first)]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
-            out.append(say("page", lang) % (page, pages, nxt))
+            out.append(say("page", lang, page=page, pages=pages, next=nxt))
         out.append(say("memory_legend", lang))
         rows = tuple(memory_buttons(n, m) for n, m in enumerate(shown, first))
         return Answer("\n".join(out), buttons=rows)
@@ -102,7 +102,7 @@ class Desk:
         line = await asyncio.to_thread(
             self.backend.set_scope, user_key, parts[0], parts[1], via="command"
         )
-        return Answer((say("scoped", lang) % line.scope) + line.text)
+        return Answer(say("scoped", lang, scope=line.scope) + line.text)
 
     async def cmd_archived(self, user_key: str, arg: str, lang: str) -> Answer:
         """The archived memories, with their ids for /restore."""
@@ -115,7 +115,7 @@ class Desk:
     async def revise(self, user_key: str, entry_id: str, text: str, lang: str, *, via: Via) -> str:
         """The user's new text for a memory (a command or a reply to ✏️); one line back."""
         line = await asyncio.to_thread(self.backend.revise, user_key, entry_id, text, via=via)
-        return (say("revised", lang) % (line.id, entry_id)) + line.text
+        return say("revised", lang, new=line.id, old=entry_id) + line.text
 
     async def memory_button(self, user_key: str, code: str, entry_id: str, lang: str) -> str:
         """A press of 📌 / 📍 / 🗑 under /memory, or ✅ keep under the fading notice."""
@@ -274,7 +274,7 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     if outcome.status == "confirmed":
         suffix = f" ({outcome.entry_id})" if outcome.entry_id else ""
         if outcome.replaced:
-            suffix += say("replaced", lang) % ", ".join(outcome.replaced)
+            suffix += say("replaced", lang, ids=", ".join(outcome.replaced))
         return say("confirmed", lang) + outcome.text + suffix
     if outcome.status == "rejected":
         return say("rejected", lang) + outcome.text

@@ -13,12 +13,12 @@ from tests.history.test_compaction import NOW, USER, chat, compactor
 
 
 async def test_compaction_indexes_new_keywords_and_keeps_the_memories(kit: HistoryKit) -> None:
-    memory = kit.services.memory
+    memory = kit.library.service
     tea = memory.remember(USER, "我每天早上喝烏龍茶")
     session = chat(15)
     result = await compactor(kit).maybe_compact(session, USER, NOW)
     assert result is not None and result.keywords
-    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    paths = UserPaths.of(kit.library.data_dir, USER)
     text = paths.memory_md.read_text("utf-8")
     line = next(ln for ln in text.splitlines() if ln.startswith(KEYWORDS_LABEL))
     full = paths.memory_full_md.read_text("utf-8")
@@ -44,7 +44,7 @@ def test_keywords_come_only_from_what_the_summary_wrote() -> None:
 
 
 async def test_an_unreadable_memory_md_does_not_stop_compaction(kit: HistoryKit) -> None:
-    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    paths = UserPaths.of(kit.library.data_dir, USER)
     paths.memory_md.parent.mkdir(parents=True, exist_ok=True)
     paths.memory_md.write_bytes(b"# MEMORY\n\n- caf\xe9\n")  # not UTF-8
     before = paths.memory_md.read_bytes()
