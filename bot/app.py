@@ -27,6 +27,7 @@ from memory.pending import PendingStore
 from memory.search import HybridSearcher
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
+from memory.signals import MemorySignals
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
 from memory.undo import UndoStore
@@ -109,11 +110,12 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     embedder = embedder or build_embedder(settings)
     store = IndexStore(settings.index_path, embedder.name, embedder.dim)
     indexer = Indexer(settings.data_dir, store, embedder, counter, settings.index)
-    searcher = HybridSearcher(store, embedder, settings.retrieval)
-    memory = MemoryService(settings.data_dir, indexer, searcher)
     state = StateDB(settings.state_db_path)
-    pending = PendingStore(state, settings.pending)
     access = AccessCounter(state)
+    signals = MemorySignals(settings.data_dir, access)  # seed 002 §4.1A ranks by these
+    searcher = HybridSearcher(store, embedder, settings.retrieval, signals)
+    memory = MemoryService(settings.data_dir, indexer, searcher)
+    pending = PendingStore(state, settings.pending)
     tz = user_timezone(settings)
     sessions = SessionStore(settings.sessions_dir)
     summaries = SummaryService(timeout_seconds=settings.ollama_timeout_seconds)

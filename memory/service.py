@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.embedders import Vector
 from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
@@ -20,7 +21,7 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.search import HybridSearcher, SearchHit
+from memory.search import SEARCHABLE, HybridSearcher, SearchHit
 from memory.users import UserPaths, check_user_key
 
 
@@ -60,12 +61,27 @@ class MemoryService:
         return list(self.document(user_key).entries)
 
     def search(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        qvec: Vector | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> list[SearchHit]:
-        """Search one user's memories, logs and summaries (picking up hand edits first)."""
+        """Search one user's memories, logs and summaries (picking up hand edits first).
+
+        ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
+        once); ``statuses`` the entry statuses searched (history looks at old versions too).
+        """
         with self.lock(user_key):  # a sync racing a write of the same file would index twice
             self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
-        return self.searcher.search(user_key, query, k, now=now)
+        if qvec is None:
+            return self.searcher.search(user_key, query, k, now=now, statuses=statuses)
+        return self.searcher.search_with_vector(
+            user_key, query, qvec, k, now=now, statuses=statuses
+        ).hits
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:
