@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from agent.why import WhyLog
+from history.config import TopicIndexConfig
 from history.dailylog import DailyLog
 from history.redact import Redactor, redact_log, redact_session, redact_summaries, said_in_log
 from history.sessions import SessionStore
+from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.errors import CorruptFileError, EntryNotFoundError
 from memory.fsutil import read_text
@@ -200,6 +202,8 @@ class Forgetter:
                     changed.append(rel)
             except CorruptFileError:
                 unreadable.append(rel)
+        # MEMORY_TOPIC.md's summary may quote the memory (it is not indexed: nothing to sync).
+        TopicIndex(self.memory.data_dir, TopicIndexConfig()).redact(user_key, redactor)
         return changed, unreadable
 
     def _redact_rows(self, user_key: str, redactor: Redactor, ids: frozenset[str]) -> None:

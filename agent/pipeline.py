@@ -26,6 +26,7 @@ from agent.prompt import (
     memory_block,
     system_prompt,
 )
+from agent.sections import section_summaries
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
@@ -356,7 +357,9 @@ class Agent:
             known = self.view.sections(key)
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
             return
-        self.topics.record(key, sections, message.time, known)
+        self.topics.record(
+            key, sections, message.time, known, summaries=section_summaries(selection)
+        )
 
 
 def _log_llm_failure(who: str, exc: LLMError) -> None:
