@@ -7,6 +7,7 @@ from datetime import datetime
 
 from agent.forget import Forgetter
 from agent.types import ProposalView
+from bot.telegram.desk import history_lines
 from bot.telegram.ports import BackendError, Decision, Outcome, Via
 from memory.confirm import ConfirmationService, ProposalRefusedError
 from memory.consent import UserActMint
@@ -111,11 +112,8 @@ class GovernanceKeeper:
         return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
-        """Every version of the topic's memories, oldest first."""
-        chain = self.governance.archaeology(user_key, topic)
-        if not chain:
-            return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
-        return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
+        """The supersedes timelines the topic is about (by id, topic or meaning)."""
+        return history_lines(topic, self.governance.history(user_key, topic))
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

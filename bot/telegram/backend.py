@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from bot.telegram.desk import topic_rows
 from bot.telegram.ports import (
     BackendError,
     Confirmations,
@@ -25,6 +26,7 @@ from bot.telegram.ports import (
     Outcome,
     Via,
 )
+from history.topic_index import TopicIndex
 from memory.confirm import parse_reply
 from memory.service import MemoryService
 
@@ -87,6 +89,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    topics: TopicIndex | None = None  # seed 000's current topic and prune advice, for /stats
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -191,6 +194,7 @@ class ServicesBackend:
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
+            *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
@@ -251,4 +255,5 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
             GovernanceKeeper(governance, services.forgetter) if governance is not None else None
         ),
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        topics=TopicIndex(settings.data_dir, settings.topic_index),
     )

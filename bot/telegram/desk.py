@@ -7,11 +7,14 @@ and the rest behave alike everywhere. No Telegram import here.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
 from bot.telegram.ports import Answer, Backend, BackendError, Decision, Document, Outcome
 from bot.telegram.texts import help_text, proposal_text, say
+from history.topic_index import TopicOverview
+from memory.archaeology import ChainMatch
 from memory.errors import UnreadableFileError
 
 PAGE_SIZE = 10
@@ -177,3 +180,43 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     if outcome.status == "edited" and outcome.proposal is not None:
         return say("edited", lang) + "\n" + proposal_text(outcome.proposal, lang)
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
+
+
+def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
+    """``/stats`` rows for seed 000's index: the current topic and the sections to prune."""
+    rows = []
+    if overview.current_topic:
+        line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"
+        if overview.topic_summary:
+            line += f": {overview.topic_summary}"
+        rows.append(("topic 當前主題", line))
+    if overview.prune:
+        rows.append(
+            (
+                "unused sections 少用的區塊",
+                ", ".join(overview.prune)
+                + " — 連續多輪沒用到，可考慮合併或移除 unused for several turns: merge or drop?",
+            )
+        )
+    return rows
+
+
+def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
+    """``/history``: each matching chain as a timeline, oldest version first.
+
+    ``咖啡 → drink_preference`` heads a chain found through its topic; each version shows its
+    date, status, id and text, and a newer version the id it replaced.
+    """
+    if not matches:
+        return f"No memory about {query!r}. 沒有關於「{query}」的記憶。"
+    out: list[str] = []
+    for match in matches:
+        if out:
+            out.append("")
+        out.append(f"{query} → {match.topic}" if match.topic else f"{query}:")
+        for i, e in enumerate(match.chain):
+            arrow = "  ↳ " if i else "  • "
+            replaced = f" (取代 replaces {', '.join(e.supersedes)})" if e.supersedes else ""
+            when = e.created_at[:16].replace("T", " ")
+            out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
+    return "\n".join(out)
