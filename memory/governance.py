@@ -244,8 +244,11 @@ class Governance:
         return list({e.id: e for e in found}.values())
 
     def archaeology(self, user_key: str, topic_or_id: str) -> list[Entry]:
-        """Every version of a memory, oldest first: by entry id, all chains of a topic, else
-        the chains the words are about (:meth:`history`)."""
+        """Every version of a memory, oldest first: by id, by topic, else by meaning.
+
+        An entry id gives its chain, a ``canonical_topic`` every chain of it; anything else
+        gives the chains the words are about (:meth:`history`).
+        """
         entries = self.memory.entries(user_key)
         key = topic_or_id.strip()
         if any(e.id == key for e in entries):

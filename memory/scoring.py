@@ -1,9 +1,9 @@
 """The staged scoring pipeline of seed 004 §5, one pure function per stage.
 
 Order (DESIGN.md "Search"): calibration -> fusion -> min_score -> recency boost -> importance
-weight -> length normalisation -> time decay -> hard minimum -> noise filter -> MMR. Every
-parameter comes from :class:`memory.config.RetrievalConfig`; the defaults quoted below are the
-seed's.
+weight -> length normalisation -> time decay -> hard minimum -> noise filter -> seed 002's
+retrieval score -> low-priority demotion -> MMR. Every parameter comes from
+:class:`memory.config.RetrievalConfig`; the defaults quoted below are the seeds'.
 
 Scale: the cosine is first calibrated to the embedder (:func:`calibrate`: 0 = as similar as
 unrelated text, 1 = identical), then every fusion method returns a score in [0, 1.15] whose
