@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Protocol
 
 from history import extractive as ex
@@ -31,9 +32,18 @@ from memory.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
 
-KIND_MESSAGE = "message"
-KIND_CONVERSATION = "conversation"
-KIND_IDLE = "idle"
+
+class SummaryKind(StrEnum):
+    """The three summaries (module docstring), each with its own prompt."""
+
+    MESSAGE = "message"
+    CONVERSATION = "conversation"
+    IDLE = "idle"
+
+
+KIND_MESSAGE = SummaryKind.MESSAGE
+KIND_CONVERSATION = SummaryKind.CONVERSATION
+KIND_IDLE = SummaryKind.IDLE
 
 FIELDS = ("Goal", "Decision", "Todo", "Facts")
 _SEP = " | "
@@ -71,7 +81,7 @@ PROMPTS = {
 class SummaryRequest:
     """What to summarise and how; an LLM summarizer sends ``system`` + ``transcript``."""
 
-    kind: str
+    kind: SummaryKind
     messages: tuple[Message, ...]
     max_chars: int = 280
     keywords_min: int = 3
@@ -153,29 +163,14 @@ def parse_structured(text: str) -> dict[str, str] | None:
 
 
 def extract_structured(message: Message) -> dict[str, str]:
-    """Sort a message's sentences into Goal / Decision / Todo / Facts (no LLM)."""
+    """Sort a message's clauses into Goal / Decision / Todo / Facts (no LLM)."""
     if message.role == ROLE_TOOL:
         lines = [ln.strip() for ln in message.content.splitlines() if ln.strip()]
         return {
             "Facts": "；".join(lines[:3])
             + (f" (+{len(lines) - 3} lines)" if len(lines) > 3 else "")
         }
-    sents = ex.sentences(message.content)
-    used: set[int] = set()
-
-    def take(pattern: re.Pattern[str], limit: int = 2) -> str:
-        picked = [i for i, s in enumerate(sents) if i not in used and pattern.search(s)][:limit]
-        used.update(picked)
-        return "；".join(sents[i] for i in picked)
-
-    decision, todo = take(ex.DECISION), take(ex.TODO)
-    goal = take(ex.GOAL, 1)
-    if not goal and message.role == ROLE_USER:
-        goal = take(re.compile(r"."), 1)
-    rest = [i for i in range(len(sents)) if i not in used]
-    factual = [i for i in rest if ex.numbers(sents[i]) or ex.dates(sents[i]) or ex.names(sents[i])]
-    facts = "；".join(sents[i] for i in (factual or rest)[:3])
-    return {"Goal": goal, "Decision": decision, "Todo": todo, "Facts": facts}
+    return ex.structured_fields(message.content, message.role == ROLE_USER)
 
 
 # -- the conversation summary --------------------------------------------------------------

@@ -13,7 +13,9 @@ Derived fields, used when the proposer gives none:
 
 Every status change is written into the entry itself: ``status``, ``status_changed`` and a
 ``history:`` line ``<time> <old> -> <new>: <reason>``, so a person reading MEMORY.md sees what
-happened and can undo it by editing the line (or with :meth:`Governance.restore`).
+happened and can undo it by editing the line (or with :meth:`Governance.restore`). The user's
+own changes from chat (pin, scope, keep, edit: :mod:`memory.curation`) get a history line
+too, ``<time> active -> active: pinned by the user``.
 """
 
 from __future__ import annotations
@@ -26,7 +28,15 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memory.errors import EntryNotFoundError
-from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
+from memory.markdown import (
+    DEFAULT_SECTION,
+    STATUSES,
+    SUMMARY_MAX_CHARS,
+    Entry,
+    MemoryClass,
+    MemoryDocument,
+    MemoryStatus,
+)
 from memory.passages import PassageCache
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
@@ -34,7 +44,7 @@ from memory.sources import KIND_MEMORY
 if TYPE_CHECKING:
     from memory.archaeology import ChainMatch
 
-LIVE = ("active", "low_priority")
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 # Called with the entries a forget is about to delete (the undo copy is taken there).
 Keeper = Callable[[list[Entry]], object]
 
@@ -100,9 +110,9 @@ def choose_section(text: str, existing: Iterable[str] = ()) -> str:
     return DEFAULT_SECTION
 
 
-def guess_class(text: str) -> str:
+def guess_class(text: str) -> MemoryClass:
     """``policy`` for a standing rule, else ``episodic``."""
-    return "policy" if _POLICY_WORDS.search(text) else "episodic"
+    return MemoryClass.POLICY if _POLICY_WORDS.search(text) else MemoryClass.EPISODIC
 
 
 def history_line(now: datetime, old: str, new: str, reason: str) -> str:
@@ -290,8 +300,26 @@ class Governance:
         return changed
 
     def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
-        """Make a deprecated, low-priority or archived entry active again."""
-        return self.set_status(user_key, entry_id, "active", now=now, reason="restored")
+        """Make a deprecated, low-priority or archived entry active again.
+
+        Its health's recency starts again from ``now`` (``refreshed``): what the user brought
+        back should not fade straight back into the archive.
+        """
+        stamp = now.isoformat(timespec="seconds")
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == MemoryStatus.ACTIVE:
+                return entry
+            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+            changed = replace(restored, refreshed_at=stamp)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def archived(self, user_key: str) -> list[Entry]:
+        """The user's archived entries, most recently archived first."""
+        gone = [e for e in self.memory.entries(user_key) if e.status == MemoryStatus.ARCHIVED]
+        return sorted(gone, key=lambda e: e.status_changed_at, reverse=True)
 
     def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
         """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
@@ -335,5 +363,5 @@ class Governance:
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:
         entry = doc.by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return entry

@@ -28,12 +28,13 @@ from memory import scoring
 from memory.config import RetrievalConfig
 from memory.embedders import Embedder, similarity_floor
 from memory.index import Chunk, IndexStore
+from memory.markdown import MemoryStatus
 from memory.noise import noise_reason
 from memory.signals import EntrySignal, SignalSource
 from memory.sources import KIND_MEMORY
 from memory.text import keyword_terms, selective_terms
 
-SEARCHABLE = ("active", "low_priority")
+SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 NEUTRAL = EntrySignal()
 
 

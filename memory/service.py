@@ -21,7 +21,7 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.search import SEARCHABLE, HybridSearcher, SearchHit
+from memory.search import SEARCHABLE, HybridSearcher, SearchHit, SearchResult
 from memory.users import UserPaths, check_user_key
 
 
@@ -75,13 +75,30 @@ class MemoryService:
         ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
         once); ``statuses`` the entry statuses searched (history looks at old versions too).
         """
-        with self.lock(user_key):  # a sync racing a write of the same file would index twice
-            self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
         if qvec is None:
-            return self.searcher.search(user_key, query, k, now=now, statuses=statuses)
+            return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
+        self._sync(user_key)
         return self.searcher.search_with_vector(
             user_key, query, qvec, k, now=now, statuses=statuses
         ).hits
+
+    def search_explained(
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+    ) -> SearchResult:
+        """Like :meth:`search`, also returning each dropped candidate and why (one run)."""
+        self._sync(user_key)
+        return self.searcher.search_explained(user_key, query, k, now=now, statuses=statuses)
+
+    def _sync(self, user_key: str) -> None:
+        """Index a hand edit of MEMORY.md before searching it."""
+        with self.lock(user_key):  # a sync racing a write of the same file would index twice
+            self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:
@@ -110,7 +127,7 @@ class MemoryService:
             doc = self.document(user_key)
             entry = doc.by_id().get(entry_id.strip())
             if entry is None:
-                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+                raise EntryNotFoundError(entry_id)
             self.write_document(user_key, doc.without(entry.id))
         return entry
 

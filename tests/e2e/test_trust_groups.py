@@ -1,7 +1,5 @@
-"""Promise 4 end to end: a group turn of the real bot process never shows private history.
-
-Edited messages cannot be played through today's emulator (it sends no edited_message
-updates); tests/trust/test_groups.py attacks them through the real Application instead.
+"""Promise 4 end to end: a group turn of the real bot process never shows private history,
+and an edited message never starts a second turn or re-runs a command.
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import ALICE, BOB
-from tests.e2e.harness import BotProcess, Emulator, User, bot_env
+from tests.e2e.harness import BotProcess, Emulator, Group, User, bot_env
 from tests.fakes.ollama_server import FakeOllama
 
 GROUP = -1001234567
@@ -86,3 +84,31 @@ def test_a_group_turn_shows_no_private_history(
     for path in (data / "users").rglob("*"):
         if path.is_file():
             assert "計畫代號是什麼" not in path.read_text(encoding="utf-8"), path
+
+
+def test_an_edit_starts_no_second_turn_and_reruns_no_command(
+    emulator: Emulator, ollama: FakeOllama, bot: BotProcess, tmp_path: Path
+) -> None:
+    alice = User(emulator, ALICE, "Alice")
+    said = alice.send("我最近在學做義大利麵")
+    alice.wait_text("好的", timeout=30)
+    turns = len(ollama.chat_requests)
+    remembered = alice.send("/remember 我的護照號碼放在書房抽屜")
+    alice.wait_text("我的護照號碼放在書房抽屜", timeout=30)
+    alice.drain()
+
+    alice.edit(said, "我最近在學做日式咖哩")
+    alice.edit(remembered, "/remember 我的鑰匙放在玄關")
+    group = Group(emulator, GROUP)
+    in_group = alice.send("大家好", group=group)
+    alice.edit(in_group, "@TestNameBot 大家好")  # the edit adds the mention: still no turn
+    alice.send("/pending")  # a marker: everything before it has been handled
+    alice.wait_text("我的護照號碼放在書房抽屜", timeout=30)
+    shown = [m.get("text") or "" for m in alice.inbox + alice.drain()]
+    assert not any("鑰匙" in text for text in shown), shown
+    assert len(ollama.chat_requests) == turns  # no model call for any edit
+    assert group.drain() == []
+    assert bot.terminate() == 0
+    data = tmp_path / "botmemory"
+    session = (data / "history" / f"telegram_{ALICE}.json").read_text(encoding="utf-8")
+    assert "日式咖哩" not in session and "鑰匙" not in session

@@ -181,7 +181,7 @@ async def test_forget_leaves_nothing_for_search_export_or_grep(
     exported = await scene.say("export")
     assert KEPT in exported and WORD not in exported.lower() and HANZI not in exported
     for fmt in ("markdown", "json"):
-        cmd_export(services, argparse.Namespace(user=USER, format=fmt))
+        cmd_export(services, argparse.Namespace(user=USER, format=fmt, json=False))
         out = capsys.readouterr().out
         assert KEPT in out and WORD not in out.lower() and HANZI not in out
     assert WORD not in (await scene.say("why")).lower()
