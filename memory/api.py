@@ -33,6 +33,7 @@ from memory.confirm import ConfirmationService
 from memory.consent import UserActMint
 from memory.embedders import E5Embedder, Embedder
 from memory.errors import EntryNotFoundError
+from memory.fading import FadeBook
 from memory.governance import LIVE, Governance, chains_markdown, export_records
 from memory.index import IndexStore
 from memory.indexer import Indexer, Progress, SyncStats
@@ -42,6 +43,7 @@ from memory.pending import PendingStore, Reconciled
 from memory.search import HybridSearcher, SearchHit, SearchResult
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
+from memory.signals import MemorySignals
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
 from memory.undo import FORGOTTEN, UndoStore
@@ -114,16 +116,18 @@ class Memory:
             raise
         self._closed = False
         self.indexer = Indexer(data_dir, self.store, self.embedder, self.counter, cfg.index)
-        self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval)
+        self.access = AccessCounter(self.state)
+        signals = MemorySignals(data_dir, self.access)  # seed 002 §4.1A ranks by these
+        self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval, signals)
         self.service = MemoryService(data_dir, self.indexer, self.searcher)
         self.pending = PendingStore(self.state, cfg.pending)
-        self.access = AccessCounter(self.state)
         self.short_term = ShortTermStore(self.state)
         self.undo = UndoStore(self.state, cfg.forget_undo_minutes)
         self.governance = Governance(
             self.service, cfg.pending.conflict_top_k, cfg.pending.conflict_similarity
         )
-        self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle)
+        # Archives only what its owner was told is fading (the bot's weekly notice).
+        self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle, FadeBook(self.state))
         # Seals the user's answers to proposals. It stays with whoever holds this object (a
         # script, the bot layer, the CLI); the agent gets the single services, never this.
         self.user_acts = UserActMint()  # a fresh secret each open: acts never outlive it

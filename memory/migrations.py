@@ -203,7 +203,20 @@ def m002_conflicts_shown(conn: Any) -> None:
             )
 
 
-# -- 3: the memory page's login links and sessions, and the history behind its Why ---------
+# -- 3: which fading memories each user was told about (memory.fading) -------------------
+def m003_fading_notices(conn: Any) -> None:
+    """``fading_notices``: the lifecycle archives only what its owner was told is fading."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS fading_notices (
+    user_key TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    told_ts REAL NOT NULL,
+    PRIMARY KEY (user_key, entry_id)
+)"""
+    )
+
+
+# -- 4: the memory page's login links and sessions, and the history behind its Why ---------
 # Links and session ids are stored as their SHA-256 only (bot/web/logins.py).
 _PAGE = (
     """CREATE TABLE web_login_links (
@@ -232,7 +245,7 @@ _PAGE = (
 )
 
 
-def m003_memory_page(conn: Any) -> None:
+def m004_memory_page(conn: Any) -> None:
     """Login links, page sessions and the /why history of the memory page."""
     _run(conn, _PAGE)
 
@@ -240,7 +253,8 @@ def m003_memory_page(conn: Any) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
-    Migration("m003_memory_page", m003_memory_page),
+    Migration("m003_fading_notices", m003_fading_notices),
+    Migration("m004_memory_page", m004_memory_page),
 )
 
 

@@ -3,7 +3,7 @@
 A link's token and a session's id are random secrets handed to the browser; the database
 keeps only their SHA-256, so a copy of ``pcai.db`` opens nothing. A link is redeemed at most
 once (one ``UPDATE`` that also checks the expiry decides it), and ``pcai web-link`` can issue
-one from another process while the service runs: both write the same table (migration 3).
+one from another process while the service runs: both write the same table (migration 4).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ class LoginStore:
     """Issues and redeems login links; opens, finds and ends page sessions."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state  # its tables come from migration m003_memory_page
+        self.state = state  # its tables come from migration m004_memory_page
 
     # -- links ---------------------------------------------------------------------------
     def issue(self, user_key: str, now: float, lang: str = "") -> str:

@@ -138,15 +138,11 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
 
 @write
 async def pin(request: Request, session: PageSession, form: FormData) -> Response:
-    """Pin (core) or unpin."""
-    deps, lang = deps_of(request), lang_of(request, session)
+    """The chat's /pin (or unpin)."""
     on = form.get("on") == "1"
-    try:
-        await asyncio.to_thread(shaper_of(request).pin, session.user_key, _entry_id(request), on)
-    except EntryNotFoundError as exc:
-        raise HTTPException(404) from exc
-    deps.flash(session, word("pinned" if on else "unpinned", lang))
-    return _back(_entry_id(request))
+    return await _curate(
+        request, session, "pin_on" if on else "pin_off", "pinned" if on else "unpinned"
+    )
 
 
 @write
@@ -173,16 +169,28 @@ async def undo(request: Request, session: PageSession, form: FormData) -> Respon
 
 @write
 async def restore(request: Request, session: PageSession, form: FormData) -> Response:
-    """Make an archived (or low-priority, or replaced) entry active again."""
+    """The chat's /restore: an archived (or low-priority, or replaced) entry is active again."""
+    return await _curate(request, session, "restore", "restored")
+
+
+@write
+async def keep(request: Request, session: PageSession, form: FormData) -> Response:
+    """Keep a fading memory: its recency starts again, its weight one step up."""
+    return await _curate(request, session, "keep", "kept")
+
+
+async def _curate(request: Request, session: PageSession, act: str, said: str) -> Response:
     deps, lang = deps_of(request), lang_of(request, session)
     entry_id = _entry_id(request)
+    do = getattr(shaper_of(request), act)
     try:
-        entry = await asyncio.to_thread(
-            shaper_of(request).restore, session.user_key, entry_id, now_of(deps)
-        )
+        await asyncio.to_thread(do, session.user_key, entry_id)
     except EntryNotFoundError as exc:
         raise HTTPException(404) from exc
-    deps.flash(session, word("restored", lang) + entry.text[:80])
+    except ShapeError as exc:
+        deps.flash(session, exc.said(lang))
+        return _back(entry_id)
+    deps.flash(session, word(said, lang))
     return _back(entry_id)
 
 
@@ -193,5 +201,6 @@ ROUTES = [
     Route("/m/{entry_id}/pin", pin, methods=["POST"]),
     Route("/m/{entry_id}/forget", forget, methods=["POST"]),
     Route("/m/{entry_id}/restore", restore, methods=["POST"]),
+    Route("/m/{entry_id}/keep", keep, methods=["POST"]),
     Route("/undo", undo, methods=["POST"]),
 ]

@@ -1,26 +1,29 @@
 """The page's writes, each through the same write path as chat.
 
-A new text is a new version: it is proposed (length, noise filter, secrets guard, duplicate
-check), then confirmed as the user's own "replace" act on the page, which deprecates the edited
-entry and links ``supersedes`` (a chain with one topic). Section, topic, weight, pin and scope
-are the entry's governance fields and are changed in place under the user's lock, masked and
-checked like a proposer's fields. Forget and undo are the chat's :class:`Forgetter`; restore
-is :meth:`Governance.restore`; answers to proposals are sealed acts of the user (``via="page"``).
-An import only proposes: the user confirms what it found, in a batch.
+A new text, pin, scope, keep and restore are the chat's own curation acts (``/edit``, ``/pin``,
+``/scope``, keep, ``/restore``: :class:`~bot.telegram.adapters.CurationAdapter`), sealed as the
+user's acts with ``via="page"``: a new text passes the chat's guards (length, noise, secrets,
+duplicates) and becomes a new version that supersedes the old one (the chain keeps its topic).
+Section, topic and weight, which chat has no command for, change in place under the user's
+lock, masked like a proposer's fields. Forget and undo are the chat's :class:`Forgetter`;
+answers to proposals are sealed acts too. An import only proposes: the user confirms what it
+found, in a batch.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent.forget import Said
 from agent.texts import error_text
 from bot.app import Services
-from bot.telegram.adapters import ConfirmAdapter
-from bot.telegram.ports import Decision, Outcome
+from bot.errors import BackendError
+from bot.telegram.adapters import ConfirmAdapter, CurationAdapter
+from bot.telegram.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
 from memory.confirm import ProposalRefusedError
 from memory.errors import EntryNotFoundError
@@ -87,27 +90,45 @@ class Shaper:
     def __init__(self, services: Services) -> None:
         self.services = services
         self.answers = ConfirmAdapter(services.confirm, services.user_acts)
+        self.curation = CurationAdapter(services.confirm, services.user_acts)
 
     def entry(self, user_key: str, entry_id: str) -> Entry:
         """The user's own entry, or :class:`EntryNotFoundError` (another's is not theirs)."""
         found = self.services.memory.document(user_key).by_id().get(entry_id)
         if found is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return found
 
     # -- editing -------------------------------------------------------------------------
     def edit(self, user_key: str, entry_id: str, form: EditForm, now: datetime) -> Entry:
-        """Apply the edit form: fields in place, then a new version if the text changed."""
+        """Apply the edit form: a new text first (a new version), then the fields."""
         old = self.entry(user_key, entry_id)
         fields = self._fields(old, form)
         text = form.text.strip()
-        if text and text != old.text:
-            if old.status not in LIVE:
-                raise ShapeError("not_live", id=old.id, status=old.status)
-            return self._new_version(user_key, old, text, fields, now)
         if not text:
             raise ShapeError("no_text")
-        return self._amend(user_key, old.id, fields)
+        entry_id = old.id
+        if text != old.text:
+            entry_id = self._act(lambda: self.curation.revise(user_key, old.id, text, via="page"))
+        current = self.entry(user_key, entry_id)
+        if fields["scope"] != current.scope:
+            scope = str(fields["scope"])
+            self._act(lambda: self.curation.set_scope(user_key, entry_id, scope, via="page"))
+        if fields["is_core"] != current.is_core:
+            self.pin(user_key, entry_id, bool(fields["is_core"]))
+        return self._amend(
+            user_key,
+            entry_id,
+            {k: fields[k] for k in ("section", "canonical_topic", "user_weight")},
+        )
+
+    @staticmethod
+    def _act(do: Callable[[], MemoryLine]) -> str:
+        """Run a curation act; its refusal (a guard, an archived entry) is a page sentence."""
+        try:
+            return do().id
+        except BackendError as exc:
+            raise ShapeError("as_is", text=str(exc)) from exc
 
     def _fields(self, old: Entry, form: EditForm) -> dict[str, object]:
         scope = form.scope.strip() or "global"
@@ -133,43 +154,34 @@ class Shaper:
             doc = memory.document(user_key)
             old = doc.by_id().get(entry_id)
             if old is None:
-                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+                raise EntryNotFoundError(entry_id)
             new = replace(old, **fields)  # type: ignore[arg-type]
             if new != old:
                 memory.write_document(user_key, doc.with_entry(new))
         return new
 
-    def _new_version(
-        self, user_key: str, old: Entry, text: str, fields: dict[str, object], now: datetime
-    ) -> Entry:
-        confirm = self.services.confirm
-        section = str(fields.pop("section"))
-        keep = {"enforcement_level": old.enforcement_level, "importance": old.importance}
-        try:
-            # The edited entry, and only it, is what the new version replaces.
-            proposal = confirm.propose(
-                user_key,
-                text,
-                "page",
-                section=section,
-                now=now,
-                fields={**keep, **fields},
-                replaces=(old.id,),
-            )
-        except ProposalRefusedError as exc:
-            raise _refused(exc) from exc
-        act = self.services.user_acts.act(user_key, proposal.id, "replace", via="page")
-        return confirm.confirm(act, now=now)
-
-    def pin(self, user_key: str, entry_id: str, on: bool) -> Entry:
-        """Pin (core) or unpin an entry."""
+    def pin(self, user_key: str, entry_id: str, on: bool) -> str:
+        """The chat's /pin (or unpin)."""
         self.entry(user_key, entry_id)
-        return self._amend(user_key, entry_id, {"is_core": on})
+        return self._act(lambda: self.curation.pin(user_key, entry_id, on, via="page"))
 
-    def restore(self, user_key: str, entry_id: str, now: datetime) -> Entry:
-        """Make an archived, low-priority or replaced entry active again."""
+    def pin_on(self, user_key: str, entry_id: str) -> str:
+        """Pin."""
+        return self.pin(user_key, entry_id, True)
+
+    def pin_off(self, user_key: str, entry_id: str) -> str:
+        """Unpin."""
+        return self.pin(user_key, entry_id, False)
+
+    def keep(self, user_key: str, entry_id: str) -> str:
+        """Keep a fading memory: its recency starts again (the chat's keep button)."""
         self.entry(user_key, entry_id)
-        return self.services.governance.restore(user_key, entry_id, now=now)
+        return self._act(lambda: self.curation.keep(user_key, entry_id, via="page"))
+
+    def restore(self, user_key: str, entry_id: str) -> str:
+        """The chat's /restore: an archived (or replaced) entry is active again."""
+        self.entry(user_key, entry_id)
+        return self._act(lambda: self.curation.restore(user_key, entry_id, via="page"))
 
     # -- forgetting ----------------------------------------------------------------------
     async def forget(self, user_key: str, entry_id: str, now: datetime) -> Said:

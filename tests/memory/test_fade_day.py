@@ -32,3 +32,9 @@ def test_what_never_fades_at_todays_rate() -> None:
     assert fade_day(_entry(user_weight=2), AccessStat(20), CFG) is None  # used enough
     assert fade_day(_entry(is_core=True, user_weight=0), AccessStat(), CFG) is None
     assert fade_day(Entry(id="h", text="typed by hand"), AccessStat(), CFG) is None
+
+
+def test_a_kept_memory_fades_from_the_day_it_was_kept() -> None:
+    kept = CREATED + timedelta(days=30)
+    entry = _entry(user_weight=5, refreshed_at=kept.isoformat())
+    assert fade_day(entry, AccessStat(), CFG) == kept + timedelta(days=57)

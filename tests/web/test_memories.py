@@ -120,6 +120,10 @@ def test_editing_fields_changes_the_entry_in_place(page: Page) -> None:
     [entry] = parse_memory(_doc(page)).entries
     assert (entry.id, entry.section, entry.canonical_topic) == (entry_id, "Drinks", "tea")
     assert (entry.user_weight, entry.scope, entry.is_core) == (8, "lang:en", True)
+    assert [h.split(": ", 1)[1] for h in entry.history] == [
+        "scope global -> lang:en by the user",  # the chat's /scope and /pin wrote these
+        "pinned by the user",
+    ]
 
 
 def test_an_edit_goes_through_the_chat_guards(page: Page) -> None:
@@ -139,14 +143,28 @@ def test_an_edit_goes_through_the_chat_guards(page: Page) -> None:
     assert _doc(page) == before
 
 
-def test_pin_and_unpin(page: Page) -> None:
+def test_pin_and_unpin_are_the_chats_own_acts(page: Page) -> None:
     entry_id = page.remember(ALICE, TEA)
     client = page.login(ALICE)
     token = csrf_of(client.get("/").text)
     client.post(f"/m/{entry_id}/pin", data={"csrf": token, "on": "1"})
-    assert parse_memory(_doc(page)).entries[0].is_core
+    [entry] = parse_memory(_doc(page)).entries
+    assert entry.is_core and entry.history[-1].endswith("pinned by the user")  # as /pin writes
     client.post(f"/m/{entry_id}/pin", data={"csrf": token, "on": "0"})
-    assert not parse_memory(_doc(page)).entries[0].is_core
+    [entry] = parse_memory(_doc(page)).entries
+    assert not entry.is_core and entry.history[-1].endswith("unpinned by the user")
+
+
+def test_keep_a_fading_memory(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)  # weight 5: it fades in 57 days unless kept
+    client = page.login(ALICE)
+    html = client.get("/").text
+    assert 'class="keep"' in html
+    r = client.post(f"/m/{entry_id}/keep", data={"csrf": csrf_of(html)})
+    assert "Kept: its recency starts again." in r.text
+    [entry] = parse_memory(_doc(page)).entries
+    assert entry.refreshed_at and entry.user_weight == 6  # one step up: it no longer fades
+    assert "<dt>fades at today&#39;s rate on</dt><dd>never</dd>" in r.text
 
 
 def test_forget_then_undo(page: Page) -> None:
