@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
 from agent.why import WhyLog
@@ -81,6 +82,7 @@ def assemble_agent(
     adaptive: AdaptiveConfig,
     history: HistoryConfig,
     topic_index: TopicIndexConfig,
+    reminders: ReminderService | None = None,
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
@@ -117,4 +119,5 @@ def assemble_agent(
         history=history,
         why_log=WhyLog(state),
         notices=NoticeBook(state),
+        reminders=reminders,
     )

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
 import memory
 from agent.forget import Forgetter, Stores
+from agent.reminders.service import ReminderService
+from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
 from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
@@ -25,6 +27,7 @@ from memory.index import IndexStore
 from memory.lifecycle import Lifecycle
 from memory.locks import ServiceLock
 from memory.pending import PendingStore
+from memory.reminders import ReminderStore
 from memory.service import MemoryService
 from memory.state import StateDB
 from memory.tokens import TokenCounter
@@ -76,6 +79,8 @@ class Services:
     # memory.open's service, which the memory fields above belong to; the operator CLI's door.
     library: Memory
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
+    # Reminders and the briefing; the front end that runs gives it a scheduler and a sender.
+    reminders: ReminderService | None = None
 
     def close(self) -> None:
         """Release what the services hold open."""
@@ -163,6 +168,12 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         user_acts=mem.user_acts,
         forgetter=forgetter,
         library=mem,
+        reminders=ReminderService(
+            ReminderStore(mem.state),
+            default_zone=settings.timezone or machine_zone(),
+            clock=lambda: datetime.now(UTC),
+            acts=mem.user_acts.check,  # answers to reminder proposals, like memories: the user's
+        ),
     )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)
@@ -195,5 +206,6 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         adaptive=s.adaptive,
         history=s.history,
         topic_index=s.topic_index,
+        reminders=services.reminders,
     )
     return services.agent

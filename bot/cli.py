@@ -15,11 +15,17 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from agent.texts import error_both, error_text
 from bot.app import Services, build_agent, build_services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
-from memory.errors import MemoryStoreError
-from memory.locks import DataDirBusyError
+from memory.errors import (
+    DataDirBusyError,
+    MemoryStoreError,
+    ProposalRefusedError,
+    StateSchemaError,
+    StateTooNewError,
+)
 from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
@@ -35,6 +41,16 @@ def print_json(data: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
     rows = [data] if isinstance(data, Mapping) else data
     for row in rows:
         print(json.dumps(row, ensure_ascii=False))
+
+
+def _said(exc: MemoryStoreError) -> str:
+    """The terminal's line for ``exc``: what a user is told, in both languages, where there is
+    such a sentence; the operator's English line otherwise."""
+    if isinstance(exc, ProposalRefusedError):
+        return error_both(exc)
+    if isinstance(exc, DataDirBusyError):
+        return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
+    return str(exc)
 
 
 def _progress(label: str) -> Any:
@@ -184,7 +200,10 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except DataDirBusyError as exc:
         return _fail(exc)
     with service_lock:
-        return _serve(settings)
+        try:
+            return _serve(settings)
+        except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
+            return _fail(exc)
 
 
 def _serve(settings: Settings) -> int:
@@ -236,7 +255,8 @@ def _open(settings: Settings) -> Services:
 
 def _fail(problem: object, code: int = 1) -> int:
     """Say what went wrong in one line on stderr and return the exit code."""
-    print(f"pcai: {' '.join(str(problem).split())}", file=sys.stderr)
+    said = _said(problem) if isinstance(problem, MemoryStoreError) else str(problem)
+    print(f"pcai: {' '.join(said.split())}", file=sys.stderr)
     return code
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
 from memory.config import (
     AdaptiveConfig,
@@ -29,10 +30,6 @@ from memory.config import (
 )
 from memory.errors import InvalidUserKeyError
 from memory.users import check_user_key
-
-
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -100,7 +100,7 @@ class MemoryService:
             doc = self.document(user_key)
             entry = doc.by_id().get(entry_id.strip())
             if entry is None:
-                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+                raise EntryNotFoundError(entry_id)
             self.write_document(user_key, doc.without(entry.id))
         return entry
 

@@ -73,6 +73,7 @@ def test_the_agent_never_holds_the_front_door() -> None:
     # the agent is built from single services, so no module of agent/ may reach for the door.
     root = Path(__file__).resolve().parents[2] / "agent"
     door = re.compile(r"\bMemory\b|\blibrary\b|memory\.open|memory\.api|^import memory\b", re.M)
-    sources = {p: p.read_text("utf-8") for p in root.rglob("*.py")}
+    catalogue = root / "texts"  # sentences for people ("Memory commands still work"), not code
+    sources = {p: p.read_text("utf-8") for p in root.rglob("*.py") if catalogue not in p.parents}
     assert len(sources) > 10
     assert {str(p): door.findall(s) for p, s in sources.items() if door.search(s)} == {}

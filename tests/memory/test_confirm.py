@@ -9,24 +9,19 @@ import pytest
 
 import memory
 from memory import Memory
-from memory.confirm import (
-    DuplicateMemoryError,
-    NoiseError,
-    SensitiveDataError,
-    classify_reply,
-    entry_id_for,
-    expiry_notice,
-    parse_reply,
-)
+from memory.confirm import classify_reply, entry_id_for, parse_reply
 from memory.consent import Action, UserAct
 from memory.embedders import E5Embedder
-from memory.pending import (
-    CONFIRMED,
-    REJECTED,
+from memory.errors import (
+    DuplicateMemoryError,
+    NoiseError,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalResolvedError,
+    SensitiveDataError,
 )
+from memory.guards import scan
+from memory.pending import CONFIRMED, REJECTED
 from memory.sources import KIND_MEMORY
 
 TPE = timezone(timedelta(hours=8))
@@ -144,7 +139,7 @@ def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(library: Mem
     assert library.confirm.expire_due(T0 + timedelta(minutes=29)) == []
     [expired] = library.confirm.expire_due(T0 + timedelta(minutes=30))
     assert expired.id == p.id and expired.user_key == ALICE
-    assert "B2" in expiry_notice(expired) and "expired" in expiry_notice(expired)
+    assert "B2" in expired.text  # the owner is told with it (bot/jobs.py, tests/bot/test_jobs.py)
     assert library.confirm.expire_due(T0 + timedelta(minutes=45)) == []
     with pytest.raises(ProposalExpiredError):
         library.confirm.confirm(_act(library, ALICE, p.id), now=T0 + timedelta(minutes=46))
@@ -172,8 +167,9 @@ def test_expired_proposal_is_not_written(library: Memory) -> None:
 def test_secrets_are_refused_with_a_reason(library: Memory, text: str) -> None:
     with pytest.raises(SensitiveDataError) as info:
         library.confirm.propose(ALICE, text, now=T0)
-    assert info.value.reason_en.startswith("Not saved")
-    assert info.value.reason_zh.startswith("不會記住")
+    assert info.value.code == "refused_secret" and info.value.kinds  # said at the edge
+    secrets = [text[f.start : f.end] for f in scan(text)]
+    assert secrets and not any(s in str(info.value) for s in secrets)  # named, never repeated
     assert library.pending.pending(ALICE) == []
 
 

@@ -10,7 +10,14 @@ import pytest
 from memory import Memory
 from memory.consent import UserAct
 from memory.errors import EntryNotFoundError
-from memory.governance import chain_of, chains, choose_section, derive_summary, guess_class
+from memory.governance import (
+    chain_of,
+    chains,
+    choose_section,
+    derive_summary,
+    guess_class,
+    summary_of,
+)
 from memory.markdown import Entry
 from memory.sources import KIND_MEMORY
 
@@ -56,7 +63,7 @@ def test_same_topic_conflict_replace_builds_a_chain_and_search_returns_its_tail(
         fields={"canonical_topic": TOPIC},
     )
     assert p.conflict_ids == (blue.id,)
-    assert "取代" in p.conflict_note and "replace" in p.conflict_note
+    assert p.conflicts_shown == f"{blue.id}: {summary_of(blue)}"  # the edge asks "add or replace?"
     green = library.confirm.confirm(_act(library, ALICE, p.id, True), now=T0 + timedelta(days=3))
     assert green.supersedes == (blue.id,)
 
