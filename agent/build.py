@@ -96,13 +96,14 @@ def assemble_agent(
         on_written=lambda user_key, rel: _index_summary(memory, user_key, rel),
     )
     topics = TopicIndex(data_dir, topic_index)
+    short_term = ShortTermStore(state)
     view = MemoryView(
         memory,
         topics,
         budget,
         counter,
         decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
-        short_term=short_term_lookup(ShortTermStore(state)),
+        short_term=short_term_lookup(short_term),
     )
     return Agent(
         llm=llm,
@@ -119,5 +120,6 @@ def assemble_agent(
         history=history,
         why_log=WhyLog(state),
         notices=NoticeBook(state),
+        short_term=short_term,
         reminders=reminders,
     )

@@ -33,9 +33,10 @@ from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
+from agent.turn_notes import note_short_term, with_line
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
-from history.compaction import Compactor
+from history.compaction import CompactionResult, Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
 from history.dailylog import DailyLog
@@ -48,6 +49,7 @@ from memory.errors import UnreadableFileError
 from memory.governance import Governance
 from memory.guards import mask, secrets_in
 from memory.notices import NoticeBook
+from memory.short_term import ShortTermStore
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -96,6 +98,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    short_term: ShortTermStore | None = None  # seed 004 §3.2.1's weather/calendar/mail notes
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
@@ -192,8 +195,6 @@ class Agent:
                 log.warning("%s: not logged: %s", key, exc)
                 problems.append(exc)
         system = system_prompt(message.time, lang)
-        with clock.step("4 compaction"):
-            await self._compact(session, key, message, system)
         with clock.step("5 adaptive"):
             turns = session.user_turns
             search = not message.in_group and self.view.should_search(message.text, turns)
@@ -204,6 +205,10 @@ class Agent:
                 log.warning("%s: answering without memories: %s", key, exc)
                 problems.append(exc)
                 selection = Selection()
+        with clock.step("4 compaction"):
+            # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) + history.
+            extra = self.counter.count(system) + self.counter.count(_block(selection))
+            compacted = await self._compact(session, key, message, extra)
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -216,6 +221,7 @@ class Agent:
                 self.governance,
                 self.counter,
                 self.reminders,
+                user_text=message.text,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
@@ -227,7 +233,7 @@ class Agent:
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(
-                    say(which, lang),
+                    with_line(say(which, lang), compacted, lang),
                     proposals=proposals,
                     error=True,
                     reminders=tuple(tools.reminder_views),
@@ -244,7 +250,7 @@ class Agent:
         with clock.step("11 access+topics"):
             await asyncio.to_thread(self._after, key, message, selection, injected)
         return Reply(
-            text=text,
+            text=with_line(text, compacted, lang),  # the line is not in the session: told once
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
             reminders=tuple(tools.reminder_views),
@@ -280,16 +286,16 @@ class Agent:
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
-        self, session: Session, key: str, message: IncomingMessage, system: str
-    ) -> None:
+        self, session: Session, key: str, message: IncomingMessage, extra_tokens: int
+    ) -> CompactionResult | None:
         """Step 4: seed 003 compaction and seed 001 summaries; a failure loses nothing."""
+        result = None
         try:
-            await self.compactor.maybe_compact(
-                session, key, message.time, extra_tokens=self.counter.count(system)
-            )
+            result = await self.compactor.maybe_compact(session, key, message.time, extra_tokens)
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
+        return result
 
     async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
         """Steps 6-7: layered candidates fitted to the budget."""
@@ -304,8 +310,7 @@ class Agent:
         self, message: IncomingMessage, session: Session, system: str, selection: Selection
     ) -> list[dict[str, object]]:
         """Step 8: system, the memory block as data, the hybrid history, the message."""
-        fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
-        block = memory_block(selection.lines, fallback=fallback)
+        block = _block(selection)
         # The message being answered is the last one in the session: it goes last, once.
         window = history_window(session.messages[:-1], self.history)
         user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
@@ -331,6 +336,7 @@ class Agent:
         self.access.bump(key, ids, message.time)
         if message.in_group:
             return
+        note_short_term(self.short_term, key, message)
         # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
         sections = [
             s.candidate.section
@@ -342,6 +348,12 @@ class Agent:
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
             return
         self.topics.record(key, sections, message.time, known)
+
+
+def _block(selection: Selection) -> str:
+    """The memory block of the prompt for ``selection`` (seed 004 §3.2's preface and lines)."""
+    fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
+    return memory_block(selection.lines, fallback=fallback)
 
 
 def _session_notice(kept_as: str) -> str:

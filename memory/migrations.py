@@ -203,9 +203,23 @@ def m002_conflicts_shown(conn: Any) -> None:
             )
 
 
+# -- 3: which fading memories each user was told about (memory.fading) -------------------
+def m003_fading_notices(conn: Any) -> None:
+    """``fading_notices``: the lifecycle archives only what its owner was told is fading."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS fading_notices (
+    user_key TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    told_ts REAL NOT NULL,
+    PRIMARY KEY (user_key, entry_id)
+)"""
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
+    Migration("m003_fading_notices", m003_fading_notices),
 )
 
 

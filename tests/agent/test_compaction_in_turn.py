@@ -85,7 +85,8 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
     env.fake.chat_handler = _model
     await _talk(env)
     reply = await env.agent.respond(env.msg(LAST))
-    assert reply.text == "好的，聽起來不錯。" and not reply.error
+    assert reply.text.startswith("好的，聽起來不錯。") and not reply.error
+    assert "MEMORY_FULL.md § 對話摘要 (" in reply.text  # the user is told where it went
 
     # The model was asked to summarise the older turns (the first one among them) ...
     [asked] = [b for b in env.fake.chat_requests if _is_conversation_summary("/api/chat", b)]
@@ -115,7 +116,8 @@ async def test_when_the_summariser_fails_the_extractive_summary_is_written(env: 
     await _talk(env)
     env.fake.fail_when = _is_conversation_summary  # HTTP 500 for the summary request only
     reply = await env.agent.respond(env.msg(LAST))
-    assert reply.text == "好的，聽起來不錯。" and not reply.error  # the turn is still answered
+    assert reply.text.startswith("好的，聽起來不錯。") and not reply.error  # still answered
+    assert "MEMORY_FULL.md § 對話摘要 (" in reply.text
 
     assert any(_is_conversation_summary("/api/chat", b) for b in env.fake.chat_requests)
     full = _memory_full(env)

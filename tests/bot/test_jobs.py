@@ -96,6 +96,7 @@ async def test_apscheduler_runs_the_jobs(services: Services) -> None:
             "pending_expiry",
             "forget_undo",
             "lifecycle",
+            "fading",
         }
         await asyncio.wait_for(ran.wait(), timeout=10)
     finally:
@@ -106,9 +107,16 @@ async def test_apscheduler_runs_the_jobs(services: Services) -> None:
 async def test_ptb_job_queue_gets_every_job(services: Services) -> None:
     application = ApplicationBuilder().token("123:TEST").build()
     runner = JobRunner(services)
-    assert register_ptb_jobs(application, runner, default_jobs()) == 5
+    assert register_ptb_jobs(application, runner, default_jobs()) == 6
     names = sorted(job.name for job in application.job_queue.jobs())
-    assert names == ["forget_undo", "idle_summaries", "index", "lifecycle", "pending_expiry"]
+    assert names == [
+        "fading",
+        "forget_undo",
+        "idle_summaries",
+        "index",
+        "lifecycle",
+        "pending_expiry",
+    ]
 
 
 # Far from UTC and from this machine's zone, with a 45-minute offset and no DST.
@@ -118,6 +126,7 @@ EVERY = {
     "index": timedelta(minutes=1),  # a hand edit of MEMORY.md is searchable within a minute
     "pending_expiry": timedelta(minutes=1),
     "forget_undo": timedelta(minutes=1),
+    "fading": timedelta(days=7),  # the "keep these fading memories?" notice, weekly
 }
 
 
@@ -188,4 +197,4 @@ async def test_the_terminal_scheduler_stops_with_its_block(services: Services) -
 def test_ptb_setup_hook_registers_on_the_application(services: Services) -> None:
     application = ApplicationBuilder().token("123:TEST").build()
     ptb_job_setup(services)(application)
-    assert len(application.job_queue.jobs()) == 5
+    assert len(application.job_queue.jobs()) == 6
