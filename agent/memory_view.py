@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
     Candidate,
@@ -30,11 +31,13 @@ from agent.selection import (
     select,
 )
 from agent.texts import error_both
-from history.topic_index import TopicIndex
+from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.config import BudgetConfig
+from memory.embedders import Vector
 from memory.errors import UnreadableFileError
 from memory.fsutil import file_stamp, read_text
 from memory.markdown import Entry, MemoryDocument, parse_memory
+from memory.passages import PassageCache
 from memory.search import SearchHit
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
@@ -60,6 +63,7 @@ class _Parsed:
     core: tuple[Candidate, ...]  # L0 does not depend on the message
     scoped: tuple[Entry, ...]  # the only entries L1 can pick (non-global scope)
     fallback: Candidate | None
+    descriptions: dict[str, str]  # section -> what its meaning is matched on (seed 000)
 
 
 class MemoryView:
@@ -73,6 +77,7 @@ class MemoryView:
         counter: TokenCounter,
         decide: SearchDecider,
         short_term: ShortTermLookup | None = None,
+        matcher: SectionMatcher | None = None,
     ) -> None:
         self.memory = memory
         self.topics = topics
@@ -80,6 +85,8 @@ class MemoryView:
         self.counter = counter
         self.decide = decide
         self.short_term = short_term
+        searcher = memory.searcher
+        self.matcher = matcher or SectionMatcher(PassageCache(searcher.embedder), searcher.floor)
         self._cache: dict[str, _Parsed] = {}
         self._lock = threading.Lock()
 
@@ -104,6 +111,7 @@ class MemoryView:
             tuple(core_layer(doc.entries, self.budget)),
             tuple(e for e in doc.entries if scope_name(e.scope)),
             fallback_candidate(doc.entries, self.budget),
+            section_descriptions(doc.entries),
         )
         with self._lock:
             self._cache[user_key] = parsed
@@ -134,18 +142,30 @@ class MemoryView:
     def _search_layer(
         self, user_key: str, text: str, parsed: _Parsed, now: datetime
     ) -> list[Candidate]:
-        allowed = self.topics.sections_to_query(user_key, text, parsed.doc.sections)
+        query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
-        # Gating drops hits after the search, so ask for more when it is active.
         try:
-            hits = self.memory.search(
-                user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit, now=now
-            )
+            # Embedded once: gating compares sections with it, and search uses it.
+            qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
+            allowed = self._allowed(user_key, text, parsed, qvec)
+            # Gating drops hits after the search, so ask for more when it is active.
+            k = limit * 3 if allowed else limit
+            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+    def _allowed(
+        self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None
+    ) -> list[str] | None:
+        """Seed 000 §4.1: the sections L2 may use (None: all), by keyword and by meaning."""
+        state = self.topics.load(user_key)
+        if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
+            return None  # no gating: do not spend the section embeddings
+        about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
+        return sections_to_query(state, text, parsed.doc.sections, about=about)
 
 
 def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:

@@ -29,6 +29,7 @@ from agent.prompt import (
 )
 from agent.remember import settle_reply
 from agent.reminders.service import ReminderService
+from agent.sections import section_summaries
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
@@ -347,7 +348,9 @@ class Agent:
             known = self.view.sections(key)
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
             return
-        self.topics.record(key, sections, message.time, known)
+        self.topics.record(
+            key, sections, message.time, known, summaries=section_summaries(selection)
+        )
 
 
 def _block(selection: Selection) -> str:
