@@ -120,9 +120,12 @@ async def test_history_new_stats(tg: Harness, services: Services) -> None:
     )
     new = services.library.update(key, old.id, "熱茶 is my morning drink now")
     await tg.send(OWNER, "/history drink:morning")
-    lines = tg.api.texts()[-1].splitlines()  # oldest first, each with its status
-    assert old.id in lines[0] and "[deprecated]" in lines[0] and "咖啡" in lines[0]
-    assert new.id in lines[1] and "[active]" in lines[1] and "熱茶" in lines[1]
+    # The topic's timeline, oldest first, each version with its status and what it replaced.
+    head, first, second = tg.api.texts()[-1].splitlines()
+    assert "drink:morning" in head
+    assert old.id in first and "[deprecated]" in first and "咖啡" in first
+    assert new.id in second and "[active]" in second and "熱茶" in second
+    assert second.endswith(f"(← {old.id})")
 
     await tg.send(OWNER, "let's plan the trip to Tainan next weekend")
     assert [m.content for m in services.sessions.load(key).messages][-2:] == [
