@@ -192,6 +192,8 @@ async def test_the_models_reminder_rings_on_the_job_queue_then_snooze_and_done(b
     alert_mid, alert, buttons = bot.card("⏰ 提醒")
     assert alert == "⏰ 提醒：drink water\nReminder: drink water"
     assert buttons == [f"rm:k:{rid}", f"rm:10m:{rid}", f"rm:1h:{rid}", f"rm:tm:{rid}"]
+    [markup] = [p["reply_markup"] for m, p in bot.api.sent if m == alert_mid]
+    assert markup["inline_keyboard"][1][0]["text"] == "💤 10 分鐘 / 10 min"  # the default
     sent = bot.service.store.get(KEY, rid)
     assert sent.status == rs.SENT and sent.message_id == str(alert_mid)
     assert sent.sent_at is not None and sent.sent_at - due < timedelta(seconds=3)
