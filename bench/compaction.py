@@ -353,9 +353,11 @@ async def run(turns: int, verbose: bool) -> None:
         kept = sum(bool(f) for f in found)
         via = Counter(c for f in found for c in f)
         ways = ", ".join(f"{k} {v}" for k, v in sorted(via.items())) or "nothing"
+        # What the history alone (window and compaction note) still holds, without search.
+        alone = sum(any(not c.startswith("search") for c in f) for f in found)
         print(
             f"  {name:<12} {100 * kept / len(facts):5.1f}% ({kept}/{len(facts)}; "
-            f"found through: {ways})"
+            f"found through: {ways}; without memory search {alone}/{len(facts)})"
         )
         if verbose:
             for (_, question, answer), f in zip(facts, found, strict=True):
