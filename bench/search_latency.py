@@ -315,6 +315,15 @@ def run_size(
             if any(h.chunk.user_key != "tg_1" for h in res.hits):
                 raise SystemExit("a search of tg_1 returned another user's chunk")
         rows = store.count("tg_1"), store.count("tg_2")
+        # After the timed loop: which BM25 terms each query kept and how many rows they match
+        # (the search's own term choice; the doclists FTS5 reads grow with that sum).
+        bm25_terms: list[float] = []
+        bm25_rows: list[int] = []
+        for q in queries:
+            terms = [t for t in searcher._match(q).split(" OR ") if t]
+            bm25_terms.append(len(terms))
+            bm25_rows.append(sum(store.doc_counts(terms)[0]) if terms else 0)
+        total_rows = store.count()
         store.close()
         mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
     p95, scan95 = pct(times, 0.95), pct(scans, 0.95)
@@ -332,6 +341,19 @@ def run_size(
         for name, values in parts.ms.items():
             p50, p95_part = pct(values, 0.5), pct(values, 0.95)
             print(f"         {name:<30} p50 {p50:6.2f} ms  p95 {p95_part:6.2f} ms")
+        for lang, ascii_ in (("zh", False), ("en", True)):
+            own = [t for t, q in zip(times, queries, strict=True) if q.isascii() == ascii_]
+            read = [
+                r / total_rows
+                for r, q in zip(bm25_rows, queries, strict=True)
+                if q.isascii() == ascii_
+            ]
+            print(
+                f"         {lang} queries: search p50 {pct(own, 0.5):.1f} p95 "
+                f"{pct(own, 0.95):.1f} ms; rows matching the kept BM25 terms (summed) p50 "
+                f"{pct(read, 0.5):.0%} p95 {pct(read, 0.95):.0%} of {total_rows}"
+            )
+        print(f"         BM25 terms kept per query: mean {statistics.fmean(bm25_terms):.1f}")
     return p95, scan95
 
 
