@@ -51,11 +51,13 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.llm import ChatMessage, LLMResponse
+from agent.pipeline import Agent
 from agent.prompt import MEMORY_OPEN, detect_language, system_prompt
 from agent.types import IncomingMessage, Reply
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
 from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
+from history.config import HistoryConfig
 from history.dailylog import index_daily_logs
 from memory.embedders import E5Embedder, Embedder
 from memory.tokens import TokenCounter, load_counter
@@ -180,11 +182,11 @@ class Bot:
 
     name: str
     data_dir: Path
-    history: Any
+    history: HistoryConfig
     embedder: Embedder
     services: Services | None = None
     llm: ScriptedLLM | None = None
-    agent: Any = None
+    agent: Agent | None = None
 
     def open(self) -> None:
         """Build the services and the agent (compaction summaries: extractive)."""
@@ -206,7 +208,7 @@ class Bot:
         self, msg: IncomingMessage, reply: str, *, index: bool = True
     ) -> tuple[Reply, list[dict[str, Any]]]:
         """One message through the agent, then (``index``) the minute's daily-log index job."""
-        assert self.llm is not None and self.services is not None
+        assert self.llm is not None and self.services is not None and self.agent is not None
         self.llm.reply = reply
         self.llm.prompts.clear()
         answer = await self.agent.respond(msg)
