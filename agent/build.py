@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
 from agent.why import WhyLog
@@ -26,6 +27,7 @@ from memory.adaptive import decide_retrieval
 from memory.config import AdaptiveConfig, BudgetConfig
 from memory.confirm import ConfirmationService
 from memory.governance import Governance
+from memory.notices import NoticeBook
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
 from memory.state import StateDB
@@ -80,6 +82,7 @@ def assemble_agent(
     adaptive: AdaptiveConfig,
     history: HistoryConfig,
     topic_index: TopicIndexConfig,
+    reminders: ReminderService | None = None,
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
@@ -93,13 +96,14 @@ def assemble_agent(
         on_written=lambda user_key, rel: _index_summary(memory, user_key, rel),
     )
     topics = TopicIndex(data_dir, topic_index)
+    short_term = ShortTermStore(state)
     view = MemoryView(
         memory,
         topics,
         budget,
         counter,
         decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
-        short_term=short_term_lookup(ShortTermStore(state)),
+        short_term=short_term_lookup(short_term),
     )
     return Agent(
         llm=llm,
@@ -115,4 +119,7 @@ def assemble_agent(
         counter=counter,
         history=history,
         why_log=WhyLog(state),
+        notices=NoticeBook(state),
+        short_term=short_term,
+        reminders=reminders,
     )

@@ -1,8 +1,10 @@
-"""The memory tools bound to one user and one turn (what ``agent.tools`` dispatches to).
+"""The memory and reminder tools bound to one user and one turn (what ``agent.tools`` runs).
 
-``memory_save`` only ever creates a pending proposal (seed 004 §3.1); ``memory_confirm``
-refuses a proposal made in the same turn, so the model cannot propose and confirm on its own
-without the user seeing the proposal first; in a group no memory tool is offered at all.
+``memory_save`` only ever creates a pending proposal (seed 004 §3.1), ``reminder_create`` a
+reminder proposal. No tool confirms,
+replaces or rejects: answering a proposal takes a proof of the user's own act that only the
+bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
+tool is offered at all.
 """
 
 from __future__ import annotations
@@ -13,11 +15,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent.reminders.errors import ReminderError
+from agent.reminders.service import ReminderService
+from agent.texts import conflict_note, error_text
 from agent.tools import ToolBox
-from agent.types import ProposalView
-from memory.confirm import ConfirmationService, ProposalRefusedError
+from agent.types import ProposalView, ReminderView
+from memory.confirm import ConfirmationService
+from memory.emphasis import emphasis, model_weight
+from memory.errors import ProposalRefusedError
 from memory.governance import Governance
-from memory.pending import Proposal, ProposalError
+from memory.pending import Proposal
 from memory.service import MemoryService
 from memory.tokens import TokenCounter
 
@@ -32,7 +39,9 @@ def proposal_view(p: Proposal) -> ProposalView:
         text=p.text,
         section=p.section,
         expires_at=p.expires_at,
-        conflict_note=p.conflict_note,
+        conflict_note=conflict_note(p.conflicts_shown),
+        weight=int(p.fields.get("user_weight", 0)),
+        scope=str(p.fields.get("scope", "")),
     )
 
 
@@ -48,26 +57,34 @@ class TurnTools:
     confirm: ConfirmationService
     governance: Governance
     counter: TokenCounter
+    reminders: ReminderService | None = None
     proposals: list[Proposal] = field(default_factory=list)
-    confirmed: list[str] = field(default_factory=list)
+    user_text: str = ""  # the user's message: their "這很重要" sets the weight, not the model's
+    refusals: list[str] = field(default_factory=list)  # why memory_save refused, as told
+    reminder_views: list[ReminderView] = field(default_factory=list)
 
     def toolbox(self) -> ToolBox:
-        """The four memory tools bound to this turn."""
-        return ToolBox(
-            {
-                "memory_save": self.save,
-                "memory_search": self.search,
-                "memory_confirm": self.confirm_one,
-                "memory_archaeology": self.archaeology,
-            }
-        )
-
-    def _reason(self, exc: ProposalRefusedError) -> str:
-        return exc.reason_zh if self.language == "zh" else exc.reason_en
+        """The tools bound to this turn: propose, search, read history; propose reminders."""
+        handlers = {
+            "memory_save": self.save,
+            "memory_search": self.search,
+            "memory_archaeology": self.archaeology,
+        }
+        if self.reminders is not None:
+            handlers["reminder_create"] = self.reminder_create
+        return ToolBox(handlers)
 
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
-        fields = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        same = next((p for p in self.proposals if p.text == str(args["text"]).strip()), None)
+        if same is not None:  # a small model repeating its call gets the same proposal
+            return {"status": "pending_confirmation", "proposal_id": same.id}
+        fields: dict[str, Any] = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        if args.get("scope"):
+            fields["scope"] = args["scope"]  # checked (and refused if malformed) by propose
+        weight = emphasis(self.user_text).weight or model_weight(args.get("weight"))
+        if weight is not None:
+            fields["user_weight"] = weight
         try:
             proposal = await asyncio.to_thread(
                 self.confirm.propose,
@@ -79,15 +96,17 @@ class TurnTools:
                 fields=fields,
             )
         except ProposalRefusedError as exc:
-            return {"status": "refused", "reason": self._reason(exc)}
+            reason = error_text(exc, self.language)
+            self.refusals.append(reason)
+            return {"status": "refused", "reason": reason}
         self.proposals.append(proposal)
         out: dict[str, Any] = {
             "status": "pending_confirmation",
             "proposal_id": proposal.id,
             "note": "Not saved yet: the user sees Confirm / Edit / Discard buttons.",
         }
-        if proposal.conflict_note:
-            out["conflict"] = proposal.conflict_note
+        if proposal.conflicts_shown:
+            out["conflict"] = conflict_note(proposal.conflicts_shown)
         return out
 
     async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:
@@ -109,20 +128,6 @@ class TurnTools:
             ]
         }
 
-    async def confirm_one(self, args: dict[str, Any]) -> Mapping[str, Any]:
-        """memory_confirm: only a proposal the user has already been shown."""
-        pid = str(args["proposal_id"]).strip()
-        if any(p.id == pid for p in self.proposals):
-            return {
-                "error": "the user has not seen this proposal yet; ask them to confirm it first"
-            }
-        try:
-            entry = await asyncio.to_thread(self.confirm.confirm, self.user_key, pid, now=self.now)
-        except (ProposalError, ValueError) as exc:
-            return {"error": str(exc)}
-        self.confirmed.append(entry.id)
-        return {"status": "saved", "memory_id": entry.id}
-
     async def archaeology(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_archaeology: a memory's supersedes chain and history lines."""
         ref = str(args.get("memory_id") or args.get("topic") or "").strip()
@@ -143,4 +148,26 @@ class TurnTools:
                 }
                 for e in chain
             ]
+        }
+
+    async def reminder_create(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """reminder_create: a reminder proposal the user must confirm; nothing is scheduled."""
+        assert self.reminders is not None  # offered only with a reminder service
+        try:
+            row = await asyncio.to_thread(
+                self.reminders.propose_iso,
+                self.user_key,
+                str(args["when"]),
+                str(args["text"]),
+                str(args.get("recurrence") or "") or None,
+            )
+        except ReminderError as exc:
+            return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
+        view = self.reminders.view(row)
+        self.reminder_views.append(view)
+        return {
+            "status": "pending_confirmation",
+            "reminder_id": row.id,
+            "understood": view.understood_zh if self.language == "zh" else view.understood_en,
+            "note": "Not set yet: the user sees Confirm / Discard buttons.",
         }

@@ -2,8 +2,10 @@
 
 Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by seed
 000's section gating, short-term rows) and hands them to the pure functions of
-:mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by its mtime and size), so
-a user with 10,000 memories does not pay for a parse on every message.
+:mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by :func:`file_stamp`), so
+a user with 10,000 memories does not pay for a parse on every message. A file that cannot be
+read raises :class:`~memory.errors.UnreadableFileError` (never a bare ``UnicodeDecodeError``):
+the pipeline answers without it and tells the user once, with :func:`file_problem_notice`.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
+from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
     Candidate,
@@ -26,9 +30,14 @@ from agent.selection import (
     scope_name,
     select,
 )
-from history.topic_index import TopicIndex
+from agent.texts import error_both
+from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.config import BudgetConfig
+from memory.embedders import Vector
+from memory.errors import UnreadableFileError
+from memory.fsutil import file_stamp, read_text
 from memory.markdown import Entry, MemoryDocument, parse_memory
+from memory.passages import PassageCache
 from memory.search import SearchHit
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
@@ -48,12 +57,13 @@ ShortTermLookup = Callable[[str, str, int], Sequence[Candidate]]
 class _Parsed:
     """One parse of MEMORY.md and what every turn derives from it alone."""
 
-    stamp: tuple[int, int]
+    stamp: tuple[int, int, int, int]
     doc: MemoryDocument
     by_id: dict[str, Entry]
     core: tuple[Candidate, ...]  # L0 does not depend on the message
     scoped: tuple[Entry, ...]  # the only entries L1 can pick (non-global scope)
     fallback: Candidate | None
+    descriptions: dict[str, str]  # section -> what its meaning is matched on (seed 000)
 
 
 class MemoryView:
@@ -67,6 +77,7 @@ class MemoryView:
         counter: TokenCounter,
         decide: SearchDecider,
         short_term: ShortTermLookup | None = None,
+        matcher: SectionMatcher | None = None,
     ) -> None:
         self.memory = memory
         self.topics = topics
@@ -74,6 +85,8 @@ class MemoryView:
         self.counter = counter
         self.decide = decide
         self.short_term = short_term
+        searcher = memory.searcher
+        self.matcher = matcher or SectionMatcher(PassageCache(searcher.embedder), searcher.floor)
         self._cache: dict[str, _Parsed] = {}
         self._lock = threading.Lock()
 
@@ -84,16 +97,12 @@ class MemoryView:
     def parsed(self, user_key: str) -> _Parsed:
         """The user's MEMORY.md, parsed again only when the file changed."""
         path = self.memory.paths(user_key).memory_md
-        try:
-            st = path.stat()
-            stamp = (st.st_mtime_ns, st.st_size)
-        except FileNotFoundError:
-            stamp = (0, 0)
+        stamp = file_stamp(path)  # another process's write within one mtime tick counts too
         with self._lock:
             hit = self._cache.get(user_key)
         if hit is not None and hit.stamp == stamp:
             return hit
-        raw = path.read_text(encoding="utf-8") if stamp != (0, 0) else ""
+        raw = read_text(path) if stamp != (0, 0, 0, 0) else ""
         doc = parse_memory(raw)
         parsed = _Parsed(
             stamp,
@@ -101,7 +110,8 @@ class MemoryView:
             doc.by_id(),
             tuple(core_layer(doc.entries, self.budget)),
             tuple(e for e in doc.entries if scope_name(e.scope)),
-            fallback_candidate(raw, self.budget) if doc.entries else None,
+            fallback_candidate(doc.entries, self.budget),
+            section_descriptions(doc.entries),
         )
         with self._lock:
             self._cache[user_key] = parsed
@@ -132,18 +142,41 @@ class MemoryView:
     def _search_layer(
         self, user_key: str, text: str, parsed: _Parsed, now: datetime
     ) -> list[Candidate]:
-        allowed = self.topics.sections_to_query(user_key, text, parsed.doc.sections)
+        query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
-        # Gating drops hits after the search, so ask for more when it is active.
         try:
-            hits = self.memory.search(
-                user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit, now=now
-            )
+            # Embedded once: gating compares sections with it, and search uses it.
+            qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
+            allowed = self._allowed(user_key, text, parsed, qvec)
+            # Gating drops hits after the search, so ask for more when it is active.
+            k = limit * 3 if allowed else limit
+            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+    def _allowed(
+        self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None
+    ) -> list[str] | None:
+        """Seed 000 §4.1: the sections L2 may use (None: all), by keyword and by meaning."""
+        state = self.topics.load(user_key)
+        if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
+            return None  # no gating: do not spend the section embeddings
+        about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
+        return sections_to_query(state, text, parsed.doc.sections, about=about)
+
+
+def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:
+    """The file a problem is about, as its owner knows it (relative to their folder)."""
+    path = exc.path
+    return path.relative_to(user_root).as_posix() if path.is_relative_to(user_root) else path.name
+
+
+def file_problem_notice(exc: UnreadableFileError, topic: str) -> str:
+    """The one notice a user gets about a file of theirs that PCAI cannot read."""
+    return error_both(exc, topic=topic)
 
 
 def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:

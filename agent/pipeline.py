@@ -16,68 +16,47 @@ from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agent.errors import LLMError, LLMUnavailableError
 from agent.handlers import TurnTools, proposal_view
-from agent.llm import LLMClient, LLMError, LLMUnavailableError
-from agent.memory_view import MemoryView
-from agent.prompt import build_messages, detect_language, memory_block, system_prompt
+from agent.llm import LLMClient
+from agent.memory_view import MemoryView, file_problem_notice, problem_topic
+from agent.prompt import (
+    build_messages,
+    detect_language,
+    group_system_prompt,
+    memory_block,
+    system_prompt,
+)
+from agent.remember import settle_reply
+from agent.reminders.service import ReminderService
+from agent.sections import section_summaries
 from agent.selection import FALLBACK, L1, L2, Selection
-from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
+from agent.textcalls import extract_text_calls
+from agent.texts import both, say
+from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
+from agent.turn_notes import note_short_term, with_line
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
-from history.compaction import Compactor
+from history.compaction import CompactionResult, Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
 from history.dailylog import DailyLog
-from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
+from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.access import AccessCounter
-from memory.confirm import ConfirmationService, ProposalRefusedError, parse_reply
+from memory.confirm import ConfirmationService
+from memory.errors import UnreadableFileError
 from memory.governance import Governance
-from memory.pending import ProposalError
+from memory.guards import mask, secrets_in
+from memory.notices import NoticeBook
+from memory.short_term import ShortTermStore
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
 
 # A 100 KB message is kept whole in the session and the log, but the model sees its start.
 MAX_USER_TOKENS = 8000
-
-TEXTS = {
-    "down": (
-        "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
-        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
-        "please try again in a moment.",
-    ),
-    "garbage": (
-        "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
-        "Sorry, the language model gave an answer I cannot use; your message is saved, "
-        "please try again.",
-    ),
-    "failed": (
-        "抱歉，處理這則訊息時出了問題，請再試一次。",
-        "Sorry, something went wrong while handling this message; please try again.",
-    ),
-    "denied": (
-        "抱歉，你沒有使用這個機器人的權限。",
-        "Sorry, you are not allowed to use this bot.",
-    ),
-    "tools_exhausted": (
-        "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
-        "Sorry, I could not put an answer together this time; please ask again differently.",
-    ),
-    "confirmed": ("已記住：{text}", "Saved: {text}"),
-    "rejected": ("好的，不記這條：{text}", "OK, not saving: {text}"),
-    "edited": (
-        "已更新待確認的記憶，請再確認一次。",
-        "Updated the pending memory; please confirm it.",
-    ),
-}
-
-
-def say(key: str, lang: str, **kw: str) -> str:
-    """One user-facing sentence in ``lang`` ("zh" or "en")."""
-    zh, en = TEXTS[key]
-    return (zh if lang == "zh" else en).format(**kw)
 
 
 class _Clock:
@@ -119,6 +98,9 @@ class Agent:
     why_log: WhyLog
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
+    notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    short_term: ShortTermStore | None = None  # seed 004 §3.2.1's weather/calendar/mail notes
+    reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -127,11 +109,8 @@ class Agent:
             result = await self.compactor.summarise_all(session, user_key, now)
         self.why_log.clear(user_key)
         if result is None:
-            return "已開始新的對話。 Started a fresh conversation."
-        return (
-            f"已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {result.heading}。 "
-            "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
-        )
+            return both("new_session")
+        return both("new_session_summarised", heading=result.heading)
 
     def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
@@ -145,14 +124,29 @@ class Agent:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
-                session = await stack.enter_async_context(self.sessions.locked(message.user_key))
+                session_id = _session_id(message)
+                if session_id is None:  # a transport bug must not fall back to private data
+                    log.error("%s: a group message came without its group", message.user_key)
+                    return Reply(say("failed", lang), error=True)
+                session = await stack.enter_async_context(self.sessions.locked(session_id))
+            problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
-                reply = await self._turn(message, session, lang, clock)
+                if message.in_group:
+                    reply = await self._group_turn(message, session, lang, clock)
+                else:
+                    reply = await self._turn(message, session, lang, clock, problems)
+            except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
+                log.warning("%s: %s", message.user_key, exc)
+                reply = Reply(self._problem_text(message.user_key, exc), error=True)
+                await self._told(message, exc)  # said in the reply: not again as a notice
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices = (session.notice,) if session.notice else ()
+        notices: tuple[str, ...] = (_session_notice(session.kept_as),) if session.kept_as else ()
+        for problem in problems:
+            if await self._told(message, problem):
+                notices += (self._problem_text(message.user_key, problem),)
         return Reply(
             text=reply.text,
             proposals=reply.proposals,
@@ -160,34 +154,62 @@ class Agent:
             error=reply.error,
             notices=notices + reply.notices,
             timings=tuple(clock.steps),
+            reminders=reply.reminders,
+        )
+
+    def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
+        root = self.view.memory.paths(user_key).root
+        return file_problem_notice(exc, problem_topic(exc, root))
+
+    async def _told(self, message: IncomingMessage, exc: UnreadableFileError) -> bool:
+        """Record that the user is told of ``exc`` now; False when they were told already."""
+        if self.notices is None:
+            return True
+        topic = problem_topic(exc, self.view.memory.paths(message.user_key).root)
+        return await asyncio.to_thread(
+            self.notices.claim, message.user_key, topic, exc.stamp, message.time
         )
 
     async def _turn(
-        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+        self,
+        message: IncomingMessage,
+        session: Session,
+        lang: str,
+        clock: _Clock,
+        problems: list[UnreadableFileError],
     ) -> Reply:
         key = message.user_key
-        with clock.step("2 confirm flow"):
-            handled = None if message.in_group else await self._confirm_flow(message, lang)
+        # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
         with clock.step("3 append"):
-            session.append(ROLE_USER, message.text, message.time, msg_id=message.message_id)
-            await asyncio.to_thread(
-                self.daily_log.append_user_message,
-                key,
-                message.text,
-                message.time,
-                message.message_id,
-            )
-        if handled is not None:
-            session.append(ROLE_ASSISTANT, handled.text, message.time)
-            return handled
+            # Secrets are masked before anything is stored; only this turn's prompt sees them.
+            stored, known = mask(message.text), secrets_in(message.text)
+            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
+            try:
+                await asyncio.to_thread(
+                    self.daily_log.append_user_message,
+                    key,
+                    stored,
+                    message.time,
+                    message.message_id,
+                )
+            except UnreadableFileError as exc:  # never rewrite a file we cannot read
+                log.warning("%s: not logged: %s", key, exc)
+                problems.append(exc)
         system = system_prompt(message.time, lang)
-        with clock.step("4 compaction"):
-            await self._compact(session, key, message, system)
         with clock.step("5 adaptive"):
             turns = session.user_turns
             search = not message.in_group and self.view.should_search(message.text, turns)
         with clock.step("6-7 select+budget"):
-            selection = await self._select(message, session, search)
+            try:
+                selection = await self._select(message, session, search)
+            except UnreadableFileError as exc:  # answer without that user's memory file
+                log.warning("%s: answering without memories: %s", key, exc)
+                problems.append(exc)
+                selection = Selection()
+        with clock.step("4 compaction"):
+            # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) + history.
+            extra = self.counter.count(system) + self.counter.count(_block(selection))
+            compacted = await self._compact(session, key, message, extra)
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -199,82 +221,82 @@ class Agent:
                 self.confirm,
                 self.governance,
                 self.counter,
+                self.reminders,
+                user_text=message.text,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
             try:
                 resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
             except LLMError as exc:
-                log.warning("%s: LLM failed: %s", key, exc)
+                _log_llm_failure(key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
-                return Reply(say(which, lang), proposals=proposals, error=True)
-        text = resp.content.strip() or say("tools_exhausted", lang)
+                return Reply(
+                    with_line(say(which, lang), compacted, lang),
+                    proposals=proposals,
+                    error=True,
+                    reminders=tuple(tools.reminder_views),
+                )
+        text = resp.content.strip()
+        if not message.in_group:  # a small model may skip memory_save or claim a false save
+            text = await settle_reply(tools, box, message.text, text)
+        text = text or say("tools_exhausted", lang)
         with clock.step("10 save reply"):
-            # Only the answer goes into the session: never the memory block or tool chatter.
-            session.append(ROLE_ASSISTANT, text, message.time)
+            # Only the answer goes into the session: never the memory block or tool chatter,
+            # nor a secret the model repeated from the message.
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         injected = _injected(selection)
         with clock.step("11 access+topics"):
             await asyncio.to_thread(self._after, key, message, selection, injected)
         return Reply(
-            text=text,
+            text=with_line(text, compacted, lang),  # the line is not in the session: told once
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
+            reminders=tuple(tools.reminder_views),
         )
 
-    # -- steps -----------------------------------------------------------------------------
-    async def _confirm_flow(self, message: IncomingMessage, lang: str) -> Reply | None:
-        """Step 2: a confirm/reject word, or a reply to a proposal, answered without the LLM."""
-        intent = parse_reply(message.text)
-        key, now = message.user_key, message.time
-        shown = None
-        if message.reply_to_id:
-            shown = await asyncio.to_thread(
-                self.confirm.store.by_message, key, message.reply_to_id
-            )
-        if intent is None and shown is None:
-            return None
-        try:
-            if intent is None and shown is not None:  # any other reply to a proposal edits it
-                edited = await asyncio.to_thread(
-                    self.confirm.edit, key, shown.id, message.text, now=now
-                )
-                return Reply(say("edited", lang), proposals=(proposal_view(edited),))
-            if not shown and not await asyncio.to_thread(self.confirm.pending, key, now):
-                return None  # "ok" with nothing waiting is an ordinary message
-            ref = shown.id if shown else ""
-            assert intent is not None
-            if intent.action == "confirm":
-                entry = await asyncio.to_thread(
-                    self.confirm.confirm,
-                    key,
-                    ref,
-                    replace=intent.replace,
-                    now=now,
-                    reply_to=message.reply_to_id,
-                )
-                return Reply(say("confirmed", lang, text=entry.text))
-            rejected = await asyncio.to_thread(
-                self.confirm.reject, key, ref, now=now, reply_to=message.reply_to_id
-            )
-            return Reply(say("rejected", lang, text=rejected.text))
-        except ProposalRefusedError as exc:
-            return Reply(exc.reason_zh if lang == "zh" else exc.reason_en, error=True)
-        except ProposalError as exc:
-            return Reply(str(exc), error=True)
+    async def _group_turn(
+        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+    ) -> Reply:
+        """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
+        with clock.step("3 append"):
+            known = secrets_in(message.text)
+            session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
+            # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
+            # keeps only what its history window can show.
+            del session.messages[: -self.history.max_history]
+        system = group_system_prompt(message.time, lang)
+        with clock.step("8 prompt"):
+            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
+            messages = self._prompt(message, session, system, Selection())
+        with clock.step("9 llm"):
+            try:
+                resp = await self.llm.chat(messages, ())
+            except LLMError as exc:
+                _log_llm_failure(session.id, exc)
+                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                return Reply(say(which, lang), error=True)
+        # No tools in a group: a call the model writes as text is cut, never shown raw.
+        text = extract_text_calls(resp.content, SCHEMAS).content.strip()
+        text = text or say("tools_exhausted", lang)
+        with clock.step("10 save reply"):
+            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
+        return Reply(text=text)
 
+    # -- steps -----------------------------------------------------------------------------
     async def _compact(
-        self, session: Session, key: str, message: IncomingMessage, system: str
-    ) -> None:
+        self, session: Session, key: str, message: IncomingMessage, extra_tokens: int
+    ) -> CompactionResult | None:
         """Step 4: seed 003 compaction and seed 001 summaries; a failure loses nothing."""
+        result = None
         try:
-            await self.compactor.maybe_compact(
-                session, key, message.time, extra_tokens=self.counter.count(system)
-            )
+            result = await self.compactor.maybe_compact(session, key, message.time, extra_tokens)
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
+        return result
 
     async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
         """Steps 6-7: layered candidates fitted to the budget."""
@@ -289,8 +311,7 @@ class Agent:
         self, message: IncomingMessage, session: Session, system: str, selection: Selection
     ) -> list[dict[str, object]]:
         """Step 8: system, the memory block as data, the hybrid history, the message."""
-        fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
-        block = memory_block(selection.lines, fallback=fallback)
+        block = _block(selection)
         # The message being answered is the last one in the session: it goes last, once.
         window = history_window(session.messages[:-1], self.history)
         user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
@@ -316,13 +337,48 @@ class Agent:
         self.access.bump(key, ids, message.time)
         if message.in_group:
             return
+        note_short_term(self.short_term, key, message)
         # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
         sections = [
             s.candidate.section
             for s in selection.items
             if s.candidate.section and s.candidate.layer in (L1, L2)
         ]
-        self.topics.record(key, sections, message.time, self.view.sections(key))
+        try:
+            known = self.view.sections(key)
+        except UnreadableFileError:  # already in this turn's problems (step 6-7)
+            return
+        self.topics.record(
+            key, sections, message.time, known, summaries=section_summaries(selection)
+        )
+
+
+def _block(selection: Selection) -> str:
+    """The memory block of the prompt for ``selection`` (seed 004 §3.2's preface and lines)."""
+    fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
+    return memory_block(selection.lines, fallback=fallback)
+
+
+def _session_notice(kept_as: str) -> str:
+    """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
+    en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
+    return f"{en} ({zh})."
+
+
+def _log_llm_failure(who: str, exc: LLMError) -> None:
+    """Unavailability says where at WARNING; a bad answer's detail may quote the model (DEBUG)."""
+    if isinstance(exc, LLMUnavailableError):
+        log.warning("%s: LLM failed: %s", who, exc)
+        return
+    log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
+    log.debug("%s: LLM answer unusable: %s", who, exc)
+
+
+def _session_id(message: IncomingMessage) -> str | None:
+    """The sender's private session, or the group's own one (never the sender's in a group)."""
+    if not message.in_group:
+        return message.user_key
+    return message.group_session if is_group_session(message.group_session) else None
 
 
 def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:

@@ -12,8 +12,10 @@ rows, and these functions decide what goes into the prompt.
 The budget (2,000 tokens) is spent in the order L0 -> L1 -> L2 -> short-term; one long-term
 chunk is cut to 1,500 tokens first; an item whose full text no longer fits is replaced by its
 summary (seed 002 §6.1 step 3), and skipped if even that does not fit. When nothing was
-selected and the user has memories, MEMORY.md's first 4,000 characters are the static
-fallback (seed 004 §3.2.2), cut to the budget as well.
+selected and the user has live memories, the first 4,000 characters of those memories,
+rendered by section, are the static fallback (seed 004 §3.2.2), cut to the budget as well.
+It is rendered rather than read from the file, so archived and deprecated entries, governance
+fields and notes never reach the prompt.
 """
 
 from __future__ import annotations
@@ -21,13 +23,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from memory.config import BudgetConfig
-from memory.markdown import Entry
+from memory.governance import LIVE
+from memory.markdown import Entry, MemoryStatus
 from memory.tokens import TokenCounter
 
-L0, L1, L2, SHORT_TERM, FALLBACK = "L0", "L1", "L2", "short_term", "fallback"
-LAYER_ORDER = (L0, L1, L2, SHORT_TERM, FALLBACK)
+
+class Layer(StrEnum):
+    """Where a candidate comes from, in the order the budget is spent (``/why`` shows it)."""
+
+    L0 = "L0"  # core rules
+    L1 = "L1"  # scope matches
+    L2 = "L2"  # hybrid-search hits
+    SHORT_TERM = "short_term"
+    FALLBACK = "fallback"  # the static MEMORY.md prefix
+
+
+L0, L1, L2, SHORT_TERM, FALLBACK = Layer.L0, Layer.L1, Layer.L2, Layer.SHORT_TERM, Layer.FALLBACK
+LAYER_ORDER = tuple(Layer)
 # A summary made from the text itself, when the entry has none, is this long at most.
 SUMMARY_TOKENS = 60
 _SENTENCE_END = re.compile(r"(?<=[。！？!?.;；])\s*|\n")
@@ -39,7 +54,7 @@ class Candidate:
     """Something that could go into the memory block."""
 
     id: str
-    layer: str
+    layer: Layer
     score: float
     text: str
     summary: str = ""
@@ -85,7 +100,7 @@ def _date(value: str) -> str:
     return value[:10] if len(value) >= 10 else value
 
 
-def entry_candidate(entry: Entry, layer: str, score: float) -> Candidate:
+def entry_candidate(entry: Entry, layer: Layer, score: float) -> Candidate:
     """A MEMORY.md entry as a candidate of ``layer``."""
     return Candidate(
         id=entry.id,
@@ -101,7 +116,7 @@ def entry_candidate(entry: Entry, layer: str, score: float) -> Candidate:
 
 def core_layer(entries: Iterable[Entry], cfg: BudgetConfig) -> list[Candidate]:
     """L0: active core entries, strongest first (is_core, then weight, then newest)."""
-    core = [e for e in entries if e.status == "active" and is_core(e, cfg)]
+    core = [e for e in entries if e.status == MemoryStatus.ACTIVE and is_core(e, cfg)]
     core.sort(key=lambda e: (e.is_core, e.user_weight, e.created_at), reverse=True)
     return [entry_candidate(e, L0, e.user_weight / 10) for e in core[: cfg.l0_max]]
 
@@ -120,7 +135,7 @@ def scope_layer(
     found = []
     for e in entries:
         name = scope_name(e.scope)
-        if e.id in exclude or e.status != "active" or not name or name not in low:
+        if e.id in exclude or e.status != MemoryStatus.ACTIVE or not name or name not in low:
             continue
         found.append(e)
     found.sort(key=lambda e: (e.user_weight, e.created_at), reverse=True)
@@ -135,9 +150,23 @@ def gate_sections(
     return kept[:limit]
 
 
-def fallback_candidate(memory_md: str, cfg: BudgetConfig) -> Candidate | None:
-    """The static fallback: the first 4,000 characters of MEMORY.md, if it has any text."""
-    text = memory_md.strip()[: cfg.static_fallback_chars].strip()
+def fallback_text(entries: Iterable[Entry]) -> str:
+    """The live entries (active, low priority) as ``## section`` headings and bullets."""
+    lines: list[str] = []
+    section = None
+    for e in entries:
+        if e.status not in LIVE or not e.text.strip():
+            continue
+        if e.section != section:
+            section = e.section
+            lines += ["", f"## {section}"] if lines else [f"## {section}"]
+        lines.append("- " + e.text.strip().replace("\n", "\n  "))
+    return "\n".join(lines)
+
+
+def fallback_candidate(entries: Iterable[Entry], cfg: BudgetConfig) -> Candidate | None:
+    """The static fallback: the first 4,000 characters of the live memories, if any."""
+    text = fallback_text(entries)[: cfg.static_fallback_chars].strip()
     if not text:
         return None
     return Candidate(id="MEMORY.md", layer=FALLBACK, score=0.0, text=text, source="MEMORY.md")

@@ -1,10 +1,13 @@
 """The tools the model may call, and the bounded tool loop.
 
-The four tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a
-direct write), ``memory_search``, ``memory_confirm`` and ``memory_archaeology``. The pipeline
-binds each name to a handler for the current user; this module owns the JSON schemas, the
-argument checks and the loop. An unknown tool, malformed arguments or a failing handler is
-answered to the model as ``{"error": ...}`` so it can recover; nothing here raises for them.
+The tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a direct
+write), ``memory_search`` and ``memory_archaeology``; ``reminder_create`` (a reminder proposal,
+scheduled only once the user confirms it). Seed 004's ``memory_confirm`` is not a
+tool: confirming is the user's act (a button, a reply, /confirm), so a model that calls it is
+told so. The pipeline binds each name to a handler for the current user; this module owns the
+JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
+failing handler is answered to the model as ``{"error": ...}`` so it can recover; nothing here
+raises for them.
 """
 
 from __future__ import annotations
@@ -15,7 +18,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent.errors import ToolArgumentError
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
+from agent.textcalls import normalise_arguments, with_text_calls
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +49,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "text": {"type": "string", "description": "The fact, in the user's language."},
             "section": {"type": "string", "description": "MEMORY.md section, e.g. 偏好."},
             "topic": {"type": "string", "description": "canonical topic, e.g. food:coffee"},
+            "scope": {
+                "type": "string",
+                "description": "global (default), project:<name> or lang:<name> when the fact "
+                "holds only there",
+            },
+            "weight": {
+                "type": "integer",
+                "description": "importance 1-8 (default 5); higher when the user stresses it",
+            },
         },
         ["text"],
     ),
@@ -56,12 +70,6 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         ["query"],
     ),
-    "memory_confirm": _fn(
-        "memory_confirm",
-        "Confirm a pending memory proposal, only after the user said yes to it.",
-        {"proposal_id": {"type": "string", "description": "The pending proposal's id."}},
-        ["proposal_id"],
-    ),
     "memory_archaeology": _fn(
         "memory_archaeology",
         "Show how a memory changed over time: its supersedes chain and history.",
@@ -70,6 +78,33 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "topic": {"type": "string", "description": "Or a canonical topic."},
         },
         [],
+    ),
+    "reminder_create": _fn(
+        "reminder_create",
+        "Propose a reminder. It is NOT set until the user confirms it; tell the user it awaits "
+        "confirmation.",
+        {
+            "when": {
+                "type": "string",
+                "description": "ISO 8601 date and time in the user's time zone, "
+                "e.g. 2026-03-05T09:00:00.",
+            },
+            "text": {"type": "string", "description": "What to remind of, in the user's words."},
+            "recurrence": {
+                "type": "string",
+                "description": "Only if it repeats: daily, weekly, monthly or yearly.",
+            },
+        },
+        ["when", "text"],
+    ),
+}
+
+# Names a model may still call (seed 004 lists them) that are not its to call.
+NOT_TOOLS: dict[str, str] = {
+    "memory_confirm": (
+        "Only the user can confirm, replace or discard a memory (the ✅ button under the "
+        "proposal, a reply to it, or /confirm). Tell them it awaits their confirmation; "
+        "nothing was saved."
     ),
 }
 
@@ -81,10 +116,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not match the tool's schema."""
 
 
 def check_arguments(schema: Mapping[str, Any], raw: Any) -> dict[str, Any]:
@@ -145,12 +176,17 @@ class ToolBox:
         """Run one tool call; every failure becomes ``{"error": ...}`` for the model."""
         handler = self.handlers.get(call.name)
         schema = SCHEMAS.get(call.name)
-        if handler is None or schema is None:
+        if call.name in NOT_TOOLS:
+            result: Mapping[str, Any] = {"error": NOT_TOOLS[call.name]}
+        elif handler is None or schema is None:
             known = ", ".join(self.handlers) or "none"
-            result: Mapping[str, Any] = {"error": f"unknown tool {call.name!r}; tools: {known}"}
+            result = {"error": f"unknown tool {call.name!r}; tools: {known}"}
         else:
+            props = schema["function"]["parameters"].get("properties", {})
+            # Small models name arguments their own way (content for text): map the usual ones.
+            raw = normalise_arguments(call.name, call.arguments, props)
             try:
-                result = await handler(check_arguments(schema, call.arguments))
+                result = await handler(check_arguments(schema, raw))
             except ToolArgumentError as exc:
                 result = {"error": f"bad arguments for {call.name}: {exc}"}
             except Exception as exc:  # a tool failure must not end the conversation
@@ -178,12 +214,15 @@ async def run_tool_loop(
     """Chat until the model answers without tool calls, with at most ``max_rounds`` rounds.
 
     After ``max_rounds`` rounds of tool calls the model is asked once more with no tools
-    offered, so it must answer in text; tool calls it still makes then are not run.
+    offered, so it must answer in text; tool calls it still makes then are not run. Calls the
+    model writes into its text (:mod:`agent.textcalls`) count as calls and are cut from it.
     """
     convo = [dict(m) for m in messages]
+    known = {*tools.handlers, *NOT_TOOLS}
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
-        resp = await llm.chat(convo, offered)
+        # A call written as text (small models) is run like a real one and never shown raw.
+        resp = with_text_calls(await llm.chat(convo, offered), known)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
         convo.append(resp.as_message())

@@ -17,6 +17,8 @@ class IncomingMessage:
     reply_to_id: str = ""  # the id of the bot message this replies to, if any
     language: str = ""  # "zh" / "en" hint from the transport ("" = detect from text)
     in_group: bool = False  # memories are never proposed from or shown in a group
+    # A group's own conversation (``telegram_group_<chat id>``); private turns use user_key.
+    group_session: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +30,18 @@ class ProposalView:
     section: str
     expires_at: datetime
     conflict_note: str = ""  # e.g. "replaces m-...: ..." when a same-topic memory exists
+    weight: int = 0  # the proposed user_weight, 0 when left at the default
+    scope: str = ""  # the proposed scope, "" when global
+
+
+@dataclass(frozen=True, slots=True)
+class ReminderView:
+    """A proposed reminder the transport shows with Confirm / Discard; it rings once confirmed."""
+
+    reminder_id: int
+    text: str
+    understood_zh: str  # 我會在 2026-03-05（週四）09:00（Asia/Taipei）提醒你：打電話給媽媽
+    understood_en: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,5 +64,6 @@ class Reply:
     injected: tuple[InjectedMemory, ...] = ()
     error: bool = False  # True when the text is a failure notice (e.g. Ollama down)
     notices: tuple[str, ...] = field(default=())  # extra one-line notices (expired proposals)
+    reminders: tuple[ReminderView, ...] = ()  # reminders the model proposed this turn
     # (step, milliseconds) for each pipeline step, in order (logs and bench/pipeline.py).
     timings: tuple[tuple[str, float], ...] = field(default=())

@@ -3,20 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from dataclasses import asdict
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import asdict, replace
 from datetime import datetime
 
 from agent.types import InjectedMemory
 from memory.state import StateDB
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS last_injection (
-    user_key TEXT PRIMARY KEY,
-    injected TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-"""
 
 
 class WhyLog:
@@ -24,7 +16,6 @@ class WhyLog:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("agent.why", _DDL)
 
     def record(self, user_key: str, injected: Sequence[InjectedMemory], now: datetime) -> None:
         """Replace the user's record with what the latest prompt held (empty: nothing)."""
@@ -49,3 +40,17 @@ class WhyLog:
         """Forget the record (a new conversation starts with nothing to explain)."""
         with self.state.transaction() as conn:
             conn.execute("DELETE FROM last_injection WHERE user_key = ?", (user_key,))
+
+    def redact(
+        self, user_key: str, redact: Callable[[str], str], ids: Collection[str], blank: str
+    ) -> None:
+        """Redact the record (forget): the memories ``ids`` become ``blank``, the rest pass
+        through ``redact``."""
+        last = self.last(user_key)
+        new = tuple(replace(m, text=blank if m.id in ids else redact(m.text)) for m in last)
+        if new != last:
+            with self.state.transaction() as conn:
+                conn.execute(
+                    "UPDATE last_injection SET injected = ? WHERE user_key = ?",
+                    (json.dumps([asdict(m) for m in new], ensure_ascii=False), user_key),
+                )

@@ -1,6 +1,7 @@
-"""Load: many users chatting at once through the Telegram emulator with an instant fake LLM.
+"""Load: many users chatting at once through the Telegram stand-in with an instant fake LLM.
 
-Starts the emulator and a fake Ollama on free ports, runs the real bot process (`pcai run`),
+Starts the project's Telegram Bot API stand-in (tests/fakes/telegram_server.py, in its own
+process) and a fake Ollama on free ports, runs the real bot process (`pcai run`),
 and has USERS users each send MESSAGES messages (each waits for its reply before the next,
 like a person). Prints throughput and message-to-reply latency; a reply that never comes is
 lost, a reply carrying another user's token is crossed. Last line:
@@ -46,9 +47,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Replies:
-    """One poller for every user: the bot's sendMessage calls, read from the emulator's log.
+    """One poller for every user: the bot's sendMessage calls, read from the stand-in's log.
 
-    Polling the emulator once per user would make the load generator, not the bot, the
+    Polling the stand-in once per user would make the load generator, not the bot, the
     bottleneck on a 2-core machine; the call log gives every chat's replies in one request.
     """
 
@@ -85,7 +86,7 @@ def main() -> int:
     guard = threading.Lock()
     with tempfile.TemporaryDirectory() as tmp, FakeOllama() as ollama:
         ollama.chat_handler = echo_model
-        emulator = Emulator()
+        emulator = Emulator(own_process=True)  # its HTTP work stays off the players' GIL
         base = 200_000
         allowed = ",".join(str(base + i) for i in range(args.users))
         bot = BotProcess(bot_env(emulator, ollama.url, Path(tmp) / "botmemory", allowed))

@@ -15,7 +15,10 @@ are 200 e5 *query* embeddings of questions about randomly chosen memories, so th
 clear ``min_score`` and the noise filter, MMR and result building all run; the bench prints
 how many hits each query returned. The store holds two users: ``tg_1`` with N chunks and
 ``tg_2`` with N/4 chunks of their own, written interleaved; queries are ``tg_1``'s and every
-hit is checked to be ``tg_1``'s.
+hit is checked to be ``tg_1``'s. Chunks are written straight into the index
+(:meth:`IndexStore.replace_units`: this measures search, not embedding) and searched with
+the searcher :func:`memory.open` builds, the bot's (``search_with_vector``: the whole pipeline
+with its governance-signal stage).
 
 The floor is a plain numpy scan of the same N vectors of ``tg_1`` (``matrix @ query``,
 ``argpartition`` of the top candidates, the search's depth): the memory-bandwidth limit of any
@@ -47,10 +50,10 @@ import numpy.typing as npt
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory.config import RetrievalConfig  # noqa: E402
+import memory  # noqa: E402
+from memory.config import index_path  # noqa: E402
 from memory.embedders import E5Embedder, normalise  # noqa: E402
 from memory.index import IndexStore, NewChunk  # noqa: E402
-from memory.search import HybridSearcher  # noqa: E402
 
 Matrix = npt.NDArray[np.float32]
 DIM = 384
@@ -186,7 +189,8 @@ def embeddings(cache: Path, texts: list[str], queries: list[str]) -> tuple[Matri
 
 def build(path: Path, n: int, bases: list[str], base_vecs: Matrix, seed: int = 7) -> Matrix:
     """A store with ``n`` chunks of ``tg_1`` and ``n // 4`` of ``tg_2``; returns tg_1's vectors."""
-    store = IndexStore(path, "synthetic", DIM)
+    # The e5 model's name, so the library opens this index as its own (another name rebuilds).
+    store = IndexStore(path, E5Embedder.MODEL, DIM)
     rng = random.Random(seed)
     nrng = np.random.default_rng(seed)
     start = datetime(2025, 1, 1, 9, 0)
@@ -285,13 +289,15 @@ def run_size(
 ) -> tuple[float, float]:
     """Build, search, print one size; returns (search p95, numpy scan p95)."""
     with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "index.sqlite"
+        path = index_path(Path(tmp))
+        path.parent.mkdir(parents=True)
         t0 = time.perf_counter()
         matrix = build(path, size, bases, base_vecs)
         built = time.perf_counter() - t0
-        store = IndexStore(path, "synthetic", DIM)
-        config = RetrievalConfig()
-        searcher = HybridSearcher(store, E5Embedder(), config)  # the floor is e5's (0.7)
+        # The searcher the bot uses (the library's: e5's floor, the governance-signal stage).
+        library = memory.open(tmp, ensure_index=False)
+        store, searcher = library.store, library.searcher
+        config = searcher.config
         depth = max(config.top_k * config.candidate_multiplier, config.min_candidates)
         now = datetime(2026, 1, 1, 12, 0).astimezone()
         for q, v in zip(queries[:5], qvecs[:5], strict=True):  # warm caches and pages
@@ -324,8 +330,8 @@ def run_size(
             bm25_terms.append(len(terms))
             bm25_rows.append(sum(store.doc_counts(terms)[0]) if terms else 0)
         total_rows = store.count()
-        store.close()
-        mb = sum(f.stat().st_size for f in Path(tmp).iterdir()) / 1e6
+        library.close()
+        mb = sum(f.stat().st_size for f in path.parent.iterdir()) / 1e6
     p95, scan95 = pct(times, 0.95), pct(scans, 0.95)
     print(
         f"{size:>7} chunks (tg_1 {rows[0]}, tg_2 {rows[1]}): search p50={pct(times, 0.5):.1f} "

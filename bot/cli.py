@@ -1,4 +1,7 @@
-"""The ``pcai`` command: run the bot, chat in a terminal, and operate on the memory store."""
+"""The ``pcai`` command: run the bot, chat in a terminal, and operate on the memory store.
+
+Errors are one line on stderr (``pcai: …``); the exit codes are ``cli_parser.EXIT_CODES``.
+"""
 
 from __future__ import annotations
 
@@ -8,15 +11,46 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
-from bot.app import Services, build_agent, build_services
+from agent.texts import error_both, error_text
+from bot.app import Services, build_agent, build_services, hold_data_dir
+from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
-from memory.errors import MemoryStoreError
-from memory.governance import chains_markdown, export_records
+from memory.errors import (
+    DataDirBusyError,
+    MemoryStoreError,
+    ProposalRefusedError,
+    StateSchemaError,
+    StateTooNewError,
+)
+from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
+USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
+
+
+class UsageError(Exception):
+    """The command line asks for something that cannot be done as given (exit code 2)."""
+
+
+def print_json(data: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
+    """What ``--json`` prints: one object on one line, or a list as JSON lines."""
+    rows = [data] if isinstance(data, Mapping) else data
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False))
+
+
+def _said(exc: MemoryStoreError) -> str:
+    """The terminal's line for ``exc``: what a user is told, in both languages, where there is
+    such a sentence; the operator's English line otherwise."""
+    if isinstance(exc, ProposalRefusedError):
+        return error_both(exc)
+    if isinstance(exc, DataDirBusyError):
+        return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
+    return str(exc)
 
 
 def _progress(label: str) -> Any:
@@ -54,15 +88,19 @@ def _hit_dict(hit: Any, explain: bool) -> dict[str, Any]:
 
 def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     """Print the effective settings with secrets masked."""
-    print(json.dumps(settings_as_dict(settings), ensure_ascii=False, indent=2))
+    if args.json:
+        print_json(settings_as_dict(settings))
+    else:
+        print(json.dumps(settings_as_dict(settings), ensure_ascii=False, indent=2))
     return 0
 
 
 def cmd_remember(services: Services, args: argparse.Namespace) -> int:
-    """Add a confirmed memory directly."""
-    entry = services.memory.remember(args.user, " ".join(args.text), section=args.section)
+    """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
+    user = check_user_key(args.user)
+    entry = services.library.remember(user, " ".join(args.text), section=args.section)
     if args.json:
-        print(json.dumps({"id": entry.id, "section": entry.section}, ensure_ascii=False))
+        print_json({"id": entry.id, "section": entry.section})
     else:
         print(f"remembered {entry.id} in section {entry.section!r}")
     return 0
@@ -70,12 +108,14 @@ def cmd_remember(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_search(services: Services, args: argparse.Namespace) -> int:
     """Search a user's memory."""
-    hits = services.memory.search(args.user, " ".join(args.query), args.k)
+    query = " ".join(args.query).strip()
+    if not query:
+        raise ValueError("the query is empty: say what to look for")
+    # One run: --explain reports the same run's stage scores and dropped candidates.
+    res = services.library.search(args.user, query, args.k, explain=True)
+    hits = res.hits
     dropped: list[dict[str, object]] = []
     if args.explain:
-        # The same pipeline again, now also reporting which stage dropped which candidate.
-        res = services.memory.searcher.search_explained(args.user, " ".join(args.query), args.k)
-        hits = res.hits
         dropped = [
             {
                 "stage": d.stage,
@@ -88,7 +128,7 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
         ]
     rows = [_hit_dict(h, args.explain) for h in hits]
     if args.json:
-        print(json.dumps(rows, ensure_ascii=False, indent=2))
+        print_json(rows)
         return 0
     if not rows:
         print("no results")
@@ -105,20 +145,20 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
-    stats = services.memory.reindex(args.user, progress=_progress("reindex"))
-    print(f"indexed {stats.added} units from {stats.files} files, removed {stats.removed}")
+    stats = services.library.reindex(args.user, progress=_progress("reindex"))
+    if args.json:
+        print_json({"added": stats.added, "files": stats.files, "removed": stats.removed})
+    else:
+        print(f"indexed {stats.added} units from {stats.files} files, removed {stats.removed}")
     return 0
 
 
 def cmd_export(services: Services, args: argparse.Namespace) -> int:
     """Print all of a user's memories."""
-    entries = services.memory.entries(args.user)
-    if args.format == "json":
-        records = export_records(entries, services.access.get_many(args.user))
-        print(json.dumps(records, ensure_ascii=False, indent=2))
-    else:
-        print(services.memory.export_markdown(args.user), end="")
-        print(chains_markdown(entries), end="")
+    if args.json:  # JSON lines, one record each
+        print_json(json.loads(services.library.export(args.user, "json")))
+    else:  # markdown, or the backup format: one JSON document
+        print(services.library.export(args.user, args.format), end="")
     return 0
 
 
@@ -134,8 +174,10 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
+    key = f"cli_{user}"
+    # Only this user's files: a service may be running the jobs for everyone else.
     chat = TerminalChat(
-        backend, f"cli_{user}", jobs=lambda notify: scheduled(services, notify, runner)
+        backend, key, jobs=lambda notify: scheduled(services, notify, runner, user_key=key)
     )
     chat.run()
     return 0
@@ -148,7 +190,23 @@ def _latest_cli_user(services: Services) -> str:
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
-    """Start the bot: Telegram when a token is set, else the terminal chat."""
+    """Start the bot: Telegram when a token is set, else the terminal chat.
+
+    The service holds the data dir's lock for its whole life: a second ``pcai run`` on the
+    same data dir says so in one sentence and exits 1 instead of racing the first.
+    """
+    try:
+        service_lock = hold_data_dir(settings)
+    except DataDirBusyError as exc:
+        return _fail(exc)
+    with service_lock:
+        try:
+            return _serve(settings)
+        except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
+            return _fail(exc)
+
+
+def _serve(settings: Settings) -> int:
     if not settings.telegram_bot_token:
         print(
             "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "
@@ -157,7 +215,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         )
         services = _open(settings)
         try:
-            return cmd_chat(services, argparse.Namespace(user=None))
+            return cmd_chat(services, argparse.Namespace(user=_chat_name(settings.user)))
         finally:
             services.close()
     from bot.jobs import JobRunner, ptb_job_setup
@@ -179,6 +237,11 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
+def _chat_name(user_key: str) -> str | None:
+    # The terminal chat is always a cli_ user: PCAI_USER=cli_alice chats as alice.
+    return user_key.removeprefix("cli_") if user_key.startswith("cli_") else None
+
+
 def _default_user() -> str:
     name = "".join(ch for ch in getpass.getuser() if ch.isalnum() or ch in "_.-")
     return name or "local"
@@ -190,62 +253,60 @@ def _open(settings: Settings) -> Services:
     return services
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of ``pcai``."""
-    p = argparse.ArgumentParser(prog="pcai", description="PCAI, the memory bot.")
-    p.add_argument("--config", help="TOML settings file (else $PCAI_CONFIG)")
-    sub = p.add_subparsers(dest="command", required=True)
-    sub.add_parser("run", help="start the bot (terminal chat without a Telegram token)")
-    chat = sub.add_parser("chat", help="chat in the terminal")
-    chat.add_argument("--user", help="name (default: the latest terminal session's, else yours)")
-    sub.add_parser("config", help="print the effective settings")
-    sub.add_parser("doctor", help="check that everything PCAI needs works")
-    rem = sub.add_parser("remember", help="add a confirmed memory")
-    rem.add_argument("--user", required=True)
-    rem.add_argument("--section")
-    rem.add_argument("--json", action="store_true")
-    rem.add_argument("text", nargs="+")
-    se = sub.add_parser("search", help="search a user's memory")
-    se.add_argument("--user", required=True)
-    se.add_argument("-k", type=int, default=None)
-    se.add_argument("--explain", action="store_true")
-    se.add_argument("--json", action="store_true")
-    se.add_argument("query", nargs="+")
-    ri = sub.add_parser("reindex", help="rebuild the index from the Markdown")
-    ri.add_argument("--user")
-    ex = sub.add_parser("export", help="print a user's memories")
-    ex.add_argument("--user", required=True)
-    ex.add_argument("--format", choices=("markdown", "json"), default="markdown")
-    ex.add_argument("--json", dest="format", action="store_const", const="json")
-    return p
+def _fail(problem: object, code: int = 1) -> int:
+    """Say what went wrong in one line on stderr and return the exit code."""
+    said = _said(problem) if isinstance(problem, MemoryStoreError) else str(problem)
+    print(f"pcai: {' '.join(said.split())}", file=sys.stderr)
+    return code
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``pcai`` console script."""
-    args = build_parser().parse_args(argv)
-    try:
-        from pathlib import Path
-
-        settings = load_settings(os.environ, Path(args.config) if args.config else None)
-    except SettingsError as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
-        return 2
+def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
     level = settings.log_level.upper()
-    chatting = args.command == "chat" or (
-        args.command == "run" and not settings.telegram_bot_token
-    )
-    if chatting and level != "DEBUG":
-        # A person is typing at this terminal: only problems are logged between the lines.
+    serving = args.command == "run" and bool(settings.telegram_bot_token)
+    if not serving and level != "DEBUG":
+        # A person is at this terminal (chatting, or reading a command's output and its
+        # one-line error): only problems are logged.
         level = "WARNING"
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
+
+
+def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
+    """``--user``, else ``PCAI_USER`` (a cli_ key's name for the chat; never for reindex)."""
+    if args.command == "chat":
+        args.user = args.user or _chat_name(settings.user)
+    elif args.command in ("remember", "search", "export"):
+        args.user = args.user or settings.user
+        if not args.user:
+            raise UsageError(USER_MISSING.format(command=args.command))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``pcai`` console script; returns the exit code (see EXIT_CODES)."""
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error already said in one line
+        return exc.code if isinstance(exc.code, int) else 2
+    try:
+        settings = load_settings(os.environ, Path(args.config) if args.config else None)
+        _resolve_user(args, settings)
+    except (SettingsError, UsageError) as exc:
+        return _fail(exc, 2)
+    _setup_logging(settings, args)
+    try:
+        return _dispatch(settings, args)
+    except KeyboardInterrupt:
+        return _fail("interrupted", 130)
+
+
+def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "config":
         return cmd_config(settings, args)
     if args.command == "doctor":
         from bot.doctor import run_doctor
 
-        return run_doctor(settings)
+        return run_doctor(settings, as_json=args.json)
     if args.command == "run":
         return cmd_run(settings, args)
     commands = {
@@ -257,14 +318,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     }
     try:
         services = _open(settings)
-    except MemoryStoreError as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
-        return 1
+    except (MemoryStoreError, OSError) as exc:
+        return _fail(exc)
     try:
         return commands[args.command](services, args)
-    except (MemoryStoreError, ValueError) as exc:
-        print(f"pcai: {exc}", file=sys.stderr)
-        return 1
+    except (MemoryStoreError, ValueError, OSError) as exc:
+        return _fail(exc)
     finally:
         services.close()
 

@@ -1,16 +1,19 @@
-"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, pending expiry, lifecycle.
+"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle,
+and the weekly "these memories are fading: keep?" notice that must come before any archiving.
 
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
 log. :class:`JobRunner` runs a body: never two runs of one job at once, every run logged,
 errors caught and logged with the traceback (a failed run is retried at the next tick), and
-the last outcome kept for ``/stats``. Blocking work (SQLite, embedding, Markdown files) runs
+the last outcome kept for ``/stats`` (which shows only when and whether it ran: a job's report
+covers every user). Blocking work (SQLite, embedding, Markdown files) runs
 in a thread, so message handling never waits for a job.
 
 The same specs are scheduled by PTB's JobQueue when the Telegram bot runs
 (:func:`register_ptb_jobs`) or by a plain APScheduler ``AsyncIOScheduler`` in the terminal
 chat (:func:`start_scheduler`). Every body is idempotent: the idle summary records what it
 summarised, the indexer compares unit hashes, pending expiry reports each proposal once,
-and a second lifecycle run the same night changes nothing.
+and a second lifecycle run the same night changes nothing. Every job goes user by user
+(:mod:`bot.isolation`): one user's unreadable file skips only that user, who is told once.
 """
 
 from __future__ import annotations
@@ -20,11 +23,20 @@ import logging
 import time as clock
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
-from history.dailylog import index_user_files
+from agent.texts import say
+from bot.fading import FADE_EVERY, Offer, fade_every, fading_body, telegram_offer, text_offer
+from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
+from bot.recovery import reconcile_pending
+from history.idle import IdleResult
+from memory.indexer import SyncStats
+from memory.lifecycle import DELETED, Change
+from memory.notices import NoticeBook
+from memory.pending import Proposal
+from memory.users import list_user_keys
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -33,13 +45,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# (user_key, text): tells one user something outside a reply (Telegram message, terminal line).
-Notifier = Callable[[str, str], Awaitable[None]]
 JobBody = Callable[["Services", datetime], Awaitable[str]]
 
 IDLE_EVERY = timedelta(minutes=5)
 INDEX_EVERY = timedelta(minutes=1)  # a hand edit of MEMORY.md is searchable within a minute
 EXPIRY_EVERY = timedelta(minutes=1)
+UNDO_EXPIRY_EVERY = timedelta(minutes=1)  # /undo's window is minutes: check each minute
 LIFECYCLE_AT = time(3, 30)  # nightly, in the user's time zone
 
 
@@ -69,65 +80,188 @@ class JobStatus:
 def expiry_notice(text: str) -> str:
     """The one sentence a user gets when a proposed memory expired unconfirmed."""
     short = text if len(text) <= 80 else text[:79] + "…"
-    return (
-        f"⌛ 待確認的記憶已過期，沒有寫入：「{short}」 "
-        f"(This memory proposal expired and was not saved.)"
-    )
+    zh, en = (say("proposal_expiry_notice", lang, short=short) for lang in ("zh", "en"))
+    return f"{zh} ({en})"
 
 
 # -- the bodies --------------------------------------------------------------------------
-async def idle_summaries_job(services: Services, now: datetime) -> str:
+async def idle_summaries_job(
+    services: Services, now: datetime, notifier: Notifier | None = None
+) -> str:
     """Seed 004 §3.1.3: one summary for each session idle over 60 minutes."""
-    made = await services.idle.run(now)
-    return f"{len(made)} idle summaries" + (
-        f" ({', '.join(r.session_id for r in made)})" if made else ""
+    users = [
+        sid
+        for sid in await asyncio.to_thread(services.sessions.session_ids)
+        if is_user_key(sid)  # a hand-made session file has no user to attach a summary to
+    ]
+
+    async def one(user_key: str) -> IdleResult | None:
+        return await services.idle.summarize_session(user_key, user_key, now)
+
+    results, run = await each_user(services, "idle_summaries", users, one, notifier)
+    made = [r for r in results if r is not None]
+    return (
+        f"{len(made)} idle summaries"
+        + (f" ({', '.join(r.session_id for r in made)})" if made else "")
+        + run.suffix()
     )
 
 
-async def index_job(services: Services, now: datetime) -> str:
-    """New daily-log lines, summaries and hand edits of MEMORY.md, indexed incrementally."""
-    stats = await asyncio.to_thread(
-        index_user_files, services.memory.indexer, services.settings.data_dir
+async def index_job(services: Services, now: datetime, notifier: Notifier | None = None) -> str:
+    """New daily-log lines, summaries and hand edits of MEMORY.md, indexed incrementally.
+
+    Each file whose size and mtime are unchanged is skipped unread, and within a changed file
+    only new or changed units are embedded, so the job is cheap and safe to repeat.
+    """
+    indexer = services.memory.indexer
+    users = list_user_keys(services.settings.data_dir)
+
+    async def one(user_key: str) -> SyncStats:
+        return await asyncio.to_thread(indexer.sync_user, user_key)
+
+    results, run = await each_user(services, "index", users, one, notifier)
+    stats = sum(results, SyncStats())
+    return (
+        f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
+        + run.suffix()
     )
-    return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
 
 
-def pending_expiry_job(notifier: Notifier | None = None) -> JobBody:
-    """Expire proposals past their time and tell each owner once (seed 004 §3.1.1)."""
+def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = None) -> JobBody:
+    """Expire proposals past their time and tell each owner once (seed 004 §3.1.1).
+
+    First the crash window heals: a due proposal whose entry MEMORY.md already holds is
+    marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
+    keeps their proposals waiting (they may be written there) and is told what to fix. The
+    notices go through the outbox (:mod:`memory.notices`), queued with the expiry itself, so
+    an unreachable user or a crash before sending is told at a later tick. With ``user_key``
+    (a terminal chat beside the service) only that user's proposals and notices are touched.
+    """
 
     async def body(services: Services, now: datetime) -> str:
-        expired = await asyncio.to_thread(services.pending.expire_due, now)
-        told = 0
-        for proposal in expired:
-            if notifier is None:
-                continue
-            try:
-                await notifier(proposal.user_key, expiry_notice(proposal.text))
-                told += 1
-            except Exception:  # an unreachable user must not stop the others
-                log.warning("could not tell %s about expired %s", proposal.user_key, proposal.id)
-        return f"{len(expired)} proposals expired, {told} users told"
+        healed = await asyncio.to_thread(reconcile_pending, services, now, due_only=True)
+        for owner, exc in sorted(healed.unreadable.items()):
+            await tell_file_problem(services, notifier, owner, exc)
+        book = NoticeBook(services.state)
+
+        def queue_notice(conn: Any, proposal: Proposal) -> None:
+            # Queued in the expiry's own transaction: a crash right after it loses no notice.
+            book.queue(proposal.user_key, expiry_notice(proposal.text), now, conn)
+
+        expired = await asyncio.to_thread(
+            services.pending.expire_due,
+            now,
+            user_key=user_key,
+            skip_users=healed.unreadable.keys(),
+            on_expired=queue_notice if notifier is not None else None,
+        )
+        told = (
+            await deliver_outbox(services, notifier, now, user_key) if notifier is not None else 0
+        )
+        detail = f"{len(expired)} proposals expired, {told} users told"
+        if healed.confirmed:
+            detail += f"; {len(healed.confirmed)} found written and marked confirmed"
+        if healed.unreadable:
+            detail += f"; {len(healed.unreadable)} users' proposals wait (unreadable MEMORY.md)"
+        return detail
 
     return body
 
 
-async def lifecycle_job(services: Services, now: datetime) -> str:
+async def forget_undo_job(services: Services, now: datetime) -> str:
+    """Drop the undo copies of forgotten memories whose /undo window has closed."""
+    dropped = await asyncio.to_thread(services.forgetter.expire, now)
+    return f"{dropped} undo copies dropped"
+
+
+async def lifecycle_job(
+    services: Services, now: datetime, notifier: Notifier | None = None
+) -> str:
     """Seed 002 §4's nightly health scores, low priority / archive, and old-archive deletion."""
-    report = await asyncio.to_thread(services.lifecycle.run_lifecycle, now)
+    users = list_user_keys(services.settings.data_dir)
+
+    async def one(user_key: str) -> list[Change]:
+        return await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
+
+    results, run = await each_user(services, "lifecycle", users, one, notifier)
+    changes = [c for per_user in results for c in per_user]
+    deleted = sum(1 for c in changes if c.new == DELETED)
     return (
-        f"{len(report.changes)} status changes ({len(report.deleted)} deleted) "
-        f"over {report.users} users"
+        f"{len(changes)} status changes ({deleted} deleted) over {len(users)} users" + run.suffix()
     )
 
 
-def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
-    """The four jobs of DESIGN "Scheduled work" with their schedules."""
+def _with_notifier(
+    body: Callable[[Services, datetime, Notifier | None], Awaitable[str]],
+    notifier: Notifier | None,
+) -> JobBody:
+    async def bound(services: Services, now: datetime) -> str:
+        return await body(services, now, notifier)
+
+    return bound
+
+
+def default_jobs(
+    notifier: Notifier | None = None,
+    offer: Offer | None = None,
+    fade_every: timedelta = FADE_EVERY,
+) -> list[JobSpec]:
+    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules.
+
+    ``offer`` sends the fading notice with its keep buttons (the notifier's text otherwise).
+    """
+    fading = fading_body(notifier, offer or text_offer(notifier))
     return [
-        JobSpec("idle_summaries", idle_summaries_job, every=IDLE_EVERY),
-        JobSpec("index", index_job, every=INDEX_EVERY, first=timedelta(seconds=5)),
+        JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
+        JobSpec(
+            "index",
+            _with_notifier(index_job, notifier),
+            every=INDEX_EVERY,
+            first=timedelta(seconds=5),
+        ),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
-        JobSpec("lifecycle", lifecycle_job, daily_at=LIFECYCLE_AT),
+        JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
+        JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
+        JobSpec("fading", fading, every=fade_every, first=min(timedelta(seconds=15), fade_every)),
     ]
+
+
+def user_jobs(
+    user_key: str, notifier: Notifier | None = None, fade_every: timedelta = FADE_EVERY
+) -> list[JobSpec]:
+    """The same jobs, schedules and names over one user's files only.
+
+    The terminal chat runs these: a service on the same data dir runs the jobs for everyone
+    else, and a second runner over their files would summarise, expire and archive them
+    beside it (and tell nobody about their expired proposals).
+    """
+
+    async def idle(services: Services, now: datetime) -> str:
+        made = await services.idle.summarize_session(user_key, user_key, now)
+        return f"{1 if made else 0} idle summaries of {user_key}"
+
+    async def index(services: Services, now: datetime) -> str:
+        stats = await asyncio.to_thread(services.memory.indexer.sync_user, user_key)
+        return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
+
+    async def lifecycle(services: Services, now: datetime) -> str:
+        changes = await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
+        return f"{len(changes)} status changes of {user_key}"
+
+    async def forget_undo(services: Services, now: datetime) -> str:
+        dropped = await asyncio.to_thread(services.forgetter.expire, now, user_key)
+        return f"{dropped} undo copies of {user_key} dropped"
+
+    bodies: dict[str, JobBody] = {
+        "fading": fading_body(notifier, text_offer(notifier), user_key),
+        "idle_summaries": idle,
+        "forget_undo": forget_undo,
+        "index": index,
+        "pending_expiry": pending_expiry_job(notifier, user_key),
+        "lifecycle": lifecycle,
+    }
+    specs = default_jobs(notifier, fade_every=fade_every)
+    return [replace(spec, body=bodies[spec.name]) for spec in specs]
 
 
 # -- running -----------------------------------------------------------------------------
@@ -177,13 +311,13 @@ class JobRunner:
         return not self._running
 
     def summary(self) -> list[tuple[str, str]]:
-        """``(job, "HH:MM ok: detail")`` pairs for a stats view."""
+        """``(job, "MM-DD HH:MM ok")`` pairs for a user's stats view.
+
+        The detail stays in the log: it covers every user (session ids, counts, a failing
+        user's file), and a user sees only their own.
+        """
         return [
-            (
-                s.name,
-                f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}: "
-                f"{s.detail}",
-            )
+            (s.name, f"{s.last_run.astimezone(self.tz):%m-%d %H:%M} {'ok' if s.ok else 'FAILED'}")
             for s in sorted(self.status.values(), key=lambda s: s.name)
         ]
 
@@ -256,9 +390,13 @@ def telegram_notifier(application: Any) -> Notifier:
     """A notifier that writes to ``telegram_<id>`` users in their private chat."""
 
     async def notify(user_key: str, text: str) -> None:
+        from bot.telegram.context import DEPS
+
         kind, _, ident = user_key.partition("_")
         if kind != "telegram" or not ident.isdigit():
             return
+        if DEPS in application.bot_data:  # a notice, not a proposal, is now the last word
+            application.bot_data[DEPS].spoke(user_key)
         await application.bot.send_message(chat_id=int(ident), text=text)
 
     return notify
@@ -267,26 +405,45 @@ def telegram_notifier(application: Any) -> Notifier:
 def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
     """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
 
-    Expired proposals are announced to their owners in their private chat.
+    Expired proposals are announced to their owners in their private chat; fading memories
+    come with keep buttons. Reminders and briefings go on the same JobQueue
+    (:func:`bot.telegram.reminders.wire_reminders`).
     """
     runner = runner or JobRunner(services, tz=services.tz)
 
     def setup(application: Any) -> None:
-        register_ptb_jobs(application, runner, default_jobs(telegram_notifier(application)))
+        specs = default_jobs(
+            telegram_notifier(application), telegram_offer(application), fade_every(services)
+        )
+        register_ptb_jobs(application, runner, specs)
+        if services.reminders is not None:
+            from bot.telegram.reminders import wire_reminders
+
+            wire_reminders(application, services.reminders)
 
     return setup
 
 
 @asynccontextmanager
 async def scheduled(
-    services: Services, notifier: Notifier | None = None, runner: JobRunner | None = None
+    services: Services,
+    notifier: Notifier | None = None,
+    runner: JobRunner | None = None,
+    user_key: str | None = None,
 ) -> AsyncIterator[JobRunner]:
     """Run every job on an ``AsyncIOScheduler`` for the duration of the block (terminal chat).
 
-    On the way out the scheduler stops and a job still running is given time to finish.
+    With ``user_key`` the jobs touch that user's files only (:func:`user_jobs`). On the way
+    out the scheduler stops and a job still running is given time to finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
-    scheduler = start_scheduler(runner, default_jobs(notifier))
+    every = fade_every(services)
+    specs = (
+        default_jobs(notifier, None, every)
+        if user_key is None
+        else user_jobs(user_key, notifier, every)
+    )
+    scheduler = start_scheduler(runner, specs)
     try:
         yield runner
     finally:

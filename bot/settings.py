@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
 from memory.config import (
     AdaptiveConfig,
@@ -24,11 +25,11 @@ from memory.config import (
     LifecycleConfig,
     PendingConfig,
     RetrievalConfig,
+    index_path,
+    state_db_path,
 )
-
-
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used."""
+from memory.errors import InvalidUserKeyError
+from memory.users import check_user_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,8 @@ class Settings:
     telegram_base_file_url: str = "https://api.telegram.org/file/bot"
     timezone: str = ""  # IANA name; "" means the machine's local zone
     log_level: str = "INFO"
+    forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
+    user: str = ""  # the user key `pcai` commands use when --user is not given
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
@@ -60,12 +63,12 @@ class Settings:
     @property
     def index_path(self) -> Path:
         """The derived search index."""
-        return self.data_dir / "knowledge" / "pcai_memory.sqlite"
+        return index_path(self.data_dir)
 
     @property
     def state_db_path(self) -> Path:
         """Operational state: pending memories, counters, short-term table."""
-        return self.data_dir / "pcai.db"
+        return state_db_path(self.data_dir)
 
     @property
     def sessions_dir(self) -> Path:
@@ -143,6 +146,13 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
     if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise SettingsError("PCAI_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
+    if settings.user:
+        try:
+            check_user_key(settings.user)
+        except InvalidUserKeyError as exc:
+            raise SettingsError(
+                f"PCAI_USER must be a user key like cli_alice or telegram_42: {settings.user!r}"
+            ) from exc
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings

@@ -6,25 +6,31 @@ or the session holds ``auto_write_threshold_turns`` (15) user turns, the older h
 summarised (topic, decisions, todos, numbers, names, dates; chit-chat in one line), the
 summary is appended to ``MEMORY_FULL.md`` under ``## 對話摘要 (YYYY-MM-DD)`` and to the daily
 log, both are indexed, and the session keeps one note pointing at those files plus the last
-``history_turns_after`` (5) user turns.
+``history_turns_after`` (5) user turns. The conversation's keywords that the summary names and
+MEMORY.md's keyword index lacks are added to it (seed 003 §3.2, "有資料才設索引": only words the
+written summary holds), and :attr:`CompactionResult.keywords` says which, for the one line
+that tells the user (seed 003 §6.1).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from history import extractive as ex
 from history.config import HistoryConfig
 from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
 from history.summarize import ConversationSummary, SummaryService
+from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
-from memory.guards import mask
+from memory.guards import REDACTED, mask
+from memory.locks import user_lock
+from memory.markdown import parse_memory, render_memory
 from memory.tokens import TokenCounter
 from memory.users import UserPaths
 
@@ -34,6 +40,7 @@ log = logging.getLogger(__name__)
 MESSAGE_OVERHEAD_TOKENS = 4
 FULL_TITLE = "# MEMORY_FULL — 對話摘要 (conversation summaries)\n"
 NOTE_PREFIX = "[先前討論已寫入記憶]"
+KEYWORDS_PER_SUMMARY = 5
 
 # Called with (user_key, path relative to the user's folder) after a file was written.
 IndexCallback = Callable[[str, str], object]
@@ -63,6 +70,21 @@ class CompactionResult:
     removed: int  # messages replaced by the note
     tokens_before: int
     tokens_after: int
+    keywords: tuple[str, ...] = ()  # added to MEMORY.md's keyword index by this compaction
+
+
+def summary_keywords(messages: Sequence[Message], summary: ConversationSummary) -> list[str]:
+    """The conversation's keywords that its written summary names (masked text only)."""
+    talk = [
+        m.content for m in messages if m.kind != KIND_COMPACTION and not ex.is_chitchat(m.content)
+    ]
+    body = summary.body.lower()
+    out = []
+    for word in ex.keywords(talk, KEYWORDS_PER_SUMMARY * 3):
+        word = mask(word)
+        if word.lower() in body and REDACTED[1:-1] not in word:
+            out.append(word)
+    return out[:KEYWORDS_PER_SUMMARY]
 
 
 def find_split(messages: Sequence[Message], keep_turns: int) -> int:
@@ -94,7 +116,6 @@ class Compactor:
         self.config = config
         self.daily_log = daily_log
         self.on_written = on_written
-        self._lock = threading.Lock()
 
     def history_tokens(self, messages: Sequence[Message]) -> int:
         """Estimated tokens of sending ``messages`` as chat history."""
@@ -188,6 +209,8 @@ class Compactor:
         session.messages = [note, *kept]
         session.compactions += 1
         await self._index(user_key, ["MEMORY_FULL.md", log_rel])
+        words = summary_keywords(older, summary)
+        added = await asyncio.to_thread(self.add_keywords, user_key, words)
         return CompactionResult(
             summary=summary,
             heading=heading,
@@ -195,14 +218,35 @@ class Compactor:
             removed=len(older) + len(notes),
             tokens_before=tokens_before,
             tokens_after=self.history_tokens(session.messages),
+            keywords=added,
         )
+
+    def add_keywords(self, user_key: str, words: Sequence[str]) -> tuple[str, ...]:
+        """Add the words MEMORY.md's keyword index lacks; returns those added.
+
+        A MEMORY.md that cannot be read is left alone (the summary is written all the same).
+        """
+        if not words:
+            return ()
+        path = UserPaths.of(self.data_dir, user_key).memory_md
+        with user_lock(self.data_dir, user_key):
+            try:
+                doc = parse_memory(read_text(path))
+            except UnreadableFileError as exc:
+                log.warning("%s: keyword index not updated: %s", user_key, exc)
+                return ()
+            grown = doc.with_keywords(words)
+            added = tuple(k for k in grown.keywords if k not in doc.keywords)
+            if added:
+                atomic_write_text(path, render_memory(grown))
+        return added
 
     def _write(
         self, user_key: str, heading: str, summary: ConversationSummary, now: datetime
     ) -> str:
         path = UserPaths.of(self.data_dir, user_key).memory_full_md
         block = f"\n## {heading}\n\n{mask(summary.body)}\n"
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             current = read_text(path) or FULL_TITLE
             if block in current:
                 # Written before a crash kept the trimmed session from being saved: once only.

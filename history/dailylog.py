@@ -1,7 +1,8 @@
 """Daily logs (seed 004 §3.1.2): every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
-machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses; the
+machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses (a
+message reads back as written and never as a second record); the
 indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
 and within a file only records it has not seen, so running it twice (or after a restart)
 indexes every line once.
@@ -9,24 +10,18 @@ indexes every line once.
 
 from __future__ import annotations
 
-import re
-import threading
+from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
 from memory.indexer import Indexer, SyncStats
+from memory.locks import user_lock
 from memory.logs import format_record, log_header
 from memory.sources import day_files
 from memory.users import UserPaths, list_user_keys
-
-_BAD_REF = re.compile(r"[^A-Za-z0-9_.:;-]+")
-
-
-def safe_ref(ref: str) -> str:
-    """A message id usable as a record ref (``{#ref}``): safe characters, 64 at most."""
-    return _BAD_REF.sub("-", ref).strip("-")[:64]
 
 
 class DailyLog:
@@ -35,7 +30,6 @@ class DailyLog:
     def __init__(self, data_dir: Path, tz: tzinfo | None = None) -> None:
         self.data_dir = data_dir
         self.tz = tz
-        self._lock = threading.Lock()
 
     def local(self, when: datetime) -> datetime:
         """``when`` in the user's time zone."""
@@ -55,8 +49,8 @@ class DailyLog:
         day = f"{local:%Y-%m-%d}"
         path = UserPaths.of(self.data_dir, user_key).daily_log(day)
         # Secrets (passwords, card numbers, keys) never reach the long-term, indexed log.
-        record = format_record(local, who, mask(text), safe_ref(ref))
-        with self._lock:
+        record = format_record(local, who, mask(text), ref)
+        with user_lock(self.data_dir, user_key):
             current = read_text(path)
             if not current:
                 current = log_header(day)
@@ -64,6 +58,30 @@ class DailyLog:
                 current += "\n"
             atomic_write_text(path, current + record)
         return f"memory/{day}.md"
+
+    def rewrite(
+        self, user_key: str, edit: Callable[[str, str], str]
+    ) -> tuple[list[str], list[str]]:
+        """Apply ``edit(day, text)`` to each of the user's logs (forget's redaction).
+
+        Returns the files it changed and those it could not read (not UTF-8; left as they
+        are). Holds the user's file lock, so a message logged meanwhile is neither lost nor
+        written back over the edit.
+        """
+        changed, unreadable = [], []
+        for day_file in day_files(UserPaths.of(self.data_dir, user_key)):
+            rel = f"memory/{day_file.name}"
+            with user_lock(self.data_dir, user_key):
+                try:
+                    text = read_text(day_file)
+                except UnreadableFileError:
+                    unreadable.append(rel)
+                    continue
+                new = edit(day_file.stem, text)
+                if new != text:
+                    atomic_write_text(day_file, new)
+                    changed.append(rel)
+        return changed, unreadable
 
     def append_user_message(
         self, user_key: str, text: str, when: datetime, message_id: str = ""
@@ -81,16 +99,4 @@ def index_daily_logs(
         paths = UserPaths.of(data_dir, user_key)
         for day_file in day_files(paths):
             total += indexer.sync_file(user_key, f"memory/{day_file.name}")
-    return total
-
-
-def index_user_files(indexer: Indexer, data_dir: Path) -> SyncStats:
-    """Catch the index up with every user's files: logs, summaries and hand edits of MEMORY.md.
-
-    Each file whose size and mtime are unchanged is skipped unread, and within a changed file
-    only new or changed units are embedded, so the job is cheap and safe to repeat.
-    """
-    total = SyncStats()
-    for user_key in list_user_keys(data_dir):
-        total += indexer.sync_user(user_key)
     return total

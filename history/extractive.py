@@ -38,20 +38,25 @@ _EN_STOPWORDS = frozenset(
     more most very much been were here want need make know think please thanks thank
     hello okay yes yeah sure it's i'm don't does doing done todo next step decided
     decide decision going only each other these those because after before again still
-    well good now noted sure right
+    well good now noted sure right forgotten
     """,
     )
 )
 
 DECISION = re.compile(
-    r"決定|決議|改用|採用|選擇|確定|就用|優先|定案|"
+    r"決定|決議|改用|採用|選擇|確定|就用|優先|定案|同意|改成|延到|延後|"
     r"\bdecid\w*|\bdecision\b|\bagreed\b|\bwe'?ll go with\b|\bgo with\b|\bchose\b|"
-    r"\bswitch(?:ed)? to\b|\bpriorit\w*",
+    r"\bpicked\b|\bvoted\b|\binstead\b|\bswitch(?:ed)? to\b|\bpriorit\w*",
     re.IGNORECASE,
 )
 TODO = re.compile(
-    r"TODO|待辦|下一步|待測|要做|記得|明天|之後要|需要|提醒|"
-    r"\bto-?do\b|\bnext step\b|\bneed to\b|\bmust\b|\bremind\b|\bfollow up\b|\btomorrow\b",
+    r"TODO|待辦|下一步|待測|要做|記得|明天|之後要|需要|提醒|必須|務必|別忘|"
+    r"(?:週|周|星期)[一二三四五六日天]前|\d+\s*月\s*\d+\s*[日號]前|月底前|下班前|"
+    r"\bto-?do\b|\bnext step\b|\bneed to\b|\bmust\b|\bremind\b|\bfollow up\b|\btomorrow\b|"
+    r"\bhave to\b|\bshould\b|\bremember to\b|\bdon'?t forget\b|"
+    r"\b(?:will|'ll)\s+(?:handle|take care of|set up|write|send|prepare|follow up)\b|"
+    r"\b(?:by|before)\s+(?:(?:mon|tues|wednes|thurs|fri|satur|sun)day|tonight|the \d{1,2}"
+    r"(?:st|nd|rd|th)|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d{1,2})\b",
     re.IGNORECASE,
 )
 GOAL = re.compile(
@@ -89,12 +94,114 @@ _CHITCHAT_TOPICS = re.compile(
     re.IGNORECASE,
 )
 _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
+# Clause ends: Chinese commas and semicolons; English ones only before a space (not 1,200).
+_CLAUSE_SPLIT = re.compile(r"(?<=[，；;])|(?<=[,:：])(?=\s)")
+_MIN_CLAUSE_CHARS = 5
+# Words that open a clause without adding to it ("so", "另外", "第二，"): cut to save room.
+_LEAD = re.compile(
+    r"^(?:(?:so|and|but|also|then|or|plus)\b[\s,]*|(?:然後|另外|還有|所以|而且|並且|不過)[，,\s]*"
+    r"|第[一二三四五六七八九十]+[，,、：:]\s*)+",
+    re.IGNORECASE,
+)
+# What the user asks the assistant for: a question, or "can you / 幫我 / 請…".
+REQUEST = re.compile(
+    r"[?？]\s*$|^(?:please|can you|could you|would you|help me)\b"
+    r"|^(?:請|请|麻煩|麻烦|你可以|你能|能不能|可不可以|幫我|帮我)",
+    re.IGNORECASE,
+)
+_FIELD_PIECES = {"Goal": 2, "Decision": 3, "Todo": 3, "Facts": 4}
 
 
 def sentences(text: str) -> list[str]:
     """Split text into sentences (Chinese and English punctuation, and line breaks)."""
     parts = (s.strip(" \t-*•>").rstrip("。；;，,") for s in _SENTENCE_END.split(text))
     return [p for p in parts if p and not p.startswith("```")]
+
+
+def clauses(sentence: str) -> list[str]:
+    """Split a sentence at its commas, semicolons and colons into clauses.
+
+    A question stays whole (it is one request); a clause too short to stand alone ("第一，",
+    "Also,") or a label ending in a colon ("TODO：", "Next step:") joins the next one, so a
+    marker stays with what it marks. English commas split only before a space (not 1,200).
+    """
+    if sentence.rstrip().endswith(("?", "？")):
+        return [sentence.strip()]
+    out: list[str] = []
+    carry = ""
+    for part in _CLAUSE_SPLIT.split(sentence):
+        part = carry + part
+        bare = part.strip().rstrip("，,；;")
+        if len("".join(bare.split())) < _MIN_CLAUSE_CHARS or bare.endswith((":", "：")):
+            carry = part
+            continue
+        carry = ""
+        out.append(_LEAD.sub("", bare.strip()).rstrip("."))
+    tail = carry.strip().rstrip("，,；;：:.")
+    if tail:
+        out = [*out[:-1], _glue([out[-1], tail])] if out else [tail]
+    return [c for c in out if c]
+
+
+def structured_fields(text: str, from_user: bool) -> dict[str, str]:
+    """Seed 001's Goal / Decision / Todo / Facts of one message, by rules over its clauses.
+
+    Each clause is a decision, a todo or a goal by its own words; a clause without such a
+    word that follows a decision or a todo in the same sentence continues it ("決定不請搬家
+    公司，自己租車"). A user's question is their request: with a stated goal it makes the
+    Goal (the first sentence when there is neither). Facts are the remaining clauses that
+    hold numbers, dates or names (any remaining ones when none do). Clauses of one sentence
+    that land in the same field stay one piece; pieces are joined with "；".
+    """
+    units: list[tuple[int, str, str]] = []  # (sentence, clause, field)
+    for n, sentence in enumerate(sentences(text)):
+        for clause in clauses(sentence):
+            label = ""
+            if from_user and REQUEST.search(clause):
+                label = "Goal"
+            elif DECISION.search(clause):
+                label = "Decision"
+            elif TODO.search(clause):
+                label = "Todo"
+            elif GOAL.search(clause):
+                label = "Goal"
+            elif units and units[-1][0] == n and units[-1][2] in ("Decision", "Todo"):
+                label = units[-1][2]
+            units.append((n, clause, label))
+    goals = [i for i, u in enumerate(units) if u[2] == "Goal"]
+    asked = [i for i in goals if from_user and REQUEST.search(units[i][1])]
+    stated = [i for i in goals if i not in asked]
+    picked_goal = sorted(set(stated[:1] + asked[-1:]))
+    if not picked_goal and units:
+        picked_goal = [i for i, u in enumerate(units) if u[0] == units[0][0]]
+    rest = [i for i, u in enumerate(units) if not u[2] and i not in picked_goal]
+    factual = [i for i in rest if numbers(units[i][1]) or dates(units[i][1]) or names(units[i][1])]
+    chosen = {
+        "Goal": picked_goal,
+        "Decision": [i for i, u in enumerate(units) if u[2] == "Decision"],
+        "Todo": [i for i, u in enumerate(units) if u[2] == "Todo"],
+        "Facts": factual or rest,
+    }
+    return {name: _join(units, idx, _FIELD_PIECES[name]) for name, idx in chosen.items()}
+
+
+def _join(units: list[tuple[int, str, str]], idx: list[int], limit: int) -> str:
+    """The clauses at ``idx`` as at most ``limit`` pieces (one per sentence), joined by "；"."""
+    pieces: list[tuple[int, list[str]]] = []
+    for i in idx:
+        n, clause, _ = units[i]
+        if pieces and pieces[-1][0] == n:
+            pieces[-1][1].append(clause)
+        elif len(pieces) < limit:
+            pieces.append((n, [clause]))
+    return "；".join(_glue(parts) for _, parts in pieces)
+
+
+def _glue(parts: list[str]) -> str:
+    out = parts[0]
+    for part in parts[1:]:
+        out += (", " if out[-1:].isascii() and part[:1].isascii() else "，") + part
+    return out
 
 
 def has_list_or_code(text: str) -> bool:

@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 from pathlib import Path
 
 from history.compaction import IndexCallback
 from history.config import HistoryConfig
-from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, Message, Session, SessionStore
+from history.sessions import (
+    KIND_COMPACTION,
+    ROLE_SYSTEM,
+    Message,
+    Session,
+    SessionStore,
+    is_group_session,
+)
 from history.summarize import IdleSummary, SummaryService
 from memory.errors import InvalidUserKeyError
 from memory.fsutil import atomic_write_text, read_text
-from memory.guards import mask
+from memory.guards import REDACTED, mask
+from memory.locks import user_lock
 from memory.users import UserPaths, check_user_key
 
 log = logging.getLogger(__name__)
@@ -74,7 +81,6 @@ class IdleSummaries:
         self.config = config
         self.tz = tz
         self.on_written = on_written
-        self._lock = threading.Lock()
 
     @property
     def idle(self) -> timedelta:
@@ -85,6 +91,8 @@ class IdleSummaries:
         """Summarise every session that is idle and has an unsummarised stretch."""
         results = []
         for session_id in await asyncio.to_thread(self.store.session_ids):
+            if is_group_session(session_id):
+                continue  # a group's talk is nobody's memory: no summary, no user file
             try:
                 user_key = check_user_key(session_id)
             except InvalidUserKeyError:
@@ -127,19 +135,21 @@ class IdleSummaries:
                 await asyncio.to_thread(self.on_written, user_key, AUTO_REL)
             except Exception:
                 log.exception("indexing the idle summary of %s failed; retried later", user_key)
-        log.info("idle summary for %s: %s", session_id, ", ".join(summary.keywords))
+        # No keyword or summary text in the log: it is the user's words.
+        log.debug("idle summary for %s: %d keywords", session_id, len(summary.keywords))
         return IdleResult(session_id, heading, summary, len(stretch))
 
     def _write(self, user_key: str, heading: str, summary: IdleSummary) -> None:
         path = UserPaths.of(self.data_dir, user_key).auto_summaries_md
-        with self._lock:
+        with user_lock(self.data_dir, user_key):
             current = read_text(path) or AUTO_TITLE
             if f"## {heading}\n" in current:
                 return  # written before a crash that kept the session from recording it
             if not current.endswith("\n"):
                 current += "\n"
+            keywords = [mask(k) for k in summary.keywords]
             block = (
                 f"\n## {heading}\n\n- 摘要：{mask(summary.summary)}\n"
-                f"- 關鍵字：{'、'.join(summary.keywords)}\n"
+                f"- 關鍵字：{'、'.join(k for k in keywords if REDACTED[1:-1] not in k)}\n"
             )
             atomic_write_text(path, current + block)

@@ -8,10 +8,10 @@ A session file ``telegram_<id>.json`` / ``cli_<name>.json`` reads::
      "last_update": "2026-02-08T12:00:05+08:00",
      "idle_summarized_through": "", "compactions": 0}
 
-Writes are atomic and each session has an asyncio lock, so two messages of one user that
-arrive together are handled one after the other and neither turn is lost. A file that cannot
-be parsed is moved aside as ``<name>.corrupt-<time>`` (kept for the user) and replaced by a
-fresh session; the caller gets one sentence to show, once.
+Writes are atomic and each session has an asyncio lock and a lock file, so two messages of one
+user that arrive together (in this process or another) are handled one after the other and
+neither turn is lost. A file that cannot be parsed is moved aside as ``<name>.corrupt-<time>``
+(kept for the user) and replaced by a fresh session; the caller gets one sentence to show, once.
 """
 
 from __future__ import annotations
@@ -27,11 +27,15 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from history.errors import SessionError
 from memory.fsutil import atomic_write_text
+from memory.guards import mask, secrets_in
+from memory.locks import FileLock, file_lock
 
 log = logging.getLogger(__name__)
 
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_GROUP_SESSION = re.compile(r"^[a-z]+_group_-?\d+$")
 
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
@@ -40,8 +44,14 @@ ROLE_TOOL = "tool"
 KIND_COMPACTION = "compaction"  # the one message that stands for compacted history
 
 
-class SessionError(ValueError):
-    """A session id or file that cannot be used."""
+def group_session_id(transport: str, chat_id: int | str) -> str:
+    """The session of one group chat (``telegram_group_-100123``): nobody's private session."""
+    return check_session_id(f"{transport}_group_{chat_id}")
+
+
+def is_group_session(session_id: str) -> bool:
+    """Whether ``session_id`` names a group chat's session (no user's files belong to it)."""
+    return bool(_GROUP_SESSION.match(session_id))
 
 
 def check_session_id(session_id: str) -> str:
@@ -73,14 +83,20 @@ class Message:
     id: str = ""  # the transport's message id (daily-log ref)
     kind: str = ""  # "" or KIND_COMPACTION
 
-    def to_json(self) -> dict[str, Any]:
-        """The message as JSON data (empty optional fields left out)."""
+    def to_json(self, known: frozenset[str] = frozenset()) -> dict[str, Any]:
+        """The message as JSON data (empty optional fields left out), secrets masked.
+
+        ``known``: secrets found elsewhere in the conversation, masked here even without
+        their context (a reply that repeats the password the user typed).
+        """
         data: dict[str, Any] = {
             "role": self.role,
-            "content": self.content,
+            "content": mask(self.content, known),
             "time": self.time.isoformat(),
         }
-        for name in ("summary", "id", "kind"):
+        if self.summary:
+            data["summary"] = mask(self.summary, known)
+        for name in ("id", "kind"):
             value = getattr(self, name)
             if value:
                 data[name] = value
@@ -113,8 +129,9 @@ class Session:
     last_update: datetime = field(default_factory=utc_now)
     idle_summarized_through: datetime | None = None  # end of the last idle-summarised stretch
     compactions: int = 0
-    # Not saved: one sentence for the user when the stored file was unreadable.
-    notice: str = ""
+    # Not saved: the name the stored file was kept as when it could not be read ("" if it was
+    # fine); the edge decides what to tell the user.
+    kept_as: str = ""
 
     def append(
         self,
@@ -143,10 +160,15 @@ class Session:
         return max(times) if times else None
 
     def to_json(self) -> dict[str, Any]:
-        """The session as JSON data."""
+        """The session as JSON data, secrets masked.
+
+        Masking here, where a session becomes a file, covers every path that puts text in a
+        session (a reply, a compaction note, a file written before masking existed).
+        """
+        known = secrets_in(*(m.content for m in self.messages))
         return {
             "id": self.id,
-            "messages": [m.to_json() for m in self.messages],
+            "messages": [m.to_json(known) for m in self.messages],
             "last_update": self.last_update.isoformat(),
             "idle_summarized_through": (
                 self.idle_summarized_through.isoformat() if self.idle_summarized_through else ""
@@ -247,9 +269,11 @@ class SessionStore:
 
         The session is saved even when the body raises, so a user message appended before a
         failure (say, the LLM being down) is kept. An unchanged session is not rewritten, so
-        background jobs do not make an idle session look recently used.
+        background jobs do not make an idle session look recently used. The session's lock
+        file is held too, so another process (the terminal chat beside the service, a job)
+        never saves over this turn.
         """
-        async with self.lock(session_id):
+        async with self.lock(session_id), self.file_lock(session_id).hold():
             session = await asyncio.to_thread(self.load, session_id)
             before = session.to_json()
             try:
@@ -257,6 +281,10 @@ class SessionStore:
             finally:
                 if session.to_json() != before:
                     await asyncio.to_thread(self.save, session)
+
+    def file_lock(self, session_id: str) -> FileLock:
+        """The session's OS lock (``history/<id>.lock``), for writers in other processes."""
+        return file_lock(self.dir / f"{check_session_id(session_id)}.lock")
 
     def _quarantine(self, session_id: str, path: Path, exc: BaseException) -> Session:
         stamp = utc_now().strftime("%Y%m%dT%H%M%S%fZ")
@@ -267,11 +295,4 @@ class SessionStore:
             log.exception("cannot move the unreadable session %s aside", path)
             aside = path
         log.warning("session %s was unreadable (%s); kept as %s", session_id, exc, aside.name)
-        return Session(
-            session_id,
-            notice=(
-                "Your previous conversation file could not be read, so a new conversation "
-                f"was started and the old file kept as {aside.name} "
-                "(之前的對話檔無法讀取，已開始新的對話並保留舊檔)."
-            ),
-        )
+        return Session(session_id, kept_as=aside.name)

@@ -10,6 +10,9 @@ Three kinds of summary are made:
 
 :class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
 and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
+Every summary it returns is masked (:func:`memory.guards.mask`), with the secrets of the
+messages it summarises as ``known``: a model that copies a password into a keyword list
+cannot get it stored.
 """
 
 from __future__ import annotations
@@ -20,16 +23,27 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Protocol
 
 from history import extractive as ex
 from history.sessions import KIND_COMPACTION, ROLE_TOOL, ROLE_USER, Message
+from memory.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
 
-KIND_MESSAGE = "message"
-KIND_CONVERSATION = "conversation"
-KIND_IDLE = "idle"
+
+class SummaryKind(StrEnum):
+    """The three summaries (module docstring), each with its own prompt."""
+
+    MESSAGE = "message"
+    CONVERSATION = "conversation"
+    IDLE = "idle"
+
+
+KIND_MESSAGE = SummaryKind.MESSAGE
+KIND_CONVERSATION = SummaryKind.CONVERSATION
+KIND_IDLE = SummaryKind.IDLE
 
 FIELDS = ("Goal", "Decision", "Todo", "Facts")
 _SEP = " | "
@@ -67,7 +81,7 @@ PROMPTS = {
 class SummaryRequest:
     """What to summarise and how; an LLM summarizer sends ``system`` + ``transcript``."""
 
-    kind: str
+    kind: SummaryKind
     messages: tuple[Message, ...]
     max_chars: int = 280
     keywords_min: int = 3
@@ -149,29 +163,14 @@ def parse_structured(text: str) -> dict[str, str] | None:
 
 
 def extract_structured(message: Message) -> dict[str, str]:
-    """Sort a message's sentences into Goal / Decision / Todo / Facts (no LLM)."""
+    """Sort a message's clauses into Goal / Decision / Todo / Facts (no LLM)."""
     if message.role == ROLE_TOOL:
         lines = [ln.strip() for ln in message.content.splitlines() if ln.strip()]
         return {
             "Facts": "；".join(lines[:3])
             + (f" (+{len(lines) - 3} lines)" if len(lines) > 3 else "")
         }
-    sents = ex.sentences(message.content)
-    used: set[int] = set()
-
-    def take(pattern: re.Pattern[str], limit: int = 2) -> str:
-        picked = [i for i, s in enumerate(sents) if i not in used and pattern.search(s)][:limit]
-        used.update(picked)
-        return "；".join(sents[i] for i in picked)
-
-    decision, todo = take(ex.DECISION), take(ex.TODO)
-    goal = take(ex.GOAL, 1)
-    if not goal and message.role == ROLE_USER:
-        goal = take(re.compile(r"."), 1)
-    rest = [i for i in range(len(sents)) if i not in used]
-    factual = [i for i in rest if ex.numbers(sents[i]) or ex.dates(sents[i]) or ex.names(sents[i])]
-    facts = "；".join(sents[i] for i in (factual or rest)[:3])
-    return {"Goal": goal, "Decision": decision, "Todo": todo, "Facts": facts}
+    return ex.structured_fields(message.content, message.role == ROLE_USER)
 
 
 # -- the conversation summary --------------------------------------------------------------
@@ -369,19 +368,29 @@ class SummaryService:
         self.timeout = timeout_seconds
 
     async def _ask(self, request: SummaryRequest) -> str | None:
+        """The model's answer, secrets masked (also those it repeats without their context)."""
         if self.primary is None:
             return None
         try:
-            return await asyncio.wait_for(self.primary.summarize(request), self.timeout)
+            answer = await asyncio.wait_for(self.primary.summarize(request), self.timeout)
         except Exception as exc:  # the model is down, slow or broken: fall back, never fail
-            log.warning("LLM %s summary failed (%s); using the extractive one", request.kind, exc)
+            # The detail may quote the model's answer: it stays below INFO.
+            log.warning(
+                "LLM %s summary failed (%s); using the extractive one",
+                request.kind,
+                type(exc).__name__,
+            )
+            log.debug("LLM %s summary failed: %s", request.kind, exc)
             return None
+        return mask(answer, _known(request.messages, request.previous))
 
     async def message_summary(self, message: Message, max_chars: int = 280) -> str:
         """Seed 001's structured summary of one message, at most ``max_chars`` characters."""
         answer = await self._ask(SummaryRequest(KIND_MESSAGE, (message,), max_chars))
         fields = parse_structured(answer) if answer else None
-        return render_structured(fields or extract_structured(message), max_chars)
+        known = _known((message,))
+        made = fields or extract_structured(message)
+        return render_structured({k: mask(v, known) for k, v in made.items()}, max_chars)
 
     async def conversation_summary(
         self,
@@ -393,7 +402,9 @@ class SummaryService:
         request = SummaryRequest(KIND_CONVERSATION, tuple(messages), max_chars, previous=previous)
         answer = await self._ask(request)
         made = normalise_conversation(answer, max_chars) if answer else None
-        return made or extract_conversation(messages, max_chars)
+        made = made or extract_conversation(messages, max_chars)
+        known = _known(messages, previous)
+        return ConversationSummary(body=mask(made.body, known), gist=mask(made.gist, known))
 
     async def idle_summary(
         self, messages: Sequence[Message], kmin: int = 3, kmax: int = 5
@@ -402,4 +413,16 @@ class SummaryService:
         request = SummaryRequest(KIND_IDLE, tuple(messages), 400, kmin, kmax)
         answer = await self._ask(request)
         made = normalise_idle(answer, messages, kmin, kmax) if answer else None
-        return made or extract_idle(messages, kmin, kmax)
+        made = made or extract_idle(messages, kmin, kmax)
+        known = _known(messages)
+        keywords = (mask(k, known) for k in made.keywords)
+        return IdleSummary(
+            summary=mask(made.summary, known),
+            # "[REDACTED]" (or the word inside it) is no keyword.
+            keywords=tuple(k for k in keywords if REDACTED[1:-1] not in k),
+        )
+
+
+def _known(messages: Sequence[Message], previous: str = "") -> frozenset[str]:
+    """The secrets in what is summarised: a summary must not repeat them, context or not."""
+    return secrets_in(previous, *(m.content for m in messages))

@@ -1,12 +1,28 @@
 """Configuration values of the memory package, with the seeds' defaults.
 
 These are plain frozen dataclasses; ``bot.settings`` fills them from the environment and the
-optional TOML file, and hands them to the services that need them.
+optional TOML file, and hands them to the services that need them. :class:`MemoryConfig`
+bundles what :func:`memory.open` needs; a library user who passes nothing gets the defaults.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Where the two databases live under the data folder (users' Markdown lives under users/).
+INDEX_FILE = Path("knowledge") / "pcai_memory.sqlite"
+STATE_FILE = Path("pcai.db")
+
+
+def index_path(data_dir: Path) -> Path:
+    """The derived search index (chunks, FTS5, vectors): rebuilt from the Markdown if lost."""
+    return data_dir / INDEX_FILE
+
+
+def state_db_path(data_dir: Path) -> Path:
+    """Operational state (pending memories, counters, short-term rows): never rebuilt."""
+    return data_dir / STATE_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,8 +60,12 @@ class RetrievalConfig:
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
-    # Seed 004 §3.2: at most 3 long-term chunks, each cut to 1,500 tokens.
-    max_snippet_tokens: int = 1500
+    # Seed 002 §4.1A's retrieval score orders the kept hits (memory.scoring.retrieval_score).
+    # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
+    # already counts age and the seed's 0.05 lowers LoCoMo recall (bench/RESULTS.md).
+    signal_recency_rate: float = 0.0
+    # A low_priority entry's score is multiplied by this (seed 002 §4.4: ranked lower).
+    low_priority_factor: float = 0.8
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +111,10 @@ class LifecycleConfig:
     access_saturation: int = 20
     # After a person restores an entry, the nightly job leaves it alone for this many days.
     restore_grace_days: int = 14
+    # Nothing is archived unless its owner was told it is fading at least this many days
+    # before (memory.lifecycle); the fading check runs every fade_every_hours (weekly).
+    fade_notice_days: int = 7
+    fade_every_hours: float = 168.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,3 +130,15 @@ class BudgetConfig:
     l1_max: int = 5
     l2_max: int = 5
     short_term_latest: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Everything :func:`memory.open` needs, each part with the defaults that ship."""
+
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    pending: PendingConfig = field(default_factory=PendingConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    # How long the bot's /undo can bring back what /forget removed (the undo copies in pcai.db).
+    forget_undo_minutes: int = 10

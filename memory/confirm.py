@@ -2,26 +2,41 @@
 
 ``propose`` -> noise filter -> sensitive-data guard -> duplicate and conflict check ->
 pending store. ``confirm`` writes the entry to MEMORY.md atomically, marks the proposal
-confirmed, then indexes. The entry id is derived from the proposal id, so a confirm repeated
-after a crash between the Markdown write and the pending update finds the entry already
-written and does not add it twice; a crash between the write and the indexing is repaired by
-the change detector (the next search or sync indexes the new entry).
+confirmed, then indexes. Confirming, replacing, rejecting and editing each take a
+:class:`~memory.consent.UserAct`: a proof, sealed by the bot layer's mint, that the user did
+exactly that to exactly that proposal. Whoever holds this service without the mint (the agent
+and the model's tools) can propose, never answer.
+
+The entry id is derived from the proposal id, so a confirm repeated after a crash between the
+Markdown write and the pending update finds the entry already written and does not add it
+twice; a crash between the write and the indexing is repaired by the change detector (the
+next search or sync indexes the new entry).
 
 Text replies: :func:`parse_reply` recognises short confirm / reject answers in Chinese and
 English (and "replace" / "add" for a conflicting proposal); anything else is an ordinary
-message.
+message. Which proposal a word answers is the bot layer's decision, never this service's.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from memory.errors import MemoryStoreError
+from memory.consent import ActCheck, UserAct
+from memory.emphasis import emphasis
+from memory.errors import (
+    DuplicateMemoryError,
+    InvalidProposalError,
+    NoiseError,
+    SensitiveDataError,
+)
+
+# Defined with the others in memory.errors; importers of the refusal's base find it here too.
+from memory.errors import ProposalRefusedError as ProposalRefusedError
 from memory.governance import (
     LIVE,
     Governance,
@@ -31,10 +46,10 @@ from memory.governance import (
     summary_of,
     with_status,
 )
-from memory.guards import refusal_reason, scan
-from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
+from memory.guards import mask, scan
+from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
 from memory.noise import noise_reason
-from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, ProposalNotFoundError
+from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, entry_id_for
 from memory.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -64,32 +79,6 @@ ALLOWED_FIELDS = (
     "user_weight",
     "importance",
 )
-
-
-class ProposalRefusedError(MemoryStoreError):
-    """The text will not be proposed; ``reason_en`` / ``reason_zh`` say why in one sentence."""
-
-    def __init__(self, kind: str, reason_en: str, reason_zh: str) -> None:
-        super().__init__(f"{reason_zh} {reason_en}")
-        self.kind = kind
-        self.reason_en = reason_en
-        self.reason_zh = reason_zh
-
-
-class SensitiveDataError(ProposalRefusedError):
-    """The text contains a password, key, card or id number."""
-
-
-class NoiseError(ProposalRefusedError):
-    """The text is a greeting, a refusal, a meta-question or too short to be a memory."""
-
-
-class DuplicateMemoryError(ProposalRefusedError):
-    """The same text is already an active memory."""
-
-
-class InvalidProposalError(ProposalRefusedError):
-    """A field value is not one the schema allows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,25 +117,16 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         if value is None or value == "":
             continue
         if name not in ALLOWED_FIELDS:
-            raise InvalidProposalError(
-                "field", f"Unknown memory field {name!r}.", f"不認得的記憶欄位 {name!r}。"
-            )
+            raise InvalidProposalError("refused_field", field=name)
         out[name] = value
     mc = out.get("memory_class")
     if mc is not None and mc not in MEMORY_CLASSES:
-        raise InvalidProposalError(
-            "field", f"memory_class must be one of {MEMORY_CLASSES}.", "memory_class 不正確。"
-        )
+        raise InvalidProposalError("refused_class", allowed=tuple(map(str, MEMORY_CLASSES)))
     level = out.get("enforcement_level")
     if level is not None and level not in ENFORCEMENT_LEVELS:
-        raise InvalidProposalError(
-            "field", "enforcement_level must be soft or hard.", "enforcement_level 不正確。"
-        )
-    scope = out.get("scope")
-    if scope is not None and not re.fullmatch(r"global|(?:project|lang):\S+", str(scope)):
-        raise InvalidProposalError(
-            "field", "scope must be global, project:<name> or lang:<name>.", "scope 不正確。"
-        )
+        raise InvalidProposalError("refused_enforcement")
+    if "scope" in out:
+        out["scope"] = check_scope(str(out["scope"]))
     if "summary" in out:
         out["summary"] = str(out["summary"]).strip()[:50]
     if "user_weight" in out:
@@ -158,70 +138,59 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def expiry_notice(proposal: Proposal) -> str:
-    """The one notice its owner gets when a proposal expires unanswered."""
-    short = proposal.text if len(proposal.text) <= 40 else proposal.text[:39] + "…"
-    return (
-        f"這條待確認的記憶已過期，沒有儲存：「{short}」。"
-        f" The proposed memory expired unconfirmed and was not saved: “{short}”."
-    )
+_SCOPE = re.compile(r"(global)|(project|lang):(\S+)", re.IGNORECASE)
 
 
-def entry_id_for(proposal: Proposal) -> str:
-    """The id the confirmed entry gets: fixed by the proposal, so a retry cannot duplicate."""
-    return f"m-{proposal.created_at:%Y%m%d}-{proposal.id.removeprefix('p-')}"
+def check_scope(value: str) -> str:
+    """A scope (seed 002 §3.1) as stored: ``global``, ``project:<name>`` or ``lang:<name>``."""
+    m = _SCOPE.fullmatch(value.strip())
+    if m is None:
+        raise InvalidProposalError("refused_scope")
+    return "global" if m.group(1) else f"{m.group(2).lower()}:{m.group(3)}"
 
 
 class ConfirmationService:
     """Propose, confirm, edit and reject memories for their owner."""
 
     def __init__(
-        self, memory: MemoryService, pending: PendingStore, governance: Governance
+        self,
+        memory: MemoryService,
+        pending: PendingStore,
+        governance: Governance,
+        check: ActCheck,
     ) -> None:
         self.memory = memory
         self.store = pending
         self.governance = governance
+        self._check = check
 
     # -- proposing ------------------------------------------------------------------------
-    def check_text(self, user_key: str, text: str) -> str:
-        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why."""
+    def check_text(self, user_key: str, text: str, *, replaces: Collection[str] = ()) -> str:
+        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why.
+
+        An entry named in ``replaces`` is not a duplicate: a new version may keep its text.
+        """
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
-            raise InvalidProposalError(
-                "too_long",
-                f"Too long for one memory ({len(text)} characters, at most {MAX_TEXT_CHARS}).",
-                f"太長了，一條記憶最多 {MAX_TEXT_CHARS} 字。",
-            )
+            raise InvalidProposalError("refused_too_long", length=len(text), limit=MAX_TEXT_CHARS)
         reason = noise_reason(text)
         if reason is not None:
-            raise NoiseError(
-                reason,
-                f"Not saved: that reads as {reason.replace('_', ' ')}, not something to remember.",
-                "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
-            )
+            raise NoiseError(reason)
         findings = scan(text)
         if findings:
-            en, zh = refusal_reason(findings)
-            raise SensitiveDataError(findings[0].kind, en, zh)
+            raise SensitiveDataError(tuple(dict.fromkeys(f.kind for f in findings)))
         dup = self.governance.find_duplicate(user_key, text)
-        if dup is not None:
-            raise DuplicateMemoryError(
-                "duplicate",
-                f"I already remember that ({dup.id}).",
-                f"這條已經記住了（{dup.id}）。",
-            )
+        if dup is not None and dup.id not in replaces:
+            raise DuplicateMemoryError(dup.id)
         return text
 
     def _conflict(self, user_key: str, text: str, topic: str) -> tuple[tuple[str, ...], str]:
+        """The ids of similar live memories, and the first three as ``id: summary; ...``."""
         conflicts = self.governance.find_conflicts(user_key, text, topic)
         if not conflicts:
             return (), ""
         shown = "; ".join(f"{e.id}: {summary_of(e)}" for e in conflicts[:3])
-        note = (
-            f"Similar memory exists ({shown}). Add as new, or replace it? "
-            f"已有相近的記憶（{shown}）。要新增，還是取代？"
-        )
-        return tuple(e.id for e in conflicts), note
+        return tuple(e.id for e in conflicts), shown
 
     def propose(
         self,
@@ -232,12 +201,29 @@ class ConfirmationService:
         section: str | None = None,
         now: datetime,
         fields: Mapping[str, Any] | None = None,
+        replaces: Sequence[str] = (),
     ) -> Proposal:
-        """Check ``text`` and store it as a proposal waiting for its owner's answer."""
-        text = self.check_text(user_key, text)
-        clean = _clean_fields(fields or {})
-        ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
-        chosen = (section or "").strip() or choose_section(
+        """Check ``text`` and store it as a proposal waiting for its owner's answer.
+
+        "這很重要" / "this is important" in the text is the user's emphasis, not the fact: it is
+        taken out and proposes a higher ``user_weight`` (:mod:`memory.emphasis`), unless
+        ``fields`` already name one. ``replaces`` names the entries this one is a new version
+        of (the library's ``update``): they are its conflicts, instead of those a search would
+        find.
+        """
+        said = emphasis(text)
+        text = self.check_text(user_key, said.text, replaces=replaces)
+        # The text is refused when it holds a secret; the model's section and topic are masked.
+        clean = {
+            k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
+        }
+        if said.weight is not None:
+            clean.setdefault("user_weight", said.weight)
+        if replaces:
+            ids, shown = tuple(replaces), ""
+        else:
+            ids, shown = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
+        chosen = mask((section or "").strip()) or choose_section(
             text, self.memory.document(user_key).sections
         )
         return self.store.add(
@@ -248,82 +234,48 @@ class ConfirmationService:
             source=source,
             fields=clean,
             conflict_ids=ids,
-            conflict_note=note,
+            conflicts_shown=shown,
         )
 
-    def edit(self, user_key: str, proposal_id: str, new_text: str, *, now: datetime) -> Proposal:
-        """Replace a proposal's text (same id, checked again, expiry restarted)."""
-        proposal = self.store.live(user_key, proposal_id, now)
-        text = self.check_text(user_key, new_text)
+    def edit(self, act: UserAct, *, now: datetime) -> Proposal:
+        """The user's new text for their proposal (same id, checked again, expiry restarted)."""
+        act = self._check.verify(act, ("edit",))
+        proposal = self.store.live(act.user_key, act.proposal_id, now)
+        text = self.check_text(act.user_key, act.text)
         topic = str(proposal.fields.get("canonical_topic", ""))
-        ids, note = self._conflict(user_key, text, topic)
+        ids, shown = self._conflict(act.user_key, text, topic)
         return self.store.update_text(
-            user_key, proposal.id, text, now=now, conflict_ids=ids, conflict_note=note
+            act.user_key, proposal.id, text, now=now, conflict_ids=ids, conflicts_shown=shown
         )
 
     def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
         """The user's proposals still waiting, oldest first."""
         return self.store.pending(user_key, now)
 
-    def resolve_ref(
-        self, user_key: str, ref: str = "", *, reply_to: str = "", now: datetime
-    ) -> Proposal:
-        """The proposal a confirm/reject refers to: an id, the message replied to, or the latest.
-
-        A bare "ok" with no id and no replied-to message means the user's newest live
-        proposal; with none waiting it raises :class:`ProposalNotFoundError`.
-        """
-        ref = ref.strip()
-        if ref.startswith("p-"):
-            return self.store.live(user_key, ref.split()[0], now)
-        if ref:
-            raise ProposalNotFoundError(f"{ref[:40]!r} is not a proposal id. 這不是待確認的編號。")
-        if reply_to:
-            shown = self.store.by_message(user_key, reply_to)
-            if shown is not None:
-                return self.store.live(user_key, shown.id, now)
-        waiting = self.store.pending(user_key, now)
-        if not waiting:
-            raise ProposalNotFoundError(
-                "There is no memory waiting for your confirmation. 目前沒有等待確認的記憶。"
-            )
-        return waiting[-1]
-
     def expire_due(self, now: datetime) -> list[Proposal]:
         """The expiry job: drop proposals past their expiry, each returned exactly once."""
         return self.store.expire_due(now)
 
     # -- answering ------------------------------------------------------------------------
-    def confirm(
-        self,
-        user_key: str,
-        ref: str = "",
-        *,
-        replace: bool | None = None,
-        now: datetime,
-        reply_to: str = "",
-        index: bool = True,
-    ) -> Entry:
-        """Write the proposal to MEMORY.md and index it; returns the new entry.
+    def confirm(self, act: UserAct, *, now: datetime, index: bool = True) -> Entry:
+        """Write the proposal the user confirmed to MEMORY.md and index it; returns the entry.
 
-        ``ref`` is a proposal id or the text of a reply ("好", "replace"). For a proposal
-        that conflicts with existing memories, ``replace=True`` deprecates them and links
-        ``supersedes``; False or None adds the new entry beside them (nothing is lost).
-        ``index=False`` leaves indexing to the change detector (batch writers use it).
+        ``act`` is the user's "confirm" or "replace". For a proposal that conflicts with
+        existing memories, "replace" deprecates them and links ``supersedes``; "confirm" adds
+        the new entry beside them (nothing is lost). ``index=False`` leaves indexing to the
+        change detector (batch writers use it).
         """
-        intent = parse_reply(ref)
-        if intent is not None:
-            if intent.action != "confirm":
-                raise ValueError("that reply rejects the proposal: call reject()")
-            replace = intent.replace if replace is None else replace
-            ref = ""
-        with self.memory.lock(user_key):
-            proposal = self.resolve_ref(user_key, ref, reply_to=reply_to, now=now)
-            entry = self._write(user_key, proposal, bool(replace), now)
+        act = self._check.verify(act, ("confirm", "replace"))
+        with self.memory.lock(act.user_key):
+            proposal = self.store.live(act.user_key, act.proposal_id, now)
+            entry = self._write(act.user_key, proposal, act.action == "replace", now)
             self.store.resolve(proposal.id, CONFIRMED, now=now, entry_id=entry.id)
+        log.info(
+            "%s: %s confirmed by the user (%s) as %s", act.user_key, proposal.id, act.via, entry.id
+        )
         if index:
             try:
-                self.memory.index_memory(user_key)
+                self.memory.index_memory(act.user_key)
             except Exception:  # the Markdown is written; the change detector indexes it later
                 log.warning("indexing %s after confirm failed", entry.id, exc_info=True)
         return entry
@@ -340,7 +292,7 @@ class ConfirmationService:
             olds = [live[i] for i in proposal.conflict_ids if i in live and live[i].status in LIVE]
             reason = f"replaced by {entry_id}"
             for old in olds:
-                doc = doc.with_entry(with_status(old, "deprecated", now, reason))
+                doc = doc.with_entry(with_status(old, MemoryStatus.DEPRECATED, now, reason))
             if olds:
                 topic = entry.canonical_topic or next(
                     (o.canonical_topic for o in olds if o.canonical_topic), ""
@@ -366,12 +318,9 @@ class ConfirmationService:
             **{k: v for k, v in values.items() if k in known},
         )
 
-    def reject(
-        self, user_key: str, ref: str = "", *, now: datetime, reply_to: str = ""
-    ) -> Proposal:
-        """Discard a proposal; nothing is written."""
-        if parse_reply(ref) is not None:
-            ref = ""
-        proposal = self.resolve_ref(user_key, ref, reply_to=reply_to, now=now)
+    def reject(self, act: UserAct, *, now: datetime) -> Proposal:
+        """Discard the proposal the user rejected; nothing is written."""
+        act = self._check.verify(act, ("reject",))
+        proposal = self.store.live(act.user_key, act.proposal_id, now)
         self.store.resolve(proposal.id, REJECTED, now=now)
-        return self.store.get(user_key, proposal.id)
+        return self.store.get(act.user_key, proposal.id)

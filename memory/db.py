@@ -8,6 +8,7 @@ only when it can load extensions. Either way callers get a ``sqlite3.Connection`
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -47,11 +48,53 @@ def connect(path: Path | str, *, vec: bool = True) -> Any:
         except Exception as exc:  # any failure here means the same thing to the operator
             conn.close()
             raise StorageUnavailableError(f"cannot load sqlite-vec: {exc}") from exc
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("PRAGMA foreign_keys=ON")
-    conn.execute("PRAGMA busy_timeout=30000")
+    try:
+        conn.execute("PRAGMA journal_mode=WAL")  # the first read: a garbage file fails here
+        conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute("PRAGMA foreign_keys=ON")
+        conn.execute("PRAGMA busy_timeout=30000")
+        # Deleted rows are zeroed, not left in free pages: a forgotten memory must not stay
+        # readable in the file (DESIGN "Forget").
+        conn.execute("PRAGMA secure_delete=ON")
+    except BaseException:
+        conn.close()
+        raise
     return conn
+
+
+def connect_plain(path: Path) -> Any:
+    """A connection with no pragmas at all: for reading what a damaged file still holds."""
+    return _driver().connect(str(path), check_same_thread=False)
+
+
+def is_damaged(exc: BaseException) -> bool:
+    """True when ``exc`` says the file is not a usable database (not merely busy or locked).
+
+    Exactly ``DatabaseError`` is damage ("file is not a database", "malformed"); its
+    subclasses (``OperationalError``: locked, busy, full disk) must never cost the file.
+    Matched by name because the driver may be ``pysqlite3`` or ``sqlite3``.
+    """
+    return type(exc).__name__ == "DatabaseError"
+
+
+def set_aside(path: Path) -> Path:
+    """Rename a damaged database (and its -wal/-shm) to ``<name>.corrupt-<time>``; kept, not lost.
+
+    Returns the new name of the main file.
+    """
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    n = 1
+    while any(
+        path.with_name(f"{path.name}{suffix}.corrupt-{stamp}").exists()
+        for suffix in ("", "-wal", "-shm")
+    ):
+        n += 1  # a second set-aside within one second must not replace the first
+        stamp = f"{time.strftime('%Y%m%d-%H%M%S')}-{n}"
+    for suffix in ("-wal", "-shm", ""):
+        part = path.with_name(path.name + suffix)
+        if part.exists():
+            part.rename(part.with_name(f"{part.name}.corrupt-{stamp}"))
+    return path.with_name(f"{path.name}.corrupt-{stamp}")
 
 
 def versions(conn: Any) -> tuple[str, str]:

@@ -7,7 +7,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from memory.errors import CorruptFileError
+from memory.errors import CorruptFileError, UnreadableFileError
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -44,9 +44,24 @@ def read_text(path: Path) -> str:
         return ""
     except UnicodeDecodeError as exc:
         # Never guess an encoding: a rewrite would then replace what a person typed.
-        raise CorruptFileError(
-            f"{path} is not valid UTF-8 (byte {exc.start}): fix or restore it; nothing was changed"
-        ) from exc
+        line = exc.object[: exc.start].count(b"\n") + 1
+        raise CorruptFileError(path, exc.start, line) from exc
+    except OSError as exc:  # no permission, a folder where a file should be, an I/O error
+        raise UnreadableFileError(path, f"cannot be read ({exc.strerror or exc})") from exc
+
+
+def file_stamp(path: Path) -> tuple[int, int, int, int]:
+    """What changes whenever ``path`` is rewritten: for caches that skip an unchanged file.
+
+    ``(mtime, size)`` alone misses a second writer within one coarse timestamp tick that
+    leaves the size as it was; an atomic write always brings a new inode, and any write or
+    ``utime`` moves the ctime. ``(0, 0, 0, 0)`` when the file does not exist.
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return (0, 0, 0, 0)
+    return (st.st_mtime_ns, st.st_size, st.st_ino, st.st_ctime_ns)
 
 
 def _fsync_dir(folder: Path) -> None:

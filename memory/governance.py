@@ -13,23 +13,40 @@ Derived fields, used when the proposer gives none:
 
 Every status change is written into the entry itself: ``status``, ``status_changed`` and a
 ``history:`` line ``<time> <old> -> <new>: <reason>``, so a person reading MEMORY.md sees what
-happened and can undo it by editing the line (or with :meth:`Governance.restore`).
+happened and can undo it by editing the line (or with :meth:`Governance.restore`). The user's
+own changes from chat (pin, scope, keep, edit: :mod:`memory.curation`) get a history line
+too, ``<time> active -> active: pinned by the user``.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, replace
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import EntryNotFoundError
-from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
+from memory.markdown import (
+    DEFAULT_SECTION,
+    STATUSES,
+    SUMMARY_MAX_CHARS,
+    Entry,
+    MemoryClass,
+    MemoryDocument,
+    MemoryStatus,
+)
+from memory.passages import PassageCache
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
 
-LIVE = ("active", "low_priority")
+if TYPE_CHECKING:
+    from memory.archaeology import ChainMatch
+
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
+# Called with the entries a forget is about to delete (the undo copy is taken there).
+Keeper = Callable[[list[Entry]], object]
 
 # (section name, keywords separated by "|"). The first section with a keyword in the text wins.
 SECTION_RULES: tuple[tuple[str, str], ...] = (
@@ -93,9 +110,9 @@ def choose_section(text: str, existing: Iterable[str] = ()) -> str:
     return DEFAULT_SECTION
 
 
-def guess_class(text: str) -> str:
+def guess_class(text: str) -> MemoryClass:
     """``policy`` for a standing rule, else ``episodic``."""
-    return "policy" if _POLICY_WORDS.search(text) else "episodic"
+    return MemoryClass.POLICY if _POLICY_WORDS.search(text) else MemoryClass.EPISODIC
 
 
 def history_line(now: datetime, old: str, new: str, reason: str) -> str:
@@ -145,6 +162,20 @@ def chain_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
         return depth[eid]
 
     return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, depth_of(e.id), e.id))
+
+
+def predecessors(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """Every version ``entry_id`` replaced, directly or through others, oldest first."""
+    by_id = {e.id: e for e in entries}
+    seen: set[str] = {entry_id}
+    todo = list(by_id[entry_id].supersedes) if entry_id in by_id else []
+    while todo:
+        eid = todo.pop()
+        if eid in by_id and eid not in seen:
+            seen.add(eid)
+            todo.extend(by_id[eid].supersedes)
+    seen.discard(entry_id)
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
 
 
 def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
@@ -223,7 +254,11 @@ class Governance:
         return list({e.id: e for e in found}.values())
 
     def archaeology(self, user_key: str, topic_or_id: str) -> list[Entry]:
-        """Every version of a memory, oldest first: by entry id, or all chains of a topic."""
+        """Every version of a memory, oldest first: by id, by topic, else by meaning.
+
+        An entry id gives its chain, a ``canonical_topic`` every chain of it; anything else
+        gives the chains the words are about (:meth:`history`).
+        """
         entries = self.memory.entries(user_key)
         key = topic_or_id.strip()
         if any(e.id == key for e in entries):
@@ -237,7 +272,19 @@ class Governance:
                 found.append(chain)
         # Chains of one topic, each oldest first, the chain that started earliest first.
         found.sort(key=lambda chain: (chain[0].created_at, chain[0].id))
+        if not found:  # not an id or a topic as written: what the words are about
+            found = [list(m.chain) for m in self.history(user_key, key)]
         return [e for chain in found for e in chain]
+
+    @cached_property
+    def _topic_vectors(self) -> PassageCache:
+        return PassageCache(self.memory.searcher.embedder)
+
+    def history(self, user_key: str, query: str) -> list[ChainMatch]:
+        """The supersedes chains ``query`` is about, by id, topic or meaning (``/history``)."""
+        from memory.archaeology import find_history  # it builds on this module's chains
+
+        return find_history(self.memory, self._topic_vectors, user_key, query)
 
     def set_status(
         self, user_key: str, entry_id: str, status: str, *, now: datetime, reason: str
@@ -253,12 +300,68 @@ class Governance:
         return changed
 
     def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
-        """Make a deprecated, low-priority or archived entry active again."""
-        return self.set_status(user_key, entry_id, "active", now=now, reason="restored")
+        """Make a deprecated, low-priority or archived entry active again.
+
+        Its health's recency starts again from ``now`` (``refreshed``): what the user brought
+        back should not fade straight back into the archive.
+        """
+        stamp = now.isoformat(timespec="seconds")
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == MemoryStatus.ACTIVE:
+                return entry
+            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+            changed = replace(restored, refreshed_at=stamp)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def archived(self, user_key: str) -> list[Entry]:
+        """The user's archived entries, most recently archived first."""
+        gone = [e for e in self.memory.entries(user_key) if e.status == MemoryStatus.ARCHIVED]
+        return sorted(gone, key=lambda e: e.status_changed_at, reverse=True)
+
+    def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
+        """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
+        doc = self.memory.document(user_key)
+        entry = self._get(doc, entry_id)
+        return [*predecessors(doc.entries, entry.id), entry]
+
+    def forget(self, user_key: str, entry_id: str, *, keep: Keeper | None = None) -> list[Entry]:
+        """Delete an entry and every version it replaced from MEMORY.md and the index.
+
+        Forgetting the latest version of a memory forgets the older versions too: their text
+        is the same fact as it used to be, and leaving it in deprecated entries would keep what
+        the user asked to forget. Newer versions that replaced the entry stay. ``keep`` is
+        called with what will be removed before the file is written (the undo copy). Returns
+        the removed entries, the named one last.
+        """
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            gone = [*predecessors(doc.entries, entry.id), entry]
+            if keep is not None:
+                keep(gone)
+            for e in gone:
+                doc = doc.without(e.id)
+            self.memory.write_document(user_key, doc)
+        return gone
+
+    def put_back(self, user_key: str, entries: Iterable[Entry]) -> list[Entry]:
+        """Write forgotten entries back as they were (``/undo``); ids already present stay."""
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            present = doc.by_id()
+            back = [e for e in entries if e.id not in present]
+            for e in back:
+                doc = doc.with_entry(e)
+            if back:
+                self.memory.write_document(user_key, doc)
+        return back
 
     @staticmethod
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:
         entry = doc.by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return entry

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import logging
 import threading
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory.db import connect
+from memory.db import connect, is_damaged, set_aside
 from memory.text import space_cjk
 
 log = logging.getLogger(__name__)
@@ -154,24 +153,18 @@ class IndexStore:
             # True when the file is new or its schema/model changed: the caller must rebuild.
             self.needs_rebuild = self._prepare()
         except Exception as exc:
-            # Exactly DatabaseError is corruption ("file is not a database", "malformed");
-            # its subclasses (OperationalError: locked, busy) must not lose the file.
-            if type(exc).__name__ != "DatabaseError":
+            if not is_damaged(exc):
                 raise
-            self._set_aside(exc)
+            # The index is derived: keep the damaged file for inspection and rebuild.
+            aside = set_aside(path)
+            log.warning(
+                "index %s is damaged (%s): set aside as %s, rebuilding from Markdown",
+                path,
+                exc,
+                aside.name,
+            )
             self.conn = connect(path)
             self.needs_rebuild = self._prepare()
-
-    def _set_aside(self, exc: Exception) -> None:
-        # The index is derived: keep the damaged file for inspection and rebuild from Markdown.
-        stamp = time.strftime("%Y%m%d-%H%M%S")
-        for suffix in ("", "-wal", "-shm"):
-            part = self.path.with_name(self.path.name + suffix)
-            if part.exists():
-                part.rename(part.with_name(f"{part.name}.corrupt-{stamp}"))
-        log.warning(
-            "index %s is damaged (%s): set aside, rebuilding from Markdown", self.path, exc
-        )
 
     # -- schema ------------------------------------------------------------------------
     def _prepare(self) -> bool:
@@ -350,6 +343,20 @@ class IndexStore:
             self._delete_ids(ids)
             self.conn.execute("DELETE FROM files WHERE user_key=? AND path=?", (user_key, path))
             self.conn.commit()
+
+    def scrub(self) -> None:
+        """Leave no trace of deleted rows in the file (after a forget).
+
+        Deleted rows are zeroed (``secure_delete``), but FTS5 keeps a deleted row's terms in
+        its segments until they are merged, and the WAL keeps old page images until a
+        checkpoint: ``optimize`` merges every segment (about a second at 100,000 chunks), and
+        a truncating checkpoint empties the WAL.
+        """
+        with self._lock:
+            self.conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+            self.conn.commit()
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self._df_cache.clear()
 
     def file_state(self, user_key: str, path: str) -> tuple[int, int] | None:
         """(mtime_ns, size) of a file when it was last indexed."""

@@ -20,6 +20,7 @@ from memory.chunking import chunk_text
 from memory.config import IndexConfig
 from memory.embedders import Embedder
 from memory.index import IndexStore, NewChunk
+from memory.locks import user_lock
 from memory.sources import Unit, source_files, units_of
 from memory.tokens import TokenCounter
 from memory.users import UserPaths, list_user_keys
@@ -106,7 +107,15 @@ class Indexer:
         ]
 
     def sync_file(self, user_key: str, rel: str, *, force: bool = False) -> SyncStats:
-        """Bring the index of one file up to date; returns what changed."""
+        """Bring the index of one file up to date; returns what changed.
+
+        Under the user's lock: two indexers (the service's job, ``pcai reindex``) comparing
+        the same file with the same index rows would otherwise both add its new units.
+        """
+        with user_lock(self.data_dir, user_key):
+            return self._sync_file(user_key, rel, force)
+
+    def _sync_file(self, user_key: str, rel: str, force: bool) -> SyncStats:
         paths = UserPaths.of(self.data_dir, user_key)
         path = paths.root / rel
         try:

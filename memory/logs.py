@@ -11,6 +11,12 @@ A log file ``memory/YYYY-MM-DD.md`` reads::
 Each record starts with ``- HH:MM[:SS] who: ``; continuation lines are indented by two
 spaces; an optional trailing ``{#ref}`` names the record (a message id) so search results can
 point back at it. Records without a ref are named by their first line number.
+
+A message never forges a record: :func:`format_record` and :func:`parse_log` are the one
+codec for the format, and ``parse(format(record)) == record`` for any text and speaker. Line
+separators other than ``\n`` (U+2028, ``\x85``, form feed ...), control characters and blank
+ends are written as ``&#x2028;``-style references (:mod:`memory.escaping`), and only ``\n``
+ends a line when the log is read.
 """
 
 from __future__ import annotations
@@ -19,8 +25,11 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-_RECORD = re.compile(r"^- (\d{2}:\d{2}(?::\d{2})?) ([^:\n]{1,64}): ?(.*)$")
+from memory.escaping import escape, split_lines, unescape
+
+_RECORD = re.compile(r"^- (\d{2}:\d{2}(?::\d{2})?) ([^:]+): ?(.*)$")
 _REF = re.compile(r"\s*\{#([A-Za-z0-9_.:;-]{1,64})\}\s*$")
+_BAD_REF = re.compile(r"[^A-Za-z0-9_.:;-]+")
 # Written after text that ends like a ref when the record has none, so it is not read as one.
 _NO_REF = re.compile(r"\s*\{#\}\s*$")
 
@@ -53,23 +62,38 @@ def log_header(day: str) -> str:
     return f"# {day}\n\n"
 
 
+def safe_ref(ref: str) -> str:
+    """A message id usable as a record ref (``{#ref}``): safe characters, 64 at most."""
+    return _BAD_REF.sub("-", ref).strip("-")[:64]
+
+
 def format_record(when: datetime, who: str, text: str, ref: str = "") -> str:
-    """Format one record (ending with a newline); newlines in ``text`` become continuations."""
-    who = re.sub(r"[:\n]", " ", who).strip()[:64] or "user"
-    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
-    body = lines[0] + "".join(f"\n  {line}" for line in lines[1:])
+    """Format one record (ending with a newline); newlines in ``text`` become continuations.
+
+    ``who`` (``"user"`` when empty) and ``text`` read back exactly as given; ``ref`` is
+    made safe with :func:`safe_ref` first.
+    """
+    ref = safe_ref(ref)
+    body = escape(text, multiline=True)
     # A literal "{#...}" at the end of user text must not be read back as a ref.
     if not ref and (_REF.search(body) or _NO_REF.search(body)):
         body += " {#}"
     tail = f" {{#{ref}}}" if ref else ""
-    return f"- {when:%H:%M:%S} {who}: {body}{tail}\n"
+    lines = body.split("\n")
+    body = lines[0] + "".join(f"\n  {line}" if line else "\n" for line in lines[1:])
+    return f"- {when:%H:%M:%S} {escape(who, also=':') or 'user'}: {body}{tail}\n"
 
 
 def parse_log(day: str, text: str) -> list[LogRecord]:
-    """Parse a daily log into records; unknown lines are skipped."""
+    """Parse a daily log into records; unknown lines are skipped.
+
+    A blank line inside a record (an empty line of a message) belongs to it when an indented
+    line follows; otherwise it ends the record.
+    """
     records: list[LogRecord] = []
     cur: dict[str, object] | None = None
     body: list[str] = []
+    blanks = 0
 
     def flush(end: int) -> None:
         nonlocal cur, body
@@ -86,8 +110,8 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
             LogRecord(
                 day=day,
                 time=str(cur["time"]),
-                who=str(cur["who"]),
-                text=full.strip(),
+                who=unescape(str(cur["who"])),
+                text=unescape(full.strip()),
                 ref=ref,
                 line_start=int(str(cur["line"])),
                 line_end=end,
@@ -95,16 +119,19 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
         )
         cur, body = None, []
 
-    lines = text.splitlines()
+    lines = split_lines(text)
     for no, line in enumerate(lines, start=1):
         m = _RECORD.match(line)
         if m:
-            flush(no - 1)
+            flush(no - 1 - blanks)
             cur = {"time": m.group(1), "who": m.group(2).strip(), "line": no}
-            body = [m.group(3)]
-        elif cur is not None and line.startswith("  "):
-            body.append(line[2:])
+            body, blanks = [m.group(3)], 0
+        elif cur is not None and line.startswith("  ") and line.strip():
+            body.extend([""] * blanks + [line[2:]])
+            blanks = 0
+        elif cur is not None and not line.strip():
+            blanks += 1
         elif cur is not None:
-            flush(no - 1)
-    flush(len(lines))
+            flush(no - 1 - blanks)
+    flush(len(lines) - blanks)
     return records

@@ -12,30 +12,82 @@ The format a person reads and edits::
       - topic: food:coffee
       - weight: 7
 
-Sections are the ``##`` headings (seed 000). An entry is a top-level bullet; its text may
+Sections are the ``##`` headings (seed 000). One line before them may hold the keyword index
+(seed 003 §3.2: keywords of the conversation summaries, added by compaction)::
+
+    關鍵字 Keywords: 咖啡, 部署, PostgreSQL
+
+ An entry is a top-level bullet; its text may
 continue on lines indented by two spaces; its governance fields (seed 002 §3) follow as
 indented ``- key: value`` lines, written only when they differ from the default. A bullet a
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
 Lines that are neither (a paragraph, a quote) are kept as notes of their section and written
 back at the top of it, so rewriting the file never loses what a person typed.
+
+Content never passes for structure: :func:`render_memory` and :func:`parse_memory` are the
+one codec every write and read of MEMORY.md goes through, and ``parse(render(d)) == d``
+for any text, section and field value. A text line that looks like a field or a heading
+is written with a Markdown backslash (``  \\- weight: 72``, ``  \\# title``); line
+separators, control characters and blank ends are written as ``&#x2028;``-style references
+(:mod:`memory.escaping`); a section or field value is always one line. A note before the
+first section that reads like the keyword line is written with a backslash too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from enum import StrEnum
+
+from memory.escaping import escape, split_lines, unescape
 
 DEFAULT_SECTION = "General"
-MEMORY_CLASSES = ("policy", "episodic", "mixed")
-STATUSES = ("active", "deprecated", "low_priority", "archived")
-ENFORCEMENT_LEVELS = ("soft", "hard")
+
+
+class MemoryStatus(StrEnum):
+    """An entry's status (seed 002 §4); a value a person wrote outside these is kept as written."""
+
+    ACTIVE = "active"
+    DEPRECATED = "deprecated"
+    LOW_PRIORITY = "low_priority"
+    ARCHIVED = "archived"
+
+
+class MemoryClass(StrEnum):
+    """What kind of memory an entry is (seed 002 §3): a rule, an event, or both."""
+
+    POLICY = "policy"
+    EPISODIC = "episodic"
+    MIXED = "mixed"
+
+
+class Enforcement(StrEnum):
+    """How strictly a policy memory binds the answer."""
+
+    SOFT = "soft"
+    HARD = "hard"
+
+
+MEMORY_CLASSES = tuple(MemoryClass)
+STATUSES = tuple(MemoryStatus)
+ENFORCEMENT_LEVELS = tuple(Enforcement)
 SUMMARY_MAX_CHARS = 50
 
 _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
 _BULLET = re.compile(r"^[-*] (.*)$")
-_HEADING = re.compile(r"^## +(.+?)\s*#*\s*$")
+# A closing run of #s counts only after a blank (CommonMark), so "## C#" is the section "C#".
+_HEADING = re.compile(r"^## +(.+?)(?:\s+#+)?\s*$")
+_CLOSING_HASHES = re.compile(r"\s#+$")
+# Text lines that would read as a field or a heading, or start with a backslash escape.
+_NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
+_BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
+KEYWORDS_LABEL = "關鍵字 Keywords:"
+# The keyword line, and notes that read like it (with one more backslash each on render).
+_KEYWORDS_LINE = re.compile(rf"^{KEYWORDS_LABEL}\s?(.*)$")
+_KEYWORDS_LOOKALIKE = re.compile(rf"^\\*{KEYWORDS_LABEL}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +98,20 @@ class Entry:
     text: str
     section: str = DEFAULT_SECTION
     summary: str = ""
-    memory_class: str = "episodic"
+    memory_class: str = MemoryClass.EPISODIC  # str: a hand-written value is kept as it is
     scope: str = "global"
     canonical_topic: str = ""
     supersedes: tuple[str, ...] = ()
-    status: str = "active"
+    status: str = MemoryStatus.ACTIVE
     claims: tuple[str, ...] = ()
     is_core: bool = False
-    enforcement_level: str = "soft"
+    enforcement_level: str = Enforcement.SOFT
     user_weight: int = 5
     importance: float = 0.7
     created_at: str = ""
     status_changed_at: str = ""
+    # When the user last kept or restored it: the health's recency counts from here on.
+    refreshed_at: str = ""
     history: tuple[str, ...] = field(default=())
 
     def content_hash(self) -> str:
@@ -88,6 +142,7 @@ _KEYS: dict[str, str] = {
     "supersedes": "supersedes",
     "status": "status",
     "status_changed": "status_changed_at",
+    "refreshed": "refreshed_at",
     "claims": "claims",
     "core": "is_core",
     "enforcement": "enforcement_level",
@@ -96,7 +151,7 @@ _KEYS: dict[str, str] = {
     "history": "history",
 }
 _ATTR_TO_KEY = {v: k for k, v in _KEYS.items()}
-_LIST_SEP = " | "
+_LIST_SEP = {"supersedes": ", ", "claims": " | "}
 
 
 def derived_id(text: str) -> str:
@@ -119,6 +174,8 @@ class MemoryDocument:
     entries: tuple[Entry, ...] = ()
     # (section, line) for lines that are not entries; section "" is the text before any heading.
     notes: tuple[tuple[str, str], ...] = ()
+    # Seed 003 §3.2's keyword index: words of the conversation summaries, oldest first.
+    keywords: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Entry]:
         """Entries keyed by id."""
@@ -142,12 +199,25 @@ class MemoryDocument:
         """Return a copy without the entry ``entry_id``."""
         return replace(self, entries=tuple(e for e in self.entries if e.id != entry_id))
 
+    def with_keywords(self, words: Iterable[str], limit: int = 200) -> MemoryDocument:
+        """Return a copy whose keyword index also holds ``words`` (new ones only, the newest
+        ``limit`` kept); each word is one stripped line, compared case-insensitively."""
+        known = {k.lower() for k in self.keywords}
+        added = list(self.keywords)
+        for word in words:
+            word = " ".join(word.split())
+            if word and word.lower() not in known:
+                known.add(word.lower())
+                added.append(word)
+        return replace(self, keywords=tuple(added[-limit:]) if limit > 0 else ())
+
 
 def _coerce(attr: str, raw: str) -> object:
     raw = raw.strip()
-    if attr in ("supersedes", "claims"):
-        sep = _LIST_SEP.strip() if attr == "claims" else ","
-        return tuple(p.strip() for p in raw.split(sep) if p.strip())
+    if attr in _LIST_SEP:
+        sep = _LIST_SEP[attr].strip()
+        return tuple(unescape(p.strip()) for p in raw.split(sep) if p.strip())
+    raw = unescape(raw)
     if attr == "is_core":
         return raw.lower() in ("true", "yes", "1", "是")
     if attr == "user_weight":
@@ -164,13 +234,49 @@ def _coerce(attr: str, raw: str) -> object:
 
 
 def _format(attr: str, value: object) -> str:
-    if attr == "supersedes":
-        return ", ".join(value)  # type: ignore[arg-type]
-    if attr == "claims":
-        return _LIST_SEP.join(value)  # type: ignore[arg-type]
+    """A field's value as one line that reads back as ``value``."""
+    if attr in _LIST_SEP:
+        sep = _LIST_SEP[attr]
+        return sep.join(escape(item, also=sep.strip()) for item in value)  # type: ignore[attr-defined]
     if attr == "is_core":
         return "true" if value else "false"
-    return str(value)
+    return escape(str(value))
+
+
+def _text_lines(text: str) -> list[str]:
+    """Entry text as lines to write: escaped, so no line reads as a field or a heading."""
+    lines = escape(text, multiline=True).split("\n")
+    return ["\\" + line if _NEEDS_BACKSLASH.match(line) else line for line in lines]
+
+
+def _text_line(line: str) -> str:
+    """One written text line as it was before :func:`_text_lines` (escapes still in)."""
+    return _BACKSLASHED.sub("", line, count=1)
+
+
+def _keywords_line(words: tuple[str, ...]) -> str:
+    return f"{KEYWORDS_LABEL} " + ", ".join(escape(w, also=",") for w in words)
+
+
+def _parse_keywords(raw: str) -> list[str]:
+    return [w for w in (unescape(p.strip()) for p in raw.split(",")) if w]
+
+
+def _note_out(line: str) -> str:
+    """A note before the first section as written: never mistaken for the keyword line."""
+    return "\\" + line if _KEYWORDS_LOOKALIKE.match(line) else line
+
+
+def _note_in(line: str) -> str:
+    line = line.rstrip()
+    return line[1:] if line.startswith("\\") and _KEYWORDS_LOOKALIKE.match(line) else line
+
+
+def _heading(section: str) -> str:
+    text = escape(section)
+    if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
+        text = text[:-1] + "&#x23;"
+    return f"## {text}"
 
 
 def parse_memory(text: str) -> MemoryDocument:
@@ -179,6 +285,7 @@ def parse_memory(text: str) -> MemoryDocument:
     sections: list[str] = []
     entries: list[Entry] = []
     notes: list[tuple[str, str]] = []
+    keywords: list[str] = []
     section = DEFAULT_SECTION
     seen_heading = False
     current: dict[str, object] | None = None
@@ -189,7 +296,7 @@ def parse_memory(text: str) -> MemoryDocument:
         nonlocal current, body, history
         if current is None:
             return
-        entry_text = "\n".join(body).strip()
+        entry_text = unescape("\n".join(body).strip())
         if entry_text:
             values = dict(current)
             values["history"] = tuple(history)
@@ -200,54 +307,60 @@ def parse_memory(text: str) -> MemoryDocument:
                 sections.append(section)
         current, body, history = None, [], []
 
-    for line in text.splitlines():
+    for line in split_lines(text):
         if line.startswith("# ") and not title and not entries and not sections:
             title = line.strip()
             continue
         heading = _HEADING.match(line)
         if heading:
             flush()
-            section, seen_heading = heading.group(1).strip(), True
+            section, seen_heading = unescape(heading.group(1).strip()), True
             if section not in sections:
                 sections.append(section)
             continue
         bullet = _BULLET.match(line)
         if bullet:
             flush()
-            current, body = {}, [bullet.group(1)]
+            current, body = {}, [_text_line(bullet.group(1))]
+            continue
+        keyword_line = None if seen_heading else _KEYWORDS_LINE.match(line)
+        if keyword_line:
+            flush()
+            keywords.extend(_parse_keywords(keyword_line.group(1)))
             continue
         if current is None:
             if line.strip():
-                notes.append((section if seen_heading else "", line.rstrip()))
+                notes.append((section, line.rstrip()) if seen_heading else ("", _note_in(line)))
             continue
         field_line = _FIELD_LINE.match(line)
         if field_line and field_line.group(1) in _KEYS:
             attr = _KEYS[field_line.group(1)]
             if attr == "history":
-                history.append(field_line.group(2).strip())
+                history.append(unescape(field_line.group(2).strip()))
             else:
                 current[attr] = _coerce(attr, field_line.group(2))
             continue
         if line.startswith("  ") and line.strip():
-            body.append(line[2:])
+            body.append(_text_line(line[2:]))
         elif not line.strip():
             body.append("")  # a blank line inside an entry; trailing ones are stripped
         else:
             flush()
-            notes.append((section if seen_heading else "", line.rstrip()))
+            notes.append((section, line.rstrip()) if seen_heading else ("", _note_in(line)))
     flush()
     return MemoryDocument(
         title=title or "# MEMORY",
         sections=tuple(sections),
         entries=tuple(entries),
         notes=tuple(notes),
+        keywords=tuple(keywords),
     )
 
 
 def render_entry(entry: Entry) -> str:
     """Render one entry: its bullet, continuation lines, and non-default fields."""
-    lines = entry.text.strip().splitlines() or [""]
-    out = [f"- {lines[0]}"] + [f"  {line}" if line.strip() else "" for line in lines[1:]]
+    lines = _text_lines(entry.text)
+    out = [f"- {lines[0]}"] + [f"  {line}" if line else "" for line in lines[1:]]
     defaults = Entry(id="", text="")
     for f in fields(Entry):
         key = _ATTR_TO_KEY.get(f.name)
@@ -255,7 +368,7 @@ def render_entry(entry: Entry) -> str:
             continue
         value = getattr(entry, f.name)
         if f.name == "history":
-            out.extend(f"  - history: {item}" for item in value)
+            out.extend(f"  - history: {escape(item)}" for item in value)
             continue
         if f.name != "id" and value == getattr(defaults, f.name):
             continue
@@ -266,7 +379,9 @@ def render_entry(entry: Entry) -> str:
 def render_memory(doc: MemoryDocument) -> str:
     """Render a document back to MEMORY.md text (parse(render(d)) == d)."""
     out = [doc.title, ""]
-    preamble = [line for sec, line in doc.notes if sec == ""]
+    if doc.keywords:
+        out.extend([_keywords_line(doc.keywords), ""])
+    preamble = [_note_out(line) for sec, line in doc.notes if sec == ""]
     if preamble:
         out.extend([*preamble, ""])
     order = list(doc.sections)
@@ -278,7 +393,7 @@ def render_memory(doc: MemoryDocument) -> str:
             order.append(sec)
     for section in order:
         members = [e for e in doc.entries if e.section == section]
-        out.append(f"## {section}")
+        out.append(_heading(section))
         out.append("")
         kept = [line for sec, line in doc.notes if sec == section]
         if kept:

@@ -7,7 +7,9 @@ vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 - flo
 0.7 for e5, 0 for Ollama's models; :func:`memory.scoring.calibrate`); fusion ("vector_bonus" =
 the seed's "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
 or true "rrf"); ``min_score`` drop; recency boost, importance weight, length normalisation,
-time decay; ``hard_min_score`` drop; noise filter; MMR; top k.
+time decay; ``hard_min_score`` drop; noise filter; seed 002's retrieval score (relevance,
+recency, access count, user weight: :func:`memory.scoring.retrieval_score`, signals from a
+:class:`memory.signals.SignalSource`) and the low-priority demotion; MMR; top k.
 :meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
 """
@@ -15,6 +17,7 @@ which candidate, so ``pcai search --explain`` can show both.
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -25,10 +28,14 @@ from memory import scoring
 from memory.config import RetrievalConfig
 from memory.embedders import Embedder, similarity_floor
 from memory.index import Chunk, IndexStore
+from memory.markdown import MemoryStatus
 from memory.noise import noise_reason
+from memory.signals import EntrySignal, SignalSource
+from memory.sources import KIND_MEMORY
 from memory.text import keyword_terms, selective_terms
 
-SEARCHABLE = ("active", "low_priority")
+SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
+NEUTRAL = EntrySignal()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,26 +85,45 @@ class _Cand:
 class HybridSearcher:
     """Vector + BM25 search with the staged scoring pipeline."""
 
-    def __init__(self, store: IndexStore, embedder: Embedder, config: RetrievalConfig) -> None:
+    def __init__(
+        self,
+        store: IndexStore,
+        embedder: Embedder,
+        config: RetrievalConfig,
+        signals: SignalSource | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.floor = similarity_floor(embedder)
+        self.signals = signals  # None: every memory counts as never used, default weight
 
     def search(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> list[SearchHit]:
         """Return the best ``k`` chunks of ``user_key`` for ``query`` as of ``now``."""
-        return self.search_explained(user_key, query, k, now=now).hits
+        return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
 
     def search_explained(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
         """Like :meth:`search`, also reporting dropped candidates and timings."""
         t0 = time.perf_counter()
         qvec = self.embedder.embed_query(query) if query.strip() else None
         embed_ms = (time.perf_counter() - t0) * 1000.0
-        result = self.search_with_vector(user_key, query, qvec, k, now=now)
+        result = self.search_with_vector(user_key, query, qvec, k, now=now, statuses=statuses)
         return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
 
     def search_with_vector(
@@ -108,8 +134,13 @@ class HybridSearcher:
         k: int | None = None,
         *,
         now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
-        """Run the pipeline with an already-embedded query (benchmarks time the two apart)."""
+        """Run the pipeline with an already-embedded query (the turn embeds it once).
+
+        ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
+        history (``/history`` finds deprecated versions too).
+        """
         t0 = time.perf_counter()
         cfg = self.config
         k = k or cfg.top_k
@@ -120,8 +151,9 @@ class HybridSearcher:
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
+        signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
         for c in cands:
-            if c.chunk.status not in SEARCHABLE:
+            if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
                 continue
             c.score = self._fuse(c)
@@ -150,6 +182,7 @@ class HybridSearcher:
                 if why:
                     dropped.append(self._drop(c, "noise", why))
                     continue
+            self._rank(c, signals, now)
             live.append(c)
         mmr = scoring.mmr_demote(
             [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold
@@ -178,6 +211,20 @@ class HybridSearcher:
         return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
 
     # -- helpers -----------------------------------------------------------------------
+    def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], now: datetime) -> None:
+        """Seed 002 §4.1A's retrieval score, then the low-priority demotion: the final order."""
+        cfg = self.config
+        sig = signals.get(c.chunk.unit_id, NEUTRAL) if c.chunk.kind == KIND_MEMORY else NEUTRAL
+        c.score = scoring.retrieval_score(
+            c.score,
+            scoring.signal_recency(scoring.age_days(c.chunk.date, now), cfg.signal_recency_rate),
+            scoring.access_frequency(sig.access_count),
+            scoring.weight_factor(sig.user_weight),
+        )
+        c.stages["retrieval"] = c.score
+        c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
+        c.stages["priority"] = c.score
+
     def _candidates(
         self,
         user_key: str,

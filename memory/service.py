@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-import threading
 from dataclasses import asdict, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.embedders import Vector
 from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
+from memory.guards import mask
 from memory.indexer import Indexer, Progress, SyncStats
+from memory.locks import FileLock, user_lock
 from memory.markdown import (
     DEFAULT_SECTION,
     Entry,
@@ -19,7 +21,7 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.search import HybridSearcher, SearchHit
+from memory.search import SEARCHABLE, HybridSearcher, SearchHit, SearchResult
 from memory.users import UserPaths, check_user_key
 
 
@@ -30,13 +32,14 @@ class MemoryService:
         self.data_dir = data_dir
         self.indexer = indexer
         self.searcher = searcher
-        self._locks: dict[str, threading.RLock] = {}
-        self._locks_guard = threading.Lock()
 
-    def lock(self, user_key: str) -> threading.RLock:
-        """The lock that serialises writes to one user's MEMORY.md."""
-        with self._locks_guard:
-            return self._locks.setdefault(check_user_key(user_key), threading.RLock())
+    def lock(self, user_key: str) -> FileLock:
+        """The lock every write of one user's files takes (threads here, other processes).
+
+        Hold it across a read-modify-write of MEMORY.md so that no writer, in this process or
+        another (``pcai remember``, the service), loses another's update.
+        """
+        return user_lock(self.data_dir, user_key)
 
     def paths(self, user_key: str) -> UserPaths:
         """The user's folder layout."""
@@ -58,12 +61,44 @@ class MemoryService:
         return list(self.document(user_key).entries)
 
     def search(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        qvec: Vector | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> list[SearchHit]:
-        """Search one user's memories, logs and summaries (picking up hand edits first)."""
+        """Search one user's memories, logs and summaries (picking up hand edits first).
+
+        ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
+        once); ``statuses`` the entry statuses searched (history looks at old versions too).
+        """
+        if qvec is None:
+            return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
+        self._sync(user_key)
+        return self.searcher.search_with_vector(
+            user_key, query, qvec, k, now=now, statuses=statuses
+        ).hits
+
+    def search_explained(
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+    ) -> SearchResult:
+        """Like :meth:`search`, also returning each dropped candidate and why (one run)."""
+        self._sync(user_key)
+        return self.searcher.search_explained(user_key, query, k, now=now, statuses=statuses)
+
+    def _sync(self, user_key: str) -> None:
+        """Index a hand edit of MEMORY.md before searching it."""
         with self.lock(user_key):  # a sync racing a write of the same file would index twice
             self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
-        return self.searcher.search(user_key, query, k, now=now)
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:
@@ -83,12 +118,16 @@ class MemoryService:
             return self.indexer.sync_file(check_user_key(user_key), "MEMORY.md", force=True)
 
     def forget(self, user_key: str, entry_id: str) -> Entry:
-        """Remove one entry from MEMORY.md and from the index; returns what was removed."""
+        """Remove one entry from MEMORY.md and from the index; returns what was removed.
+
+        Only the entry: the user's /forget goes through :class:`agent.forget.Forgetter`, which
+        also redacts the text from logs, summaries and sessions and keeps an undo copy.
+        """
         with self.lock(user_key):
             doc = self.document(user_key)
             entry = doc.by_id().get(entry_id.strip())
             if entry is None:
-                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+                raise EntryNotFoundError(entry_id)
             self.write_document(user_key, doc.without(entry.id))
         return entry
 
@@ -103,7 +142,7 @@ class MemoryService:
     ) -> Entry:
         """Add a confirmed memory to MEMORY.md and index it; returns the new entry."""
         now = now or datetime.now().astimezone()
-        text = text.strip()
+        text = mask(text.strip())  # the operator's `pcai remember` stores no secret either
         if not text:
             raise ValueError("a memory needs some text")
         with self.lock(user_key):
@@ -111,7 +150,7 @@ class MemoryService:
             entry = Entry(
                 id=new_entry_id(now, text),
                 text=text,
-                section=(section or DEFAULT_SECTION).strip() or DEFAULT_SECTION,
+                section=mask((section or DEFAULT_SECTION).strip()) or DEFAULT_SECTION,
                 created_at=now.isoformat(timespec="seconds"),
             )
             if fields:

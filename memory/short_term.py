@@ -1,30 +1,22 @@
 """Short-term keyword memory (seed 004 §3.2): the ``short_term_memory`` table in ``pcai.db``.
 
-Rows are short, dated notes filed under a category (weather, calendar, mail, ...), written by
-e.g. a morning briefing. When a message names a category's keyword (天氣, 行事曆, 信件, weather,
-calendar/schedule, mail/email), the latest three rows of that category, of that user only, go
-into the prompt without a vector search.
+Rows are short, dated notes filed under a category (weather, calendar, mail, ...): every
+private message that names a category's keyword is kept here (masked, with its time) by the
+agent after it answered, and a morning briefing may add its own. When a later message names a
+category's keyword (天氣, 行事曆, 信件, weather, calendar/schedule, mail/email), the latest three
+rows of that category, of that user only, go into the prompt without a vector search. Only the
+newest ``KEEP_PER_CATEGORY`` rows of a user's category are kept: the table is short-term.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from memory.guards import mask
 from memory.state import StateDB
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS short_term_memory (
-    id INTEGER PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    category TEXT NOT NULL,
-    content TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS short_term_by_user
-    ON short_term_memory (user_key, category, created_at);
-"""
 
 # Category -> keywords that name it (Traditional and Simplified Chinese, English).
 KEYWORDS: dict[str, tuple[str, ...]] = {
@@ -43,6 +35,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "mail": ("信件", "郵件", "邮件", "電郵", "电邮", "mail", "email", "e-mail", "inbox"),
 }
 _ASCII_WORD = re.compile(r"^[a-z-]+$")
+KEEP_PER_CATEGORY = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,11 +71,10 @@ class ShortTermStore:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("short_term_memory", _DDL)
 
     def add(self, user_key: str, category: str, content: str, now: datetime) -> ShortTermRow:
         """Store one note under ``category`` (a KEYWORDS key or any other name)."""
-        content = content.strip()
+        content = mask(content.strip())  # secrets never reach pcai.db
         if not content:
             raise ValueError("a short-term note needs some text")
         row = ShortTermRow(user_key, category.strip().lower(), content, now.isoformat())
@@ -91,6 +83,12 @@ class ShortTermStore:
                 "INSERT INTO short_term_memory (user_key, category, content, created_at) "
                 "VALUES (?, ?, ?, ?)",
                 (row.user_key, row.category, row.content, row.created_at),
+            )
+            conn.execute(
+                "DELETE FROM short_term_memory WHERE user_key = ? AND category = ? AND id NOT IN "
+                "(SELECT id FROM short_term_memory WHERE user_key = ? AND category = ? "
+                "ORDER BY created_at DESC, id DESC LIMIT ?)",
+                (row.user_key, row.category, row.user_key, row.category, KEEP_PER_CATEGORY),
             )
         return row
 
@@ -110,3 +108,19 @@ class ShortTermStore:
         for category in categories_in(text):
             out.extend(self.latest(user_key, category, limit))
         return out
+
+    def redact(self, user_key: str, redact: Callable[[str], str]) -> int:
+        """Pass each of the user's rows through ``redact`` (forget); returns rows changed."""
+        changed = 0
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, content FROM short_term_memory WHERE user_key = ?", (user_key,)
+            ).fetchall()
+            for row_id, content in rows:
+                new = redact(content)
+                if new != content:
+                    conn.execute(
+                        "UPDATE short_term_memory SET content = ? WHERE id = ?", (new, row_id)
+                    )
+                    changed += 1
+        return changed

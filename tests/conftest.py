@@ -1,7 +1,8 @@
-"""Shared fixtures: a temporary data folder, settings, and one embedder per test session."""
+"""Shared fixtures: a clean environment, a temporary data folder, settings, one embedder."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,29 @@ from bot.app import Services, build_services
 from bot.settings import Settings, load_settings
 from memory.embedders import E5Embedder
 from tests.fakes.ollama_server import FakeOllama
+
+# The prefixes of every variable PCAI's settings read (bot/settings.py).
+SETTING_PREFIXES = ("PCAI_", "TELEGRAM_", "OLLAMA_")
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Path:
+    """Every test starts without the developer's settings, in an empty folder of its own.
+
+    A token or data dir exported in the shell would otherwise change what a test checks, and
+    a test that forgets ``PCAI_DATA_DIR`` would write into the checkout's ``./botmemory``.
+    Returns the data dir ``PCAI_DATA_DIR`` points at (inside the test's working folder).
+    """
+    for name in list(os.environ):
+        if name.startswith(SETTING_PREFIXES):
+            monkeypatch.delenv(name)
+    cwd = tmp_path_factory.mktemp("cwd")
+    monkeypatch.chdir(cwd)
+    data_dir = cwd / "botmemory"
+    monkeypatch.setenv("PCAI_DATA_DIR", str(data_dir))
+    return data_dir
 
 
 @pytest.fixture(scope="session")

@@ -1,4 +1,4 @@
-"""Who is served: allowed users only, groups only by policy and only when addressed."""
+"""Who is served: allowed users only, groups only by policy and only when addressed; no edits."""
 
 from __future__ import annotations
 
@@ -15,7 +15,13 @@ log = logging.getLogger(__name__)
 
 
 async def gate(update: Update, context: BotContext) -> None:
-    """Stop strangers (one polite refusal, nothing stored) and unaddressed group messages."""
+    """Stop edits, strangers (one polite refusal, nothing stored) and unaddressed group talk.
+
+    An edited message is ignored entirely, by design: it never starts a second turn, never
+    re-runs a command, and in a group it could otherwise slip past the "addressed" check.
+    """
+    if update.edited_message is not None or update.edited_channel_post is not None:
+        raise ApplicationHandlerStop
     user, chat = update.effective_user, update.effective_chat
     if user is None or user.is_bot:
         raise ApplicationHandlerStop

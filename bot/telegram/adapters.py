@@ -1,21 +1,31 @@
-"""Adapters from the memory write path to the bot's ports (confirm flow, forget, history)."""
+"""Adapters from the memory write path to the bot's ports (confirm flow, curation, forget,
+history)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
 
+from agent.forget import Forgetter
+from agent.handlers import proposal_view
+from agent.texts import error_both
 from agent.types import ProposalView
-from bot.telegram.ports import BackendError, Decision, Outcome
-from memory.confirm import ConfirmationService, ProposalRefusedError
-from memory.errors import EntryNotFoundError
-from memory.governance import Governance
-from memory.pending import (
-    Proposal,
+from bot.telegram.desk import history_lines
+from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via
+from memory.confirm import ConfirmationService
+from memory.consent import Action, UserActMint
+from memory.curation import Curation
+from memory.errors import (
+    EntryNotFoundError,
+    EntryNotLiveError,
     ProposalExpiredError,
     ProposalNotFoundError,
+    ProposalRefusedError,
     ProposalResolvedError,
 )
+from memory.governance import Governance
+from memory.markdown import Entry
+from memory.pending import Proposal
 
 
 def _now() -> datetime:
@@ -24,48 +34,59 @@ def _now() -> datetime:
 
 def view_of(p: Proposal) -> ProposalView:
     """The transport's view of a stored proposal."""
-    return ProposalView(p.id, p.text, p.section, p.expires_at, p.conflict_note)
+    return proposal_view(p)
+
+
+def line_of(e: Entry) -> MemoryLine:
+    """One memory as a front end lists it."""
+    return MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
 
 
 class ConfirmAdapter:
-    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`."""
+    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`.
 
-    def __init__(self, service: ConfirmationService) -> None:
+    It holds the process's :class:`UserActMint` (the composition root hands it to the bot
+    layer only) and seals each answer a front end reports from a user event.
+    """
+
+    def __init__(self, service: ConfirmationService, acts: UserActMint) -> None:
         self.service = service
+        self._acts = acts
 
     def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
         """Check and queue; a refusal (secret, noise, duplicate) becomes one sentence."""
         try:
             return view_of(self.service.propose(user_key, text, "command", now=now))
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
         now = _now()
+        act = self._acts.act(user_key, proposal_id, decision, via=via)
         try:
             if decision != "reject":
                 proposal = self.service.store.live(user_key, proposal_id, now)
-                replace = True if decision == "replace" else None  # None: add beside it
-                entry = self.service.confirm(user_key, proposal_id, replace=replace, now=now)
-                return Outcome("confirmed", proposal.text, entry.id)
-            rejected = self.service.reject(user_key, proposal_id, now=now)
+                entry = self.service.confirm(act, now=now)  # "confirm" adds beside a conflict
+                return Outcome("confirmed", proposal.text, entry.id, replaced=entry.supersedes)
+            rejected = self.service.reject(act, now=now)
             return Outcome("rejected", rejected.text)
         except ProposalExpiredError:
             return Outcome("expired")
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """New text, same id, expiry restarted."""
+        act = self._acts.act(user_key, proposal_id, "edit", via=via, text=text)
         try:
-            p = self.service.edit(user_key, proposal_id, text, now=_now())
+            p = self.service.edit(act, now=_now())
         except ProposalExpiredError:
             return Outcome("expired")
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
         return Outcome("edited", p.text, proposal=view_of(p))
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
@@ -82,28 +103,84 @@ class ConfirmAdapter:
         return p.id if p else None
 
 
-class GovernanceKeeper:
-    """Forget and archaeology over :class:`Governance`."""
+class CurationAdapter:
+    """:class:`~bot.telegram.ports.Curations` over :class:`Curation`, sealing each user act.
 
-    def __init__(self, governance: Governance) -> None:
-        self.governance = governance
+    Like :class:`ConfirmAdapter` it holds the mint: pinning, editing, keeping and restoring
+    a confirmed memory are the user's decisions, made only through a front end.
+    """
 
-    def forget(self, user_key: str, memory_id: str) -> str:
-        """Archive the memory (kept in MEMORY.md's history, out of every search)."""
+    def __init__(self, service: ConfirmationService, acts: UserActMint) -> None:
+        self.curation = Curation(service, acts.check)
+        self._acts = acts
+
+    def _do(
+        self, user_key: str, entry_id: str, action: Action, via: Via, text: str = ""
+    ) -> MemoryLine:
+        act = self._acts.act(user_key, entry_id, action, via=via, text=text)
+        run = {
+            "pin": self.curation.pin,
+            "unpin": self.curation.pin,
+            "scope": self.curation.scope,
+            "revise": self.curation.revise,
+            "keep": self.curation.keep,
+            "restore": self.curation.restore,
+        }[action]
         try:
-            self.governance.set_status(
-                user_key, memory_id, "archived", now=_now(), reason="forgotten by the user"
-            )
-        except (EntryNotFoundError, KeyError) as exc:
-            raise BackendError(f"No memory {memory_id}. 找不到記憶 {memory_id}。") from exc
-        return f"Forgot {memory_id}. 已忘記 {memory_id}。"
+            return line_of(run(act, now=_now()))
+        except (EntryNotFoundError, EntryNotLiveError, ProposalRefusedError) as exc:
+            # an unknown or archived memory, a new text or scope the guards refuse
+            raise BackendError(error_both(exc)) from exc
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Pin or unpin."""
+        return self._do(user_key, entry_id, "pin" if core else "unpin", via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """A new scope (checked)."""
+        return self._do(user_key, entry_id, "scope", via, scope)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """A new version that supersedes the memory (guards apply)."""
+        return self._do(user_key, entry_id, "revise", via, text)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Keep a fading memory."""
+        return self._do(user_key, entry_id, "keep", via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Bring an archived memory back."""
+        return self._do(user_key, entry_id, "restore", via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Archived memories, most recently archived first."""
+        return [line_of(e) for e in self.curation.archived(user_key)]
+
+
+class GovernanceKeeper:
+    """Forget, undo and archaeology over :class:`Governance` and the :class:`Forgetter`."""
+
+    def __init__(self, governance: Governance, forgetter: Forgetter) -> None:
+        self.governance = governance
+        self.forgetter = forgetter
+
+    async def forget(self, user_key: str, memory_id: str) -> str:
+        """Delete the memory and redact its text from the user's logs, summaries, session."""
+        said = await self.forgetter.forget(user_key, memory_id, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the user's last forget removed, within the window."""
+        said = await self.forgetter.undo(user_key, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
-        """Every version of the topic's memories, oldest first."""
-        chain = self.governance.archaeology(user_key, topic)
-        if not chain:
-            return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
-        return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
+        """The supersedes timelines the topic is about (by id, topic or meaning)."""
+        return history_lines(topic, self.governance.history(user_key, topic))
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

@@ -25,12 +25,13 @@ from telegram.request import BaseRequest
 from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
-from bot.telegram.confirm import on_button
+from bot.telegram.confirm import on_button, on_memory_button
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, PerUserProcessor
 from bot.telegram.desk import Desk
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
 from bot.telegram.ports import Backend
+from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.texts import COMMANDS
 
 log = logging.getLogger(__name__)
@@ -85,12 +86,16 @@ def build_application(
 
 
 def add_handlers(application: BotApp) -> None:
-    """Gate first (group -1), then commands, buttons, text and everything else."""
+    """Gate first (group -1), then commands, buttons, text and everything else (no edits)."""
     application.add_handler(TypeHandler(Update, gate), group=-1)
+    add_reminder_handlers(application)  # before the general commands: /remind, /tz, …
     names = [name for name, _, _ in COMMANDS]
-    application.add_handler(CommandHandler(names, on_command))
+    # New messages only: PTB's defaults also take edited ones, which must never run twice.
+    new = filters.UpdateType.MESSAGE
+    application.add_handler(CommandHandler(names, on_command, filters=new))
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
-    application.add_handler(MessageHandler(filters.TEXT & ~filters.COMMAND, on_text))
+    application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
+    application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
     application.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
     )

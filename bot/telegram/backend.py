@@ -15,16 +15,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.texts import both
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from bot.telegram.desk import topic_rows
 from bot.telegram.ports import (
     BackendError,
     Confirmations,
+    Curations,
     Decision,
     Found,
     MemoryLine,
     Outcome,
+    Via,
 )
+from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
+from history.topic_index import TopicIndex
 from memory.confirm import parse_reply
+from memory.markdown import MemoryStatus
 from memory.service import MemoryService
 
 
@@ -47,8 +54,12 @@ class Responder(Protocol):
 class Keeper(Protocol):
     """Governance: forgetting, archaeology, flushing."""
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory."""
+        ...
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the last forget removed."""
         ...
 
     def archaeology(self, user_key: str, topic: str) -> str:
@@ -79,14 +90,22 @@ class ServicesBackend:
     responder: Responder | None = None
     confirmations: Confirmations | None = None
     keeper: Keeper | None = None
+    curations: Curations | None = None
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    topics: TopicIndex | None = None  # seed 000's current topic and prune advice, for /stats
+    reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
             raise BackendError("Confirming memories is not available in this build yet.")
         return self.confirmations
+
+    def _cur(self) -> Curations:
+        if self.curations is None:
+            raise BackendError("Changing memories from chat is not available in this build yet.")
+        return self.curations
 
     def _keeper(self) -> Keeper:
         if self.keeper is None:
@@ -107,13 +126,16 @@ class ServicesBackend:
         """Through the confirmation service."""
         return self._conf().propose(user_key, text, now)
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Through the confirmation service."""
-        return self._conf().decide(user_key, proposal_id, decision)
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """Through the confirmation service, as the user's act (a date in it: offer a reminder)."""
+        outcome = self._conf().decide(user_key, proposal_id, decision, via=via)
+        if outcome.status == "confirmed" and self.reminders is not None:
+            self.reminders.note_confirmed(user_key, outcome.entry_id, outcome.text)
+        return outcome
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Through the confirmation service."""
-        return self._conf().edit(user_key, proposal_id, text)
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
+        """Through the confirmation service, as the user's act."""
+        return self._conf().edit(user_key, proposal_id, text, via=via)
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
         """Through the confirmation service (none when it is missing)."""
@@ -137,10 +159,34 @@ class ServicesBackend:
     def memories(self, user_key: str) -> Sequence[MemoryLine]:
         """Every entry that is not archived."""
         return [
-            MemoryLine(e.id, e.text, e.section, e.status)
+            MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
             for e in self.memory.entries(user_key)
-            if e.status != "archived"
+            if e.status != MemoryStatus.ARCHIVED
         ]
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().pin(user_key, entry_id, core, via=via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().set_scope(user_key, entry_id, scope, via=via)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().revise(user_key, entry_id, text, via=via)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().keep(user_key, entry_id, via=via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().restore(user_key, entry_id, via=via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Through the curation adapter (none when it is missing)."""
+        return self.curations.archived(user_key) if self.curations else ()
 
     def search(self, user_key: str, query: str) -> Sequence[Found]:
         """Hybrid search over the user's own files."""
@@ -149,9 +195,13 @@ class ServicesBackend:
             for h in self.memory.search(user_key, query)
         ]
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Through governance."""
-        return self._keeper().forget(user_key, memory_id)
+        return await self._keeper().forget(user_key, memory_id)
+
+    async def undo(self, user_key: str) -> str:
+        """Through governance."""
+        return await self._keeper().undo(user_key)
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """Through governance."""
@@ -168,18 +218,21 @@ class ServicesBackend:
         return self.memory.export_markdown(user_key)
 
     def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
-        """Counts and sizes from the user's own files."""
+        """Counts from the user's own files and index rows, and when each job last ran.
+
+        Nothing shared is shown (the index file's size, a job's report): those would tell one
+        user about the others.
+        """
         entries = self.memory.entries(user_key)
-        active = sum(1 for e in entries if e.status == "active")
+        active = sum(1 for e in entries if e.status == MemoryStatus.ACTIVE)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
-        index = self.memory.indexer.store.path
-        size = f"{index.stat().st_size // 1024} KB" if index.exists() else "-"
         return [
             ("memories", f"{len(entries)} ({active} active)"),
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
-            ("index size", size),
+            ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
+            *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
@@ -199,11 +252,7 @@ class ServicesBackend:
 
 def needs_ollama(model: str) -> str:
     """The one sentence saying chat needs a running Ollama with the model."""
-    return (
-        f"Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. "
-        f"聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
-        "Memory commands still work (/help)."
-    )
+    return both("needs_ollama", first="en", model=model)
 
 
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
@@ -217,17 +266,31 @@ def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
 
 
 def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
-    """The backend over whatever the composition root built (agent, confirm, keeper)."""
-    from bot.telegram.adapters import ConfirmAdapter, GovernanceKeeper
+    """The backend over whatever the composition root built (agent, confirm, keeper).
+
+    The confirmation adapter gets the process's user-act mint: the front ends that hold this
+    backend are the only code that can answer a proposal.
+    """
+    from bot.telegram.adapters import ConfirmAdapter, CurationAdapter, GovernanceKeeper
 
     settings = services.settings
     confirm = getattr(services, "confirm", None)
+    acts = getattr(services, "user_acts", None)
     governance = getattr(services, "governance", None)
+    confirmations = curations = None
+    if confirm is not None and acts is not None:
+        confirmations = ConfirmAdapter(confirm, acts)
+        curations = CurationAdapter(confirm, acts)
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
         responder=getattr(services, "agent", None),
-        confirmations=ConfirmAdapter(confirm) if confirm is not None else None,
-        keeper=GovernanceKeeper(governance) if governance is not None else None,
+        confirmations=confirmations,
+        keeper=(
+            GovernanceKeeper(governance, services.forgetter) if governance is not None else None
+        ),
+        curations=curations,
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        topics=TopicIndex(settings.data_dir, settings.topic_index),
+        reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
     )

@@ -13,6 +13,7 @@ from telegram.ext import Application, BaseUpdateProcessor, CallbackContext, ExtB
 from bot.settings import Settings
 from bot.telegram.desk import Desk
 from bot.telegram.ports import Backend
+from bot.telegram.reminder_desk import ReminderDesk
 
 
 @dataclass(slots=True)
@@ -22,12 +23,30 @@ class BotDeps:
     settings: Settings
     backend: Backend
     desk: Desk
-    # user key -> proposal id whose new text the user's next message is (after ✏️ Edit)
+    # user key -> proposal id whose new text the user's next message is (after ✏️ Edit);
+    # honoured only while that proposal still waits.
     awaiting_edit: dict[str, str] = field(default_factory=dict)
     allowed: frozenset[int] = frozenset()
+    # user key -> the proposal the bot's last message in the private chat showed, if it did:
+    # a bare "ok" may answer only that one.
+    last_shown: dict[str, str] = field(default_factory=dict)
+    # user key -> (memory id, monotonic time of the ✏️ press under /memory): the user's next
+    # message is that memory's new text, if it comes within REVISE_WINDOW seconds.
+    awaiting_revise: dict[str, tuple[str, float]] = field(default_factory=dict)
+
+    @property
+    def reminders(self) -> ReminderDesk | None:
+        """Reminder commands and buttons, when the backend has a reminder service."""
+        desk: ReminderDesk | None = getattr(self.backend, "reminders", None)
+        return desk
+
+    def spoke(self, user_key: str) -> None:
+        """The bot told the user something else: no proposal is its last message now."""
+        self.last_shown.pop(user_key, None)
 
 
 DEPS = "deps"
+REVISE_WINDOW = 600.0  # an edit prompt answered ten minutes later is ordinary chat again
 
 
 class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[str, Any]]):

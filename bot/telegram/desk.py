@@ -7,10 +7,26 @@ and the rest behave alike everywhere. No Telegram import here.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 
-from bot.telegram.ports import Answer, Backend, BackendError, Decision, Document, Outcome
-from bot.telegram.texts import help_text, proposal_text, say
+from agent.memory_view import file_problem_notice
+from agent.texts import both
+from bot.telegram.ports import (
+    Answer,
+    Backend,
+    BackendError,
+    Button,
+    Decision,
+    Document,
+    MemoryLine,
+    Outcome,
+    Via,
+)
+from bot.telegram.texts import MEMORY_BUTTONS, help_text, proposal_text, say
+from history.topic_index import TopicOverview
+from memory.archaeology import ChainMatch
+from memory.errors import UnreadableFileError
 
 PAGE_SIZE = 10
 
@@ -30,6 +46,8 @@ class Desk:
             answer: Answer = await handler(user_key, arg.strip(), lang)
         except BackendError as exc:
             return Answer(str(exc), error=True)
+        except UnreadableFileError as exc:  # the user's own file: say which and what to fix
+            return Answer(file_problem_notice(exc, exc.path.name), error=True)
         return answer
 
     async def cmd_start(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -41,18 +59,95 @@ class Desk:
         return Answer(help_text(lang))
 
     async def cmd_memory(self, user_key: str, arg: str, lang: str) -> Answer:
-        """A page of the user's memories with their ids."""
+        """A page of the user's memories with their ids, and 📌 / ✏️ / 🗑 under each."""
         lines = await asyncio.to_thread(self.backend.memories, user_key)
         if not lines:
             return Answer(say("no_memories", lang))
         pages = (len(lines) + PAGE_SIZE - 1) // PAGE_SIZE
         page = min(max(int(arg) if arg.isdigit() else 1, 1), pages)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-        out = [f"{m.id}  [{m.section}] {m.text}" for m in shown]
+        first = (page - 1) * PAGE_SIZE + 1
+        out = [f"{n}. {memory_line(m)}" for n, m in enumerate(shown, first)]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
-            out.append(say("page", lang) % (page, pages, nxt))
+            out.append(say("page", lang, page=page, pages=pages, next=nxt))
+        out.append(say("memory_legend", lang))
+        rows = tuple(memory_buttons(n, m) for n, m in enumerate(shown, first))
+        return Answer("\n".join(out), buttons=rows)
+
+    async def cmd_pin(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Pin a memory: it goes into every prompt (seed 002 L0)."""
+        return await self._act(user_key, arg, "pin", lang)
+
+    async def cmd_unpin(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Unpin a memory."""
+        return await self._act(user_key, arg, "unpin", lang)
+
+    async def cmd_keep(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Keep a fading memory (the weekly notice's button, typed)."""
+        return await self._act(user_key, arg, "keep", lang)
+
+    async def cmd_restore(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Bring an archived memory back."""
+        return await self._act(user_key, arg, "restore", lang)
+
+    async def cmd_edit(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/edit <id> <new text>``: a new version supersedes the memory."""
+        entry_id, _, text = arg.partition(" ")
+        if not entry_id or not text.strip():
+            return Answer(say("usage_edit", lang))
+        return Answer(await self.revise(user_key, entry_id, text.strip(), lang, via="command"))
+
+    async def cmd_scope(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/scope <id> project:x | lang:y | global``."""
+        parts = arg.split()
+        if len(parts) != 2:
+            return Answer(say("usage_scope", lang))
+        line = await asyncio.to_thread(
+            self.backend.set_scope, user_key, parts[0], parts[1], via="command"
+        )
+        return Answer(say("scoped", lang, scope=line.scope) + line.text)
+
+    async def cmd_archived(self, user_key: str, arg: str, lang: str) -> Answer:
+        """The archived memories, with their ids for /restore."""
+        gone = await asyncio.to_thread(self.backend.archived, user_key)
+        if not gone:
+            return Answer(say("no_archived", lang))
+        out = [say("archived_head", lang)] + [memory_line(m) for m in gone[:50]]
         return Answer("\n".join(out))
+
+    async def revise(self, user_key: str, entry_id: str, text: str, lang: str, *, via: Via) -> str:
+        """The user's new text for a memory (a command or a reply to ✏️); one line back."""
+        line = await asyncio.to_thread(self.backend.revise, user_key, entry_id, text, via=via)
+        return say("revised", lang, new=line.id, old=entry_id) + line.text
+
+    async def memory_button(self, user_key: str, code: str, entry_id: str, lang: str) -> str:
+        """A press of 📌 / 📍 / 🗑 under /memory, or ✅ keep under the fading notice."""
+        action = {"p": "pin", "u": "unpin", "k": "keep"}.get(code)
+        try:
+            if action is not None:
+                return (await self._act(user_key, entry_id, action, lang, via="button")).text
+            if code == "f":
+                return await self.backend.forget(user_key, entry_id)
+        except BackendError as exc:
+            return str(exc)
+        return say("missing", lang)
+
+    async def _act(
+        self, user_key: str, arg: str, action: str, lang: str, via: Via = "command"
+    ) -> Answer:
+        entry_id = arg.split()[0] if arg else ""
+        if not entry_id:
+            return Answer(say(f"usage_{action}", lang))
+        b = self.backend
+        if action in ("pin", "unpin"):
+            line = await asyncio.to_thread(b.pin, user_key, entry_id, action == "pin", via=via)
+        elif action == "keep":
+            line = await asyncio.to_thread(b.keep, user_key, entry_id, via=via)
+        else:
+            line = await asyncio.to_thread(b.restore, user_key, entry_id, via=via)
+        done = {"pin": "pinned", "unpin": "unpinned", "keep": "kept", "restore": "restored"}
+        return Answer(say(done[action], lang) + f"{line.text} ({line.id})")
 
     async def cmd_search(self, user_key: str, arg: str, lang: str) -> Answer:
         """Search the user's memories."""
@@ -76,7 +171,11 @@ class Desk:
         """Forget one memory by id."""
         if not arg:
             return Answer(say("usage_forget", lang))
-        return Answer(await asyncio.to_thread(self.backend.forget, user_key, arg.split()[0]))
+        return Answer(await self.backend.forget(user_key, arg.split()[0]))
+
+    async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Bring back the memory the last /forget removed (within a few minutes)."""
+        return Answer(await self.backend.undo(user_key))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
         """The proposals waiting for an answer, each with its buttons."""
@@ -93,20 +192,39 @@ class Desk:
         """Discard a proposal by id, or the only one waiting."""
         return await self._decide(user_key, arg, "reject", lang)
 
-    async def answer_pending(self, user_key: str, decision: Decision, lang: str) -> Answer:
-        """Answer the only waiting proposal (a bare 確認 / 取代 / 取消 typed in the chat)."""
-        return await self._decide(user_key, "", decision, lang)
+    async def answer_word(
+        self, user_key: str, decision: Decision, lang: str, shown_last: str | None
+    ) -> Answer | None:
+        """A bare 確認 / 好 / ok / 取代 / 取消 the user typed; None when it is ordinary chat.
+
+        It answers a proposal only when it cannot be mistaken: exactly one is waiting and it
+        is the bot's last message to the user (``shown_last``, kept by the front end). With
+        several waiting it asks which, showing them again; with one the user is not looking
+        at, it shows that one and asks. Either way nothing is decided.
+        """
+        waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
+        if not waiting:
+            return None
+        if len(waiting) == 1 and waiting[0].proposal_id == shown_last:
+            outcome = await asyncio.to_thread(
+                self.backend.decide, user_key, waiting[0].proposal_id, decision, via="word"
+            )
+            return Answer(outcome_text(outcome, lang))
+        ask = "which_pending" if len(waiting) > 1 else "this_pending"
+        return Answer(say(ask, lang), proposals=waiting)
 
     async def _decide(self, user_key: str, arg: str, decision: Decision, lang: str) -> Answer:
         target = arg.split()[0] if arg else ""
         if not target:
-            waiting = await asyncio.to_thread(self.backend.pending, user_key)
+            waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
             if not waiting:
                 return Answer(say("no_pending", lang))
             if len(waiting) > 1:
-                return Answer(say("which_pending", lang))
+                return Answer(say("which_pending", lang), proposals=waiting)
             target = waiting[0].proposal_id
-        outcome = await asyncio.to_thread(self.backend.decide, user_key, target, decision)
+        outcome = await asyncio.to_thread(
+            self.backend.decide, user_key, target, decision, via="command"
+        )
         return Answer(outcome_text(outcome, lang))
 
     async def cmd_why(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -140,13 +258,66 @@ class Desk:
         return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
 
 
+def memory_line(m: MemoryLine) -> str:
+    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
+    marks = "📌 " if m.core else ""
+    marks += f"⭐{m.weight} " if m.weight != 5 else ""
+    marks += f"🏷{m.scope} " if m.scope != "global" else ""
+    return f"{m.id}  {marks}[{m.section}] {m.text}"
+
+
+def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
+    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
+    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
+    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
+    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
+
+
 def outcome_text(outcome: Outcome, lang: str) -> str:
     """One line saying what became of a proposal."""
     if outcome.status == "confirmed":
         suffix = f" ({outcome.entry_id})" if outcome.entry_id else ""
+        if outcome.replaced:
+            suffix += say("replaced", lang, ids=", ".join(outcome.replaced))
         return say("confirmed", lang) + outcome.text + suffix
     if outcome.status == "rejected":
         return say("rejected", lang) + outcome.text
     if outcome.status == "edited" and outcome.proposal is not None:
         return say("edited", lang) + "\n" + proposal_text(outcome.proposal, lang)
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
+
+
+def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
+    """``/stats`` rows for seed 000's index: the current topic and the sections to prune."""
+    rows = []
+    if overview.current_topic:
+        line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"
+        if overview.topic_summary:
+            line += f": {overview.topic_summary}"
+        rows.append((both("stats_topic", first="en"), line))
+    if overview.prune:
+        advice = both("stats_prune_advice")
+        rows.append((both("stats_prune", first="en"), f"{', '.join(overview.prune)} — {advice}"))
+    return rows
+
+
+def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
+    """``/history``: each matching chain as a timeline, oldest version first.
+
+    ``咖啡 → drink_preference`` heads a chain found through its topic (an id asked for needs no
+    heading); each version shows its date, status, id and text, a newer one ``(← replaced id)``.
+    """
+    if not matches:
+        return both("no_history_topic", first="en", topic=query)
+    out: list[str] = []
+    for match in matches:
+        if out:
+            out.append("")
+        if match.via != "id":
+            out.append(f"{query} → {match.topic}" if match.topic else f"{query}:")
+        for i, e in enumerate(match.chain):
+            arrow = "  ↳ " if i else "  • "
+            replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
+            when = e.created_at[:16].replace("T", " ")
+            out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
+    return "\n".join(out)

@@ -7,8 +7,11 @@ import logging
 from telegram import Update
 from telegram.error import TelegramError
 
-from bot.telegram.context import BotContext
+from agent.memory_view import file_problem_notice, problem_topic
+from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.texts import detect_language, say
+from memory.errors import UnreadableFileError
+from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
 
@@ -26,10 +29,16 @@ async def on_error(update: object, context: BotContext) -> None:
         return
     user = update.effective_user
     lang = detect_language(user.language_code if user else None)
+    context.deps.spoke(user_key_of(update))  # the apology, not a proposal, is now the last word
+    text = say("error", lang)
+    error = context.error
+    if isinstance(error, UnreadableFileError) and user is not None:  # say what to fix
+        root = UserPaths.of(context.deps.settings.data_dir, f"telegram_{user.id}").root
+        text = file_problem_notice(error, problem_topic(error, root))
     try:
         if update.callback_query:
-            await update.callback_query.answer(say("error", lang))
+            await update.callback_query.answer(text[:200])  # Telegram's limit for an alert
         else:
-            await context.bot.send_message(update.effective_chat.id, say("error", lang))
+            await context.bot.send_message(update.effective_chat.id, text)
     except TelegramError:
         log.warning("could not tell the user about the error", exc_info=True)

@@ -10,8 +10,10 @@ from agent.types import IncomingMessage
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
+from bot.telegram.reminders import show_reminders, try_reminder_reply
 from bot.telegram.sending import send_text, typing
 from bot.telegram.texts import detect_language, say
+from history.sessions import group_session_id
 
 
 async def on_text(update: Update, context: BotContext) -> None:
@@ -23,6 +25,8 @@ async def on_text(update: Update, context: BotContext) -> None:
     if group and context.bot.username:
         text = text.replace(f"@{context.bot.username}", "").strip()
     lang = detect_language(user.language_code, text)
+    if not group and await try_reminder_reply(update, context, text.strip(), lang):
+        return
     if not group and await try_confirm_flow(update, context, text.strip(), lang):
         return
     key, deps = user_key_of(update), context.deps
@@ -35,6 +39,7 @@ async def on_text(update: Update, context: BotContext) -> None:
         reply_to_id=str(replied.message_id) if replied else "",
         language=lang,
         in_group=group,
+        group_session=group_session_id("telegram", chat.id) if group else "",
     )
     async with typing(context.bot, chat.id):
         reply = await deps.backend.respond(incoming)
@@ -45,6 +50,7 @@ async def on_text(update: Update, context: BotContext) -> None:
         await send_text(context.bot, chat.id, notice)
     if not group:
         await show_proposals(context.bot, deps, chat.id, key, reply.proposals, lang)
+        await show_reminders(context.bot, deps, chat.id, key, reply.reminders, lang)
 
 
 async def on_other(update: Update, context: BotContext) -> None:
@@ -53,4 +59,5 @@ async def on_other(update: Update, context: BotContext) -> None:
     if message is None:
         return
     lang = detect_language(user.language_code if user else None)
+    context.deps.spoke(user_key_of(update))
     await message.reply_text(say("text_only", lang))

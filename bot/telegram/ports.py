@@ -13,12 +13,15 @@ from typing import Literal, Protocol
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
+# The error lives in bot.errors; re-exported because every front end takes it from the ports.
+from bot.errors import BackendError as BackendError
+
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
-
-
-class BackendError(Exception):
-    """A request the user can fix; the message is one sentence fit to show them."""
+# The user event that answered a proposal (sealed into the user's act, kept in the log).
+Via = Literal["button", "reply", "command", "word", "edit"]
+# An inline button: (label, callback data). The front end lays them out in rows.
+Button = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +32,7 @@ class Outcome:
     text: str = ""
     entry_id: str = ""
     proposal: ProposalView | None = None  # the new proposal after an edit
+    replaced: tuple[str, ...] = ()  # the memories a Replace deprecated
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +43,9 @@ class MemoryLine:
     text: str
     section: str
     status: str = "active"
+    core: bool = False  # pinned: in every prompt
+    weight: int = 5
+    scope: str = "global"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,21 +75,26 @@ class Answer:
     document: Document | None = None
     notices: tuple[str, ...] = field(default=())
     error: bool = False
+    buttons: tuple[tuple[Button, ...], ...] = ()  # rows of inline buttons under the text
 
 
 class Confirmations(Protocol):
-    """The pending store's front: propose, decide, edit, list, tie to messages."""
+    """The pending store's front: propose, decide, edit, list, tie to messages.
+
+    ``decide`` and ``edit`` are called only by the front ends, and only for a user event
+    (``via`` names it): they turn it into the user's sealed act.
+    """
 
     def propose(self, user_key: str, text: str, now: datetime) -> ProposalView:
         """Queue a memory for confirmation; raises BackendError when it is refused."""
         ...
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm or reject."""
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """The user confirmed, replaced or rejected ``proposal_id`` through ``via``."""
         ...
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
-        """Change the text of a waiting proposal."""
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
+        """The user gave ``text`` as the new text of a waiting proposal."""
         ...
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
@@ -98,7 +110,40 @@ class Confirmations(Protocol):
         ...
 
 
-class Backend(Confirmations, Protocol):
+class Curations(Protocol):
+    """The user's decisions about their confirmed memories (each turned into a sealed act).
+
+    Called only by the front ends, for a command or a button press of that user. Each
+    returns the memory as it is now, or raises BackendError with one sentence (unknown id,
+    archived, a guard refusing the new text).
+    """
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Pin (in every prompt) or unpin one memory."""
+        ...
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Give one memory a scope: global, project:<name> or lang:<name>."""
+        ...
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """A new version of one memory, superseding it; returns the new one."""
+        ...
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Keep a fading memory."""
+        ...
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Bring an archived memory back."""
+        ...
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """The user's archived memories, most recently archived first."""
+        ...
+
+
+class Backend(Confirmations, Curations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
     async def respond(self, msg: IncomingMessage) -> Reply:
@@ -121,8 +166,12 @@ class Backend(Confirmations, Protocol):
         """Search the user's memories."""
         ...
 
-    def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str) -> str:
         """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
+        ...
+
+    async def undo(self, user_key: str) -> str:
+        """Bring back what the last forget removed (raises BackendError when too late)."""
         ...
 
     def archaeology(self, user_key: str, topic: str) -> str:

@@ -6,9 +6,9 @@ import json
 import socket
 
 from agent.ollama_client import OllamaChat
-from agent.pipeline import TEXTS
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.selection import L0, L2, SHORT_TERM
+from agent.texts import say
 from agent.tools import MAX_TOOL_ROUNDS
 from memory.short_term import ShortTermStore
 from memory.users import UserPaths
@@ -42,10 +42,12 @@ async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(env: Env
     assert [p.text for p in reply.proposals] == ["我最喜歡的飲料是烏龍茶"]
     assert env.services.memory.entries(USER) == []  # proposed, not written
 
-    calls = len(env.fake.chat_requests)
-    confirmed = await env.agent.respond(env.msg("確認"))
-    assert len(env.fake.chat_requests) == calls  # the confirm flow needs no LLM
-    assert "烏龍茶" in confirmed.text and not confirmed.error
+    env.fake.queue_chat("請按確認按鈕。")
+    await env.agent.respond(env.msg("確認"))  # a word reaching the agent is only chat
+    assert env.services.memory.entries(USER) == []
+    [proposal] = reply.proposals  # the user presses ✅: the bot layer seals their act
+    act = env.services.user_acts.act(USER, proposal.proposal_id, "confirm", via="button")
+    env.services.confirm.confirm(act, now=env.clock)
     [entry] = env.services.memory.entries(USER)
 
     env.agent.sessions.path(USER).unlink()  # a new conversation
@@ -114,8 +116,10 @@ async def test_the_model_cannot_confirm_its_own_proposal(env: Env) -> None:
     reply = await env.agent.respond(env.msg("記住我住在台北市大安區"))
     assert len(reply.proposals) == 1
     assert env.services.memory.entries(USER) == []
+    offered = [t["function"]["name"] for t in env.fake.chat_requests[0]["tools"]]
+    assert offered == ["memory_save", "memory_search", "memory_archaeology", "reminder_create"]
     last_tool = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"][-1]
-    assert "has not seen this proposal" in json.loads(last_tool["content"])["error"]
+    assert "Only the user can confirm" in json.loads(last_tool["content"])["error"]
 
 
 async def test_an_instruction_inside_a_memory_is_presented_as_data(env: Env) -> None:
@@ -136,13 +140,13 @@ async def test_ollama_down_keeps_the_message_and_recovers(env: Env) -> None:
     good = env.llm.host
     env.llm.host = _dead_url()
     reply = await env.agent.respond(env.msg("今天下午三點要開會，幫我想想要準備什麼？"))
-    assert reply.error and reply.text == TEXTS["down"][0]
+    assert reply.error and reply.text == say("down", "zh")
     assert [m["content"] for m in _session(env)] == ["今天下午三點要開會，幫我想想要準備什麼？"]
     assert "今天下午三點要開會" in _logs(env)
 
     env.fake.fail_garbage, env.fake.fail_paths, env.llm.host = True, {"/api/chat"}, good
     garbage = await env.agent.respond(env.msg("Are you there now?"))
-    assert garbage.error and garbage.text == TEXTS["garbage"][1]
+    assert garbage.error and garbage.text == say("garbage", "en")
 
     env.fake.fail_garbage = False
     env.fake.queue_chat("我回來了，先準備議程。")
@@ -159,7 +163,7 @@ async def test_tool_loop_is_bounded_and_bad_calls_are_errors(env: Env) -> None:
     env.fake.chat_handler = lambda body: tool_reply("memory_save")
     reply = await env.agent.respond(env.msg("幫我記一下東西好嗎"))
     assert len(env.fake.chat_requests) == MAX_TOOL_ROUNDS + 1
-    assert reply.text == TEXTS["tools_exhausted"][0] and reply.proposals == ()
+    assert reply.text == say("tools_exhausted", "zh") and reply.proposals == ()
     tool_msgs = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"]
     assert len(tool_msgs) == MAX_TOOL_ROUNDS
     assert all("missing required argument 'text'" in m["content"] for m in tool_msgs)
@@ -167,17 +171,19 @@ async def test_tool_loop_is_bounded_and_bad_calls_are_errors(env: Env) -> None:
 
 async def test_no_memories_or_tools_in_a_group(env: Env) -> None:
     env.services.memory.remember(USER, "我的私人筆記：密碼提示是貓的名字", is_core=True)
-    await env.agent.respond(env.msg("大家好，今天要討論什麼？", in_group=True))
+    msg = env.msg("大家好，今天要討論什麼？", in_group=True, group_session="cli_group_-7")
+    await env.agent.respond(msg)
     body = env.fake.chat_requests[-1]
     assert env.memory_block() == "" and not body.get("tools")
 
 
-async def test_a_reply_to_a_proposal_edits_it(env: Env) -> None:
-    proposal = env.services.confirm.propose(USER, "我喜歡紅茶", now=env.clock)
-    env.services.pending.attach_message(USER, proposal.id, "42")
-    reply = await env.agent.respond(env.msg("其實我喜歡綠茶", reply_to_id="42"))
-    assert [p.text for p in reply.proposals] == ["其實我喜歡綠茶"]
-    assert env.fake.chat_requests == []
+async def test_a_group_message_without_its_group_is_refused_not_answered_privately(
+    env: Env,
+) -> None:
+    await env.agent.respond(env.msg("我的私事"))
+    reply = await env.agent.respond(env.msg("大家好", in_group=True))
+    assert reply.error and len(env.fake.chat_requests) == 1
+    assert env.services.sessions.session_ids() == [USER]
 
 
 async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
@@ -215,5 +221,5 @@ async def test_a_slow_ollama_times_out_with_a_clear_sentence(env: Env) -> None:
     env.agent.llm = OllamaChat(env.fake.url, timeout=0.3)
     env.fake.delay = 1.0
     reply = await env.agent.respond(env.msg("hi there, are you awake right now"))
-    assert reply.error and reply.text == TEXTS["down"][1]
+    assert reply.error and reply.text == say("down", "en")
     assert _session(env)[-1]["content"] == "hi there, are you awake right now"

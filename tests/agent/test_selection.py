@@ -108,12 +108,15 @@ def test_gating_keeps_allowed_sections_and_non_memory_hits() -> None:
 
 
 def test_fallback_only_when_nothing_else_and_cut_to_budget() -> None:
-    text = "# MEMORY\n\n## 偏好\n\n" + "- 我喜歡喝咖啡，不加糖，而且每天早上都要喝一杯\n" * 300
-    fb = fallback_candidate(text, CFG)
+    text = "我喜歡喝咖啡，不加糖，而且每天早上都要喝一杯"
+    entries = [Entry(f"m-{i}", text, section="偏好") for i in range(300)]
+    fb = fallback_candidate(entries, CFG)
     assert fb is not None and fb.layer == FALLBACK and len(fb.text) <= CFG.static_fallback_chars
     sel = select([[], [], []], CFG, COUNTER, fallback=fb)
     assert len(sel.items) == 1 and sel.tokens <= CFG.memory_tokens
     assert "咖啡" in sel.items[0].line
     other = Candidate("m-1", L0, 1.0, "core rule")
     assert [s.candidate.id for s in select([[other]], CFG, COUNTER, fallback=fb).items] == ["m-1"]
-    assert fallback_candidate("   ", CFG) is None
+    assert fallback_candidate([], CFG) is None
+    gone = [Entry("m-a", "舊的", status="archived"), Entry("m-d", "換掉的", status="deprecated")]
+    assert fallback_candidate(gone, CFG) is None

@@ -22,7 +22,9 @@ from telegram.request import BaseRequest, RequestData
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.app import Services
-from bot.telegram.ports import Decision, Found, MemoryLine, Outcome
+from bot.telegram.adapters import CurationAdapter
+from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome, Via
+from bot.telegram.reminder_desk import ReminderDesk
 
 BOT = {"id": 666, "is_bot": True, "first_name": "PCAI", "username": "TestNameBot"}
 
@@ -170,6 +172,10 @@ class Updates:
         return Update.de_json({"update_id": uid, "callback_query": query}, bot)
 
 
+def _now() -> datetime:
+    return datetime.now().astimezone()
+
+
 def bot_message(message_id: int, chat_id: int, text: str = "...") -> dict[str, Any]:
     """A bot message as it appears inside ``reply_to_message``."""
     return {
@@ -192,9 +198,11 @@ class StandInBackend:
     proposals: dict[str, tuple[str, ProposalView]] = field(default_factory=dict)
     shown: dict[tuple[str, str], str] = field(default_factory=dict)
     seen: list[IncomingMessage] = field(default_factory=list)
+    acts: list[tuple[str, Decision, Via]] = field(default_factory=list)
     last_injected: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
     flushed: int = 0
     sessions_closed: list[str] = field(default_factory=list)
+    reminders: ReminderDesk | None = None  # the real reminder desk, when a test wires it
 
     async def respond(self, msg: IncomingMessage) -> Reply:
         """Record the message and answer it with the script (default: echo)."""
@@ -220,8 +228,9 @@ class StandInBackend:
         owner, view = self.proposals.get(pid, ("", None))
         return view if owner == user_key else None
 
-    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
-        """Confirm (write MEMORY.md for real) or reject."""
+    def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
+        """Confirm (write MEMORY.md for real) or reject; records which user event it was."""
+        self.acts.append((proposal_id, decision, via))
         view = self._take(user_key, proposal_id)
         if view is None:
             return Outcome("missing")
@@ -233,7 +242,7 @@ class StandInBackend:
         entry = self.services.memory.remember(user_key, view.text)
         return Outcome("confirmed", view.text, entry.id)
 
-    def edit(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+    def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """Replace the text (same id, fresh expiry)."""
         view = self._take(user_key, proposal_id)
         if view is None:
@@ -243,8 +252,11 @@ class StandInBackend:
         return Outcome("edited", text, proposal=new)
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
-        """This user's waiting proposals."""
-        return [v for owner, v in self.proposals.values() if owner == user_key]
+        """This user's waiting proposals (not yet expired)."""
+        now = datetime.now().astimezone()
+        return [
+            v for owner, v in self.proposals.values() if owner == user_key and v.expires_at > now
+        ]
 
     def attach(self, user_key: str, proposal_id: str, message_id: str) -> None:
         """Tie a message to a proposal."""
@@ -276,15 +288,19 @@ class StandInBackend:
             for h in self.services.memory.search(user_key, query)
         ]
 
-    def forget(self, user_key: str, memory_id: str) -> str:
-        """Drop the entry from MEMORY.md."""
-        doc = self.services.memory.document(user_key)
-        if memory_id not in doc.by_id():
-            from bot.telegram.ports import BackendError
+    async def forget(self, user_key: str, memory_id: str) -> str:
+        """Forget for real (MEMORY.md, index, logs), one sentence for an unknown id."""
+        said = await self.services.forgetter.forget(user_key, memory_id, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
-            raise BackendError(f"No memory {memory_id}.")
-        self.services.memory.write_document(user_key, doc.without(memory_id))
-        return f"Forgot {memory_id}."
+    async def undo(self, user_key: str) -> str:
+        """Undo for real."""
+        said = await self.services.forgetter.undo(user_key, now=_now())
+        if said.error:
+            raise BackendError(said.text)
+        return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """The entries mentioning the topic."""
@@ -299,6 +315,33 @@ class StandInBackend:
     def export_markdown(self, user_key: str) -> str:
         """Real export."""
         return self.services.memory.export_markdown(user_key)
+
+    def _curation(self) -> CurationAdapter:
+        return CurationAdapter(self.services.confirm, self.services.user_acts)
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Real pin, as the user's act."""
+        return self._curation().pin(user_key, entry_id, core, via=via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Real scope change."""
+        return self._curation().set_scope(user_key, entry_id, scope, via=via)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """Real edit (a superseding version)."""
+        return self._curation().revise(user_key, entry_id, text, via=via)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Real keep."""
+        return self._curation().keep(user_key, entry_id, via=via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Real restore."""
+        return self._curation().restore(user_key, entry_id, via=via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Real archived list."""
+        return self._curation().archived(user_key)
 
     def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
         """Counts."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 
@@ -12,7 +13,7 @@ from bot.doctor import run_doctor
 from bot.settings import Settings, load_settings
 from tests.fakes.ollama_server import FakeOllama
 
-CHECKS = ("data dir", "sqlite", "tokenizer", "embedder", "ollama", "telegram")
+CHECKS = ("data dir", "sqlite", "pcai.db", "tokenizer", "embedder", "ollama", "telegram")
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 
 
@@ -62,10 +63,20 @@ def test_failures_are_one_line_each_and_exit_non_zero(tmp_path: Path) -> None:
     assert code == 1
     assert tuple(checks) == CHECKS and len(lines) == len(CHECKS) + 1
     assert checks["ollama"].startswith("FAIL ") and "not reachable" in checks["ollama"]
-    assert checks["telegram"].startswith("FAIL ") and "TELEGRAM_BOT_TOKEN" in checks["telegram"]
     assert checks["sqlite"].startswith("ok ") and checks["data dir"].startswith("ok ")
-    assert lines[-1] == "2 check(s) failed"
+    assert lines[-1] == "1 check(s) failed"
     assert all("\n" not in line and "Traceback" not in line for line in lines)
+
+
+def test_a_terminal_only_install_skips_telegram_and_passes(
+    tmp_path: Path, fake_ollama: FakeOllama
+) -> None:
+    code, checks, lines = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert code == 0, lines
+    assert checks["telegram"] == "skip TELEGRAM_BOT_TOKEN is not set: a terminal-only install"
+    assert lines[-2].startswith("skip  telegram: ")
+    assert [v.split()[0] for v in checks.values()] == ["ok"] * 6 + ["skip"]
+    assert lines[-1] == "all checks passed, 1 skipped"
 
 
 def test_missing_chat_model_is_named(tmp_path: Path, fake_ollama: FakeOllama) -> None:
@@ -109,12 +120,29 @@ def test_unwritable_data_dir_fails(tmp_path: Path) -> None:
 
 
 def test_pcai_doctor_command(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
-    monkeypatch.setenv("PCAI_DATA_DIR", str(tmp_path / "botmemory"))
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{_closed_port()}")
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert len(out) == len(CHECKS) + 1
     assert [line.split(":")[0].split(maxsplit=1)[1] for line in out[:-1]] == list(CHECKS)
+    assert out[-1] == "1 check(s) failed"
+
+
+def test_pcai_doctor_json_is_one_object_per_check(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fake_ollama: FakeOllama
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    assert main(["doctor", "--json"]) == 0  # terminal-only: Telegram skipped
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["check"] for r in rows] == list(CHECKS)
+    assert [r["status"] for r in rows] == ["ok"] * 6 + ["skip"]
+    assert "qwen2.5:7b present" in rows[5]["detail"]
+    fake_ollama.models = ["mxbai-embed-large:latest"]
+    assert main(["doctor", "--json"]) == 1
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(r["check"], r["status"]) for r in rows if r["status"] != "ok"] == [
+        ("ollama", "fail"),
+        ("telegram", "skip"),
+    ]

@@ -21,15 +21,15 @@ def test_replace_supersedes_and_confirm_keeps_both(services: Services) -> None:
     backend = backend_for(services)
     now = datetime.now(UTC)
     first = services.confirm.propose(USER, "我每天早上喝烏龍茶，不加糖", now=now, fields=TOPIC)
-    assert backend.decide(USER, first.id, "confirm").status == "confirmed"
+    assert backend.decide(USER, first.id, "confirm", via="button").status == "confirmed"
 
     second = services.confirm.propose(
         USER, "我現在每天早上改喝黑咖啡", now=now + timedelta(seconds=1), fields=TOPIC
     )
-    assert second.conflict_note  # the same topic: add or replace?
-    assert backend.decide(USER, second.id, classify_words("取代") or "reject").status == (
-        "confirmed"
-    )
+    assert second.conflicts_shown  # the same topic: add or replace?
+    assert backend.decide(
+        USER, second.id, classify_words("取代") or "reject", via="reply"
+    ).status == ("confirmed")
 
     chain = services.governance.archaeology(USER, "drink:morning")
     assert [e.text for e in chain] == ["我每天早上喝烏龍茶，不加糖", "我現在每天早上改喝黑咖啡"]
@@ -39,7 +39,7 @@ def test_replace_supersedes_and_confirm_keeps_both(services: Services) -> None:
     third = services.confirm.propose(
         USER, "週末早上有時候也喝抹茶拿鐵", now=now + timedelta(seconds=2), fields=TOPIC
     )
-    assert backend.decide(USER, third.id, "confirm").status == "confirmed"
+    assert backend.decide(USER, third.id, "confirm", via="button").status == "confirmed"
     statuses = {e.text: e.status for e in services.memory.entries(USER)}
     assert statuses["我現在每天早上改喝黑咖啡"] == "active"  # a plain confirm adds beside it
     assert statuses["週末早上有時候也喝抹茶拿鐵"] == "active"

@@ -66,6 +66,21 @@ async def test_edit_asks_for_new_text(tg: Harness, services: Services) -> None:
     assert [e.text for e in services.memory.entries("telegram_1001")] == ["I like tea"]
 
 
+async def test_any_other_reply_to_a_waiting_proposal_is_its_new_text(
+    tg: Harness, services: Services
+) -> None:
+    await tg.send(OWNER, "/remember I like tee")
+    mid, pid = _shown(tg)
+    await tg.send(OWNER, "I like green tea", reply_to=bot_message(mid, OWNER))
+    assert tg.backend.seen == []  # an edit, not a chat turn
+    assert "I like green tea" in tg.last_markup()["text"]
+    assert [v.text for v in tg.backend.pending("telegram_1001")] == ["I like green tea"]
+    mid, _ = _shown(tg)
+    await tg.press(OWNER, f"pm:d:{pid}", mid)
+    await tg.send(OWNER, "why did you ask?", reply_to=bot_message(mid, OWNER))
+    assert [m.text for m in tg.backend.seen] == ["why did you ask?"]  # answered: chat again
+
+
 async def test_expired_proposal_says_so(tg: Harness, services: Services) -> None:
     tg.backend.ttl = timedelta(seconds=-1)
     await tg.send(OWNER, "/remember too late")
@@ -114,7 +129,10 @@ async def test_real_write_path_through_telegram(services: Services) -> None:
     assert "hunter2" not in json_dump(services)  # refused, never stored
     await tg.send(OWNER, "/history 顏色")
     await tg.send(OWNER, f"/forget {entries[0].id}")
-    assert services.memory.entries("telegram_1001")[0].status == "archived"
+    assert services.memory.entries("telegram_1001") == []
+    assert "藍色" not in json_dump(services)  # forgotten, not archived
+    await tg.send(OWNER, "/undo")
+    assert [e.text for e in services.memory.entries("telegram_1001")] == ["我最喜歡的顏色是藍色"]
     await app.shutdown()
 
 

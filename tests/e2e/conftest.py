@@ -1,4 +1,4 @@
-"""Fixtures for end-to-end tests: one emulator per module, a fake Ollama, the bot process."""
+"""Fixtures for end-to-end tests: one Telegram stand-in per module, a fake Ollama, the bot."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ ALICE, BOB, STRANGER = 1001, 1002, 9999
 
 @pytest.fixture(scope="module")
 def emulator() -> Iterator[Emulator]:
-    """The Telegram Bot API emulator (fails, never skips, when it cannot start)."""
+    """The project's Telegram Bot API stand-in, served from a thread of this process."""
     emu = Emulator()
     yield emu
     emu.stop()

@@ -1,8 +1,8 @@
-"""End-to-end harness: the Telegram emulator, the real ``pcai run`` process, and test users.
+"""End-to-end harness: the Telegram stand-in, the real ``pcai run`` process, and test users.
 
-The emulator (``../shared/tools/telegram-emulator``) is a local Bot API on 127.0.0.1; the bot
-process polls it exactly as it would poll Telegram, and talks to a fake Ollama on 127.0.0.1
-through the real ``ollama`` client. Users are played through the emulator's client API.
+The stand-in (``tests/fakes/telegram_server.py``) is a Bot API on 127.0.0.1; the bot process
+polls it exactly as it would poll Telegram, and talks to a fake Ollama on 127.0.0.1 through the
+real ``ollama`` client. Users, in private chats or in groups, are played through its client API.
 """
 
 from __future__ import annotations
@@ -15,19 +15,29 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tests.fakes.telegram_server import BOT_USER, BOT_USERNAME, FakeTelegram
+
 ROOT = Path(__file__).resolve().parents[2]
-# The emulator ships beside the project (../shared); TELEGRAM_EMULATOR names it elsewhere.
-EMULATOR = Path(
-    os.environ.get("TELEGRAM_EMULATOR")
-    or ROOT.parent / "shared" / "tools" / "telegram-emulator" / "start.sh"
-)
 TOKEN = "123456:TEST"
+__all__ = [
+    "BOT_USERNAME",
+    "ROOT",
+    "TOKEN",
+    "BotProcess",
+    "Emulator",
+    "Group",
+    "Inbox",
+    "User",
+    "bot_env",
+    "free_port",
+]
 
 
 def free_port() -> int:
@@ -60,47 +70,64 @@ def _wait_for_line(proc: subprocess.Popen[str], needle: str, timeout: float) -> 
 
 
 class Emulator:
-    """The Telegram Bot API emulator as a subprocess on a free port."""
+    """The Telegram Bot API stand-in on a free port: a thread here, or its own process.
 
-    def __init__(self) -> None:
-        if not EMULATOR.exists():
-            raise RuntimeError(
-                f"the Telegram emulator is missing at {EMULATOR} "
-                "(set TELEGRAM_EMULATOR to its start.sh)"
+    ``own_process=True`` keeps its HTTP work off this process's GIL (the load benchmark plays
+    many users from threads here).
+    """
+
+    def __init__(self, *, own_process: bool = False) -> None:
+        self.server: FakeTelegram | None = None
+        self.proc: subprocess.Popen[str] | None = None
+        if own_process:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.fakes.telegram_server", "0"],
+                cwd=ROOT,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
             )
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            ["bash", str(EMULATOR), str(self.port)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        _wait_for_line(self.proc, "listening on", timeout=240)
+            self.url = _wait_for_line(self.proc, "listening on", timeout=30)[-1].split()[-1]
+        else:
+            self.server = FakeTelegram()
+            self.url = self.server.url
+        self.port = int(self.url.rsplit(":", 1)[1])
 
     def call(self, path: str, body: dict[str, Any]) -> Any:
-        """POST ``body`` to the emulator's client API and return the decoded JSON."""
+        """POST ``body`` to the stand-in's client API and return the decoded JSON."""
         req = urllib.request.Request(
             f"{self.url}/{path.lstrip('/')}",
             data=json.dumps(body).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            return json.loads(resp.read() or b"null")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return json.loads(resp.read() or b"null")
+        except urllib.error.HTTPError as err:
+            raise AssertionError(f"/{path.lstrip('/')}: {err.code} {err.read()!r}") from err
+
+    def document(self, file_id: str) -> bytes:
+        """The bytes of a file the bot sent (sendDocument), fetched as a client would."""
+        with urllib.request.urlopen(f"{self.url}/bot{TOKEN}/getFile?file_id={file_id}") as resp:
+            path = json.loads(resp.read())["result"]["file_path"]
+        with urllib.request.urlopen(f"{self.url}/file/bot{TOKEN}/{path}") as resp:
+            return bytes(resp.read())
 
     def reset(self) -> None:
-        """Forget stored messages and the call log."""
+        """Forget stored messages, updates, files and the call log."""
         self.call("reset", {})
 
     def stop(self) -> None:
-        """Stop the emulator and its npm/node children."""
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+        """Stop serving (and end the stand-in's process, if it has one)."""
+        if self.server is not None:
+            self.server.stop()
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.kill()
+                self.proc.wait(10)
 
 
 @dataclass
@@ -152,65 +179,16 @@ def bot_env(emulator: Emulator, ollama_url: str, data_dir: Path, allowed: str) -
     return env
 
 
-class User:
-    """A person chatting with the bot through the emulator."""
+class Inbox:
+    """The bot's messages in one chat, read through the client API (``inbox`` keeps them)."""
 
-    def __init__(self, emulator: Emulator, user_id: int, name: str = "Tester") -> None:
+    def __init__(self, emulator: Emulator, chat_id: int) -> None:
         self.emu = emulator
-        self.id = user_id
-        self.name = name
+        self.chat_id = chat_id
         self.inbox: list[dict[str, Any]] = []
 
-    @property
-    def _from(self) -> dict[str, Any]:
-        return {"id": self.id, "is_bot": False, "first_name": self.name}
-
-    @property
-    def _chat(self) -> dict[str, Any]:
-        return {"id": self.id, "type": "private", "first_name": self.name}
-
-    def send(self, text: str, reply_to: dict[str, Any] | None = None) -> None:
-        """Send ``text`` (commands get their bot_command entity), optionally as a reply."""
-        body: dict[str, Any] = {
-            "botToken": TOKEN,
-            "from": self._from,
-            "chat": self._chat,
-            "date": int(time.time()),
-            "text": text,
-        }
-        if text.startswith("/"):
-            length = len(text.split()[0])
-            body["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
-        if reply_to is not None:
-            body["reply_to_message"] = {
-                "message_id": reply_to["message_id"],
-                "date": int(time.time()),
-                "chat": self._chat,
-                "from": {"id": 666, "is_bot": True, "first_name": "Bot"},
-                "text": reply_to.get("text", ""),
-            }
-        self.emu.call("sendMessage", body)
-
-    def press(self, message: dict[str, Any], data: str) -> None:
-        """Press the inline button with callback data ``data`` under ``message``."""
-        self.emu.call(
-            "sendCallback",
-            {
-                "botToken": TOKEN,
-                "from": self._from,
-                "date": int(time.time()),
-                "data": data,
-                "message": {
-                    "message_id": message["message_id"],
-                    "date": int(time.time()),
-                    "chat": self._chat,
-                    "text": message.get("text", ""),
-                },
-            },
-        )
-
     def _poll(self) -> list[dict[str, Any]]:
-        got = self.emu.call("getUpdates", {"token": TOKEN, "chatId": self.id}) or {}
+        got = self.emu.call("getUpdates", {"token": TOKEN, "chatId": self.chat_id}) or {}
         rows = got.get("result", got) if isinstance(got, dict) else got
         out = []
         for row in rows or []:
@@ -223,7 +201,7 @@ class User:
     def wait_for(
         self, pred: Callable[[dict[str, Any]], bool], timeout: float = 20
     ) -> dict[str, Any]:
-        """Wait for a bot message to this user that satisfies ``pred``."""
+        """Wait for a bot message in this chat that satisfies ``pred``."""
         deadline = time.monotonic() + timeout
         checked = 0
         while time.monotonic() < deadline:
@@ -234,7 +212,9 @@ class User:
             checked = len(self.inbox)
             time.sleep(0.05)
         texts = [m.get("text", "")[:80] for m in self.inbox]
-        raise AssertionError(f"user {self.id}: no matching bot message in {timeout}s: {texts}")
+        raise AssertionError(
+            f"chat {self.chat_id}: no matching bot message in {timeout}s: {texts}"
+        )
 
     def wait_text(self, needle: str, timeout: float = 20) -> dict[str, Any]:
         """Wait for a bot message containing ``needle``."""
@@ -251,3 +231,96 @@ class User:
                 last = time.monotonic()
             time.sleep(0.05)
         return got
+
+
+class Group(Inbox):
+    """A group (``kind`` "group" or "supergroup") the bot is a member of; reads its messages.
+
+    The stand-in delivers every group message to the bot (privacy mode off), so whether the
+    bot answers only when addressed (``@TestNameBot``, a reply, ``/cmd@TestNameBot``) is up to
+    the bot.
+    """
+
+    def __init__(
+        self,
+        emulator: Emulator,
+        group_id: int = -100_200_300,
+        title: str = "Test group",
+        kind: str = "group",
+    ) -> None:
+        super().__init__(emulator, group_id)
+        self.id = group_id
+        self.chat = {"id": group_id, "type": kind, "title": title}
+
+
+class User(Inbox):
+    """A person chatting with the bot: privately (their inbox is that chat) or in a group."""
+
+    def __init__(self, emulator: Emulator, user_id: int, name: str = "Tester") -> None:
+        super().__init__(emulator, user_id)
+        self.id = user_id
+        self.name = name
+
+    @property
+    def _from(self) -> dict[str, Any]:
+        return {"id": self.id, "is_bot": False, "first_name": self.name}
+
+    @property
+    def _chat(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "private", "first_name": self.name}
+
+    def send(
+        self, text: str, reply_to: dict[str, Any] | None = None, *, group: Group | None = None
+    ) -> dict[str, Any]:
+        """Send ``text`` (privately, or in ``group``), optionally as a reply to a message there.
+
+        Telegram marks /commands and @mentions itself; returns the Message the bot receives.
+        """
+        chat = group.chat if group is not None else self._chat
+        body: dict[str, Any] = {
+            "botToken": TOKEN,
+            "from": self._from,
+            "chat": chat,
+            "date": int(time.time()),
+            "text": text,
+        }
+        if reply_to is not None:
+            body["reply_to_message"] = {
+                "message_id": reply_to["message_id"],
+                "date": int(time.time()),
+                "chat": chat,
+                "from": dict(reply_to.get("from") or BOT_USER),
+                "text": reply_to.get("text", ""),
+            }
+        return dict(self.emu.call("sendMessage", body)["result"])
+
+    def edit(self, sent: dict[str, Any], text: str) -> dict[str, Any]:
+        """Edit a message this user sent (what :meth:`send` returned): an edited_message."""
+        body = {
+            "botToken": TOKEN,
+            "from": self._from,
+            "chat": sent["chat"],
+            "message_id": sent["message_id"],
+            "text": text,
+        }
+        return dict(self.emu.call("editMessage", body)["result"])
+
+    def press(self, message: dict[str, Any], data: str) -> None:
+        """Press the inline button with callback data ``data`` under the bot's ``message``."""
+        chat_id = message.get("chat_id", self.id)
+        chat = self._chat if chat_id == self.id else {"id": chat_id}
+        self.emu.call(
+            "sendCallback",
+            {
+                "botToken": TOKEN,
+                "from": self._from,
+                "date": int(time.time()),
+                "data": data,
+                "message": {
+                    "message_id": message["message_id"],
+                    "date": int(time.time()),
+                    "chat": chat,
+                    "text": message.get("text", ""),
+                },
+            },
+        )

@@ -29,6 +29,16 @@ A chat reply (queued or returned by the handler) is a ``str`` (the content) or a
 ``content`` and/or ``tool_calls`` (``[{"function": {"name", "arguments": {...}}}]``); the
 helper :func:`tool_reply` builds the latter. With neither a queued reply nor a handler, the
 server answers ``"ok"``. Unknown paths answer 404 ``{"error": ...}`` like Ollama.
+
+Small local models break tool calling in three ways (mem0 #1971, #2386; Graphiti #868); each
+has a helper that turns a scripted tool-call reply into the broken one, and ``tool_mode``
+applies it to every reply that carries tool calls::
+
+    server.tool_mode = NO_TOOL_CALL     # no call at all: only a claim ("好的，我記住了！")
+    server.tool_mode = JSON_TEXT        # the call written as ```json text in the content
+    server.tool_mode = WRONG_NAMES      # the call made, its arguments renamed (text -> content)
+    without_tool_calls(reply) / as_json_text(reply, style="fence"|"bare"|"tag")
+    with_wrong_names(reply, {"text": "memory"})     # the helpers, for one scripted reply
 """
 
 from __future__ import annotations
@@ -58,6 +68,69 @@ def tool_reply(name: str, content: str = "", **arguments: Any) -> dict[str, Any]
         "content": content,
         "tool_calls": [{"function": {"name": name, "arguments": arguments}}],
     }
+
+
+NATIVE, NO_TOOL_CALL, JSON_TEXT, WRONG_NAMES = "native", "no_tool_call", "json_text", "wrong_names"
+SMALL_MODEL_CLAIM = "好的，我記住了！"
+# What small models call the arguments (mem0 and Graphiti users report these).
+WRONG_ARGUMENT_NAMES = {"text": "content", "query": "q", "memory_id": "id"}
+
+
+def _as_dict(reply: ChatReply) -> dict[str, Any]:
+    return {"content": reply} if isinstance(reply, str) else dict(reply)
+
+
+def without_tool_calls(reply: ChatReply, claim: str = SMALL_MODEL_CLAIM) -> dict[str, Any]:
+    """The reply a model gives when it never calls the tool: text only, often a false claim."""
+    out = _as_dict(reply)
+    if out.pop("tool_calls", None):
+        out["content"] = out.get("content") or claim
+    return out
+
+
+def as_json_text(reply: ChatReply, style: str = "fence") -> dict[str, Any]:
+    """The reply with its tool calls written into the content as JSON instead of made.
+
+    ``style``: ``"fence"`` (a ```json block), ``"bare"`` (the object inline) or ``"tag"``
+    (Qwen / Hermes ``<tool_call>`` tags).
+    """
+    out = _as_dict(reply)
+    calls = out.pop("tool_calls", None) or []
+    written = []
+    for call in calls:
+        fn = call.get("function", {})
+        obj = {"name": fn.get("name"), "arguments": fn.get("arguments", {})}
+        if style == "bare":
+            written.append(json.dumps(obj, ensure_ascii=False))
+        elif style == "tag":
+            written.append(f"<tool_call>\n{json.dumps(obj, ensure_ascii=False)}\n</tool_call>")
+        else:
+            written.append(f"```json\n{json.dumps(obj, ensure_ascii=False, indent=2)}\n```")
+    if written:
+        out["content"] = "\n".join([*filter(None, [out.get("content", "")]), *written])
+    return out
+
+
+def with_wrong_names(reply: ChatReply, renames: dict[str, str] | None = None) -> dict[str, Any]:
+    """The reply with each tool call's argument names changed (``text`` -> ``content``...)."""
+    renames = WRONG_ARGUMENT_NAMES if renames is None else renames
+    out = _as_dict(reply)
+    calls = []
+    for call in out.get("tool_calls") or []:
+        fn = dict(call.get("function", {}))
+        args = fn.get("arguments", {})
+        fn["arguments"] = {renames.get(k, k): v for k, v in args.items()}
+        calls.append({**call, "function": fn})
+    if calls:
+        out["tool_calls"] = calls
+    return out
+
+
+BROKEN_MODES: dict[str, Callable[[ChatReply], dict[str, Any]]] = {
+    NO_TOOL_CALL: without_tool_calls,
+    JSON_TEXT: as_json_text,
+    WRONG_NAMES: with_wrong_names,
+}
 
 
 def _features(text: str) -> list[str]:
@@ -109,6 +182,7 @@ class FakeOllama:
         self.fail_garbage = False
         self.fail_paths: set[str] = set()
         self.chat_handler: ChatHandler | None = None
+        self.tool_mode = NATIVE  # or one of BROKEN_MODES: how a small model breaks tool calls
         self.requests: list[Recorded] = []
         self._replies: deque[ChatReply] = deque()
         self._lock = threading.Lock()
@@ -143,6 +217,7 @@ class FakeOllama:
             self.requests.clear()
             self._replies.clear()
         self.chat_handler = None
+        self.tool_mode = NATIVE
         self.delay, self.fail_status, self.fail_garbage = 0.0, None, False
         self.fail_paths = set()
 
@@ -176,6 +251,8 @@ class FakeOllama:
             reply = self.chat_handler(body) if self.chat_handler else "ok"
         if isinstance(reply, str):
             reply = {"content": reply}
+        if reply.get("tool_calls") and self.tool_mode in BROKEN_MODES:
+            reply = BROKEN_MODES[self.tool_mode](reply)
         message: dict[str, Any] = {"role": "assistant", "content": reply.get("content", "")}
         if reply.get("tool_calls"):
             message["tool_calls"] = reply["tool_calls"]

@@ -156,3 +156,91 @@ def test_a_second_title_line_is_not_lost() -> None:
     doc = parse_memory("# MEMORY\n# Another title\n- x\n")
     assert doc.title == "# MEMORY"
     assert "# Another title" in render_memory(doc)
+
+
+HAND_WRITTEN = """\
+# MEMORY
+
+My long-term notes. 我自己寫的。
+
+## 偏好 ##
+
+- 喜歡藍色 & 綠色
+- 我喜歡喝咖啡，不加糖
+  - id: m-20261122-7f3a2c
+  - weight: 8
+  - topic: food:coffee
+* likes jazz, esp. Coltrane
+  and Monk (started 2019)
+
+## Work
+
+> standups are optional on Fridays
+- Deploy checklist:
+  1. run the tests
+  2. tag the release
+  - core: yes
+- Wi-Fi at the office is "Guest&amp;Staff" &#x41;
+  \\- not a field: a dash a person escaped by hand
+
+## C#
+
+- prefers `async` APIs
+"""
+
+
+def test_a_typical_hand_written_file_parses_as_a_person_means_it() -> None:
+    doc = parse_memory(HAND_WRITTEN)
+    assert doc.title == "# MEMORY"
+    assert doc.sections == ("偏好", "Work", "C#")
+    assert [(e.section, e.text) for e in doc.entries] == [
+        ("偏好", "喜歡藍色 & 綠色"),
+        ("偏好", "我喜歡喝咖啡，不加糖"),
+        ("偏好", "likes jazz, esp. Coltrane\nand Monk (started 2019)"),
+        ("Work", "Deploy checklist:\n1. run the tests\n2. tag the release"),
+        (
+            "Work",
+            'Wi-Fi at the office is "Guest&amp;Staff" A\n- not a field: a dash a person escaped'
+            " by hand",
+        ),
+        ("C#", "prefers `async` APIs"),
+    ]
+    coffee, checklist = doc.entries[1], doc.entries[3]
+    assert (coffee.id, coffee.user_weight, coffee.canonical_topic) == (
+        "m-20261122-7f3a2c",
+        8,
+        "food:coffee",
+    )
+    assert checklist.is_core and not doc.entries[4].is_core
+    assert doc.entries[0].id == derived_id("喜歡藍色 & 綠色")
+    assert doc.notes == (
+        ("", "My long-term notes. 我自己寫的。"),
+        ("Work", "> standups are optional on Fridays"),
+    )
+
+
+def test_a_hand_written_file_survives_a_rewrite_by_the_bot() -> None:
+    doc = parse_memory(HAND_WRITTEN)
+    rewritten = render_memory(doc.with_entry(Entry(id="m-new", text="likes tea", section="Work")))
+    again = parse_memory(rewritten)
+    new = Entry(id="m-new", text="likes tea", section="Work")
+    assert again.entries == (*doc.entries[:5], new, doc.entries[5])
+    assert again.notes == doc.notes and again.sections == doc.sections
+    lines = rewritten.splitlines()
+    for kept in ("- 喜歡藍色 & 綠色", "  1. run the tests", "## C#", "  - core: true"):
+        assert kept in lines
+    assert '- Wi-Fi at the office is "Guest&amp;Staff" A' in lines
+    assert render_memory(again) == rewritten
+
+
+def test_list_fields_keep_items_with_separators_and_blanks() -> None:
+    entry = Entry(
+        id="m-1",
+        text="x",
+        supersedes=("a,b", " c "),
+        claims=("one | two", "three\nfour"),
+        history=(" spaced ", ""),
+    )
+    text = render_memory(MemoryDocument(sections=(DEFAULT_SECTION,), entries=(entry,)))
+    assert "  - supersedes: a&#x2C;b, &#x20;c&#x20;" in text.splitlines()
+    assert parse_memory(text).entries == (entry,)

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from bot.app import Services
+from memory import Memory
 from memory.markdown import render_entry
 
 TPE = timezone(timedelta(hours=8))
@@ -46,26 +46,27 @@ def _tasks() -> list[Task]:
     return tasks
 
 
-def _run(services: Services, task: Task) -> tuple[Task, str]:
-    svc = services.confirm
+def _run(library: Memory, task: Task) -> tuple[Task, str]:
+    svc, acts = library.confirm, library.user_acts
     p = svc.propose(task.user, task.text, "soak", now=T0)
     if task.action == "reject":
-        svc.reject(task.user, p.id, now=T0)
+        svc.reject(acts.act(task.user, p.id, "reject", via="button"), now=T0)
         return task, ""
     text = task.text
     if task.action == "edit":
         text = task.text + "（已修改 edited）"
-        svc.edit(task.user, p.id, text, now=T0)
-    entry = svc.confirm(task.user, p.id, now=T0 + timedelta(minutes=1), index=False)
+        svc.edit(acts.act(task.user, p.id, "edit", via="edit", text=text), now=T0)
+    act = acts.act(task.user, p.id, "confirm", via="button")
+    entry = svc.confirm(act, now=T0 + timedelta(minutes=1), index=False)
     assert entry.text == text
     return task, text
 
 
-def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -> None:
+def test_concurrent_proposals_lose_nothing_and_mix_nothing(library: Memory) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda t: _run(services, t), _tasks()))
+        results = list(pool.map(lambda t: _run(library, t), _tasks()))
     for user in USERS:
-        services.memory.index_memory(user)  # the change detector indexes the batch
+        library.service.index_memory(user)  # the change detector indexes the batch
 
     kept: dict[str, list[str]] = {u: [] for u in USERS}
     rejected: dict[str, list[str]] = {u: [] for u in USERS}
@@ -73,9 +74,9 @@ def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -
         (kept if text else rejected)[task.user].append(text or task.text)
 
     for user in USERS:
-        entries = services.memory.entries(user)
+        entries = library.service.entries(user)
         assert Counter(e.text for e in entries) == Counter(kept[user])
-        raw = services.memory.paths(user).memory_md.read_text(encoding="utf-8")
+        raw = library.service.paths(user).memory_md.read_text(encoding="utf-8")
         for e in entries:
             assert raw.count(render_entry(e)) == 1
         for other in USERS:
@@ -84,5 +85,5 @@ def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -
                     assert text not in raw
         for text in rejected[user]:
             assert text not in raw
-        assert set(services.store.indexed_units(user, "MEMORY.md")) == {e.id for e in entries}
-        assert services.pending.pending(user) == []
+        assert set(library.store.indexed_units(user, "MEMORY.md")) == {e.id for e in entries}
+        assert library.pending.pending(user) == []

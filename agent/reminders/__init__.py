@@ -1,0 +1,1 @@
+"""Reminders and the morning briefing: parse, propose, confirm, schedule, fire once."""

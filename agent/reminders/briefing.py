@@ -1,0 +1,216 @@
+"""The morning briefing's content as plain data, and its plain-list rendering (zh / en).
+
+One message a day: today's reminders, open todos from recent structured summaries (seed 001's
+``Todo`` field, and the ``待辦`` line of compaction notes), the latest short-term rows (seed 004
+§3.2.1: weather, calendar, mail), and memories that are fading (seed 002's health score below
+the low-priority line, not yet archived). The model-written variant takes the same data.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
+
+from agent.reminders.service import Listed, ReminderService
+from history.sessions import KIND_COMPACTION, Message, SessionStore
+from history.summarize import parse_structured
+from memory.access import AccessCounter, AccessStat
+from memory.config import LifecycleConfig
+from memory.governance import LIVE
+from memory.lifecycle import entry_health, is_core
+from memory.markdown import Entry
+from memory.service import MemoryService
+from memory.short_term import KEYWORDS, ShortTermRow, ShortTermStore
+
+_TODO_SPLIT = re.compile(r"[；;]\s*")
+_COMPACTION_TODO = re.compile(
+    r"(?:待辦|todos?)\**\s*[:：]\**\s*(.+?)(?:$|\n|；\s*(?=\S+[:：]))", re.I
+)
+_EMPTY = {"", "-", "—", "無", "无", "none", "n/a"}
+
+
+@dataclass(frozen=True, slots=True)
+class BriefingReminder:
+    """A reminder ringing today."""
+
+    at: datetime  # local
+    text: str
+    recurring: bool
+
+
+@dataclass(frozen=True, slots=True)
+class FadingMemory:
+    """A memory whose health is sinking toward the archive."""
+
+    entry_id: str
+    text: str
+    health: float
+
+
+@dataclass(frozen=True, slots=True)
+class Briefing:
+    """Everything one morning briefing says."""
+
+    user_key: str
+    day: date
+    reminders: tuple[BriefingReminder, ...] = ()
+    todos: tuple[str, ...] = ()
+    short_term: tuple[ShortTermRow, ...] = ()
+    fading: tuple[FadingMemory, ...] = ()
+
+    @property
+    def empty(self) -> bool:
+        """Nothing to say."""
+        return not (self.reminders or self.todos or self.short_term or self.fading)
+
+
+def todos_from(messages: Sequence[Message], since: datetime, limit: int = 5) -> list[str]:
+    """Open todos of messages since ``since``, newest first, each once."""
+    found: list[str] = []
+    for m in reversed(messages):
+        if m.time < since:
+            continue
+        items: Iterable[str] = ()
+        if m.kind == KIND_COMPACTION:
+            items = (
+                t for hit in _COMPACTION_TODO.findall(m.content) for t in _TODO_SPLIT.split(hit)
+            )
+        elif m.summary:
+            fields = parse_structured(m.summary) or {}
+            items = _TODO_SPLIT.split(fields.get("Todo", ""))
+        for item in items:
+            item = item.strip().strip("*").strip()
+            if item.lower() not in _EMPTY and item not in found:
+                found.append(item)
+    return found[:limit]
+
+
+def fading_from(
+    entries: Sequence[Entry],
+    stats: Mapping[str, AccessStat],
+    now: datetime,
+    config: LifecycleConfig,
+    limit: int = 3,
+) -> list[FadingMemory]:
+    """Entries still retrieved but below the low-priority line, weakest first; core never."""
+    out = []
+    for entry in entries:
+        if is_core(entry) or entry.status not in LIVE:
+            continue
+        health = entry_health(entry, stats.get(entry.id, AccessStat()), now, config)
+        if health < config.low_priority_below:
+            out.append(FadingMemory(entry.id, entry.summary or entry.text, health))
+    return sorted(out, key=lambda f: (f.health, f.entry_id))[:limit]
+
+
+def build_briefing(
+    user_key: str,
+    day: date,
+    today: Sequence[Listed],
+    todos: Sequence[str],
+    short_term: Sequence[ShortTermRow],
+    fading: Sequence[FadingMemory],
+) -> Briefing:
+    """Assemble the briefing from plain data."""
+    return Briefing(
+        user_key=user_key,
+        day=day,
+        reminders=tuple(
+            BriefingReminder(i.next_local, i.reminder.text, i.rule is not None) for i in today
+        ),
+        todos=tuple(todos),
+        short_term=tuple(short_term),
+        fading=tuple(fading),
+    )
+
+
+_HEADINGS = {
+    "zh": (
+        "早安！{day} 的簡報",
+        "今天的提醒",
+        "待辦",
+        "最新資訊",
+        "快被遺忘的記憶",
+        "今天沒有要報告的事。",
+    ),
+    "en": (
+        "Good morning! Your briefing for {day}",
+        "Today's reminders",
+        "Open todos",
+        "Latest notes",
+        "Memories that are fading",
+        "Nothing to report today.",
+    ),
+}
+
+
+def render_briefing(briefing: Briefing, lang: str = "zh") -> str:
+    """The briefing as a plain list (when the model is down, or by choice)."""
+    title, rem_h, todo_h, short_h, fade_h, nothing = _HEADINGS["en" if lang == "en" else "zh"]
+    lines = [title.format(day=briefing.day.isoformat())]
+    if briefing.empty:
+        return f"{lines[0]}\n{nothing}"
+    if briefing.reminders:
+        lines += ["", rem_h]
+        for r in briefing.reminders:
+            mark = " ↻" if r.recurring else ""
+            lines.append(f"• {r.at:%H:%M} {r.text}{mark}")
+    if briefing.todos:
+        lines += ["", todo_h] + [f"• {t}" for t in briefing.todos]
+    if briefing.short_term:
+        lines += ["", short_h] + [f"• [{r.category}] {r.content}" for r in briefing.short_term]
+    if briefing.fading:
+        lines += ["", fade_h]
+        lines += [f"• {f.text} ({f.entry_id}, {f.health:.2f})" for f in briefing.fading]
+    return "\n".join(lines)
+
+
+class BriefingBuilder:
+    """Gathers a user's briefing from the reminder, session, short-term and memory stores."""
+
+    def __init__(
+        self,
+        reminders: ReminderService,
+        sessions: SessionStore,
+        short_term: ShortTermStore,
+        memory: MemoryService,
+        access: AccessCounter,
+        lifecycle: LifecycleConfig,
+        todo_days: int = 7,
+        short_term_hours: int = 24,
+    ) -> None:
+        self.reminders = reminders
+        self.sessions = sessions
+        self.short_term = short_term
+        self.memory = memory
+        self.access = access
+        self.lifecycle = lifecycle
+        self.todo_window = timedelta(days=todo_days)
+        self.short_term_window = timedelta(hours=short_term_hours)
+
+    def _recent_short_term(self, user_key: str, now: datetime) -> list[ShortTermRow]:
+        out = []
+        for category in KEYWORDS:
+            for row in self.short_term.latest(user_key, category):
+                created = datetime.fromisoformat(row.created_at)
+                if created.tzinfo is None:  # written without a zone: the user's wall clock
+                    created = created.replace(tzinfo=now.tzinfo)
+                if now.astimezone(UTC) - created.astimezone(UTC) <= self.short_term_window:
+                    out.append(row)
+        return out
+
+    def build(self, user_key: str, day: date | None = None) -> Briefing:
+        """The briefing of ``user_key`` as of the service's clock."""
+        now = self.reminders.clock().astimezone(self.reminders.zone(user_key))
+        messages = self.sessions.load(user_key).messages if self.sessions.exists(user_key) else []
+        entries = self.memory.entries(user_key)
+        return build_briefing(
+            user_key,
+            day or now.date(),
+            self.reminders.today(user_key),
+            todos_from(messages, now - self.todo_window),
+            self._recent_short_term(user_key, now),
+            fading_from(entries, self.access.get_many(user_key), now, self.lifecycle),
+        )

@@ -1,0 +1,169 @@
+"""Per-user reminder settings: the time zone (``/tz``) and the morning briefing time.
+
+A user without a zone of their own uses the default (the setting ``PCAI_TIMEZONE``). When a
+user changes zone, recurring reminders keep their wall-clock time in the new zone ("every day
+08:00" stays 08:00 where the user now is); one-off reminders keep their instant.
+
+The briefing is one daily wake-up per user (``briefing:<user key>``). Claiming the local date
+in ``pcai.db`` before building it means one briefing a day however often the job wakes; a
+briefing missed while the process was down is skipped (yesterday's morning news is stale).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import zoneinfo
+from collections.abc import Awaitable, Callable
+from datetime import date, datetime
+from functools import cache
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
+from agent.reminders.recurrence import DAILY, Recurrence
+from agent.reminders.scheduler import ReminderScheduler
+from memory.reminder_users import UserSettings
+from memory.reminders import SCHEDULED, ReminderStore
+
+log = logging.getLogger(__name__)
+
+_HHMM = re.compile(r"^\s*(\d{1,2})\s*[:：.點点]\s*(\d{2})?\s*分?\s*$|^\s*(\d{1,2})\s*$")
+OFF_WORDS = frozenset({"off", "stop", "none", "關", "关", "關閉", "关闭", "取消", "停"})
+
+
+@cache
+def _zone_names() -> dict[str, str]:
+    return {name.lower(): name for name in zoneinfo.available_timezones()}
+
+
+def machine_zone(localtime: Path = Path("/etc/localtime")) -> str:
+    """The machine's IANA zone name (for an empty ``PCAI_TIMEZONE``); ``"UTC"`` if unknown.
+
+    A stored reminder needs a zone *name* so that its wall-clock time survives DST changes;
+    a fixed offset from ``datetime.now().astimezone()`` would not.
+    """
+    try:
+        target = localtime.resolve(strict=True)
+    except OSError:
+        return "UTC"
+    parts = target.parts
+    for i in range(len(parts) - 1):
+        name = "/".join(parts[i + 1 :])
+        if parts[i] == "zoneinfo" and name in _zone_names().values():
+            return name
+    return "UTC"
+
+
+def briefing_key(user_key: str) -> str:
+    """The scheduler key of a user's briefing."""
+    return f"briefing:{user_key}"
+
+
+def parse_briefing_time(raw: str) -> str:
+    """``07:30`` / ``7:30`` / ``7`` / ``7點30`` -> ``"07:30"``; an off word -> ``""``."""
+    if raw.strip().lower() in OFF_WORDS:
+        return ""
+    m = _HHMM.match(raw)
+    if m:
+        hour = int(m.group(1) or m.group(3))
+        minute = int(m.group(2) or 0)
+        if hour <= 23 and minute <= 59:
+            return f"{hour:02d}:{minute:02d}"
+    raise BadBriefingTimeError(
+        f"{raw.strip()!r} is not a time: try /briefing 07:30 or /briefing off.",
+        f"「{raw.strip()}」不是時間：試試 /briefing 07:30 或 /briefing off。",
+    )
+
+
+class UserSettingsMixin:
+    """Zone and briefing methods of :class:`agent.reminders.service.ReminderService`."""
+
+    store: ReminderStore
+    default_zone: ZoneInfo
+    clock: Callable[[], datetime]
+    scheduler: ReminderScheduler
+    on_briefing: Callable[[str, date], Awaitable[None]] | None
+    owns: Callable[[str], bool]
+
+    @staticmethod
+    def _zone_info(name: str) -> ZoneInfo:
+        """The zone called ``name`` (any letter case), or :class:`UnknownZoneError`."""
+        key = _zone_names().get(name.strip().lower())
+        if key is None:
+            raise UnknownZoneError(
+                f"{name.strip()!r} is not a time zone I know; try Asia/Taipei or Europe/Berlin.",
+                f"不認得時區「{name.strip()}」；試試 Asia/Taipei 或 Europe/Berlin。",
+            )
+        return ZoneInfo(key)
+
+    def zone(self, user_key: str) -> ZoneInfo:
+        """The user's zone, or the default one."""
+        own = self.store.users.settings(user_key).zone
+        if own:
+            try:
+                return ZoneInfo(own)
+            except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+                log.warning("stored zone %r of %s is gone; using the default", own, user_key)
+        return self.default_zone
+
+    def set_zone(self, user_key: str, name: str) -> ZoneInfo:
+        """``/tz <name>``: store the zone; recurring reminders move to it, briefing too."""
+        zone = self._zone_info(name)
+        self.store.users.set_zone(user_key, zone.key)
+        now = self.clock()
+        for row in self.store.of_user(user_key, (SCHEDULED,)):
+            if not row.recurrence:
+                continue
+            due = Recurrence.decode(row.recurrence).next_after(now, zone)
+            self.store.set_zone_of_recurring(row.id, zone.key, due)
+            self.scheduler.schedule_at(due, row.key)
+        self._schedule_briefing(self.store.users.settings(user_key))
+        return zone
+
+    # -- the morning briefing --------------------------------------------------------------
+    def set_briefing(self, user_key: str, raw: str) -> UserSettings:
+        """``/briefing 07:30`` or ``/briefing off``."""
+        settings = self.store.users.set_briefing(user_key, parse_briefing_time(raw))
+        self._schedule_briefing(settings)
+        return settings
+
+    def next_briefing(self, settings: UserSettings) -> datetime | None:
+        """When the user's next briefing is due, or None when it is off."""
+        if not settings.briefing_at:
+            return None
+        hour, minute = (int(x) for x in settings.briefing_at.split(":"))
+        zone = self.zone(settings.user_key)
+        return Recurrence(DAILY, hour, minute).next_after(self.clock(), zone)
+
+    def _schedule_briefing(self, settings: UserSettings) -> None:
+        when = self.next_briefing(settings)
+        if when is None:
+            self.scheduler.cancel(briefing_key(settings.user_key))
+        else:
+            self.scheduler.schedule_at(when, briefing_key(settings.user_key))
+
+    def schedule_briefings(self) -> int:
+        """Schedule every user's next briefing (at start); returns how many."""
+        users = [s for s in self.store.users.with_briefing() if self.owns(s.user_key)]
+        for settings in users:
+            self._schedule_briefing(settings)
+        return len(users)
+
+    async def briefing_due(self, user_key: str) -> bool:
+        """Send today's briefing once (claim first), then schedule tomorrow's."""
+        settings = self.store.users.settings(user_key)
+        if not settings.briefing_at:
+            return False
+        today = self.clock().astimezone(self.zone(user_key)).date()
+        sent = False
+        if self.on_briefing is not None and self.store.users.claim_briefing(
+            user_key, today.isoformat()
+        ):
+            try:
+                await self.on_briefing(user_key, today)
+                sent = True
+            except Exception:  # one user's briefing failing must not stop the others
+                log.exception("the briefing of %s failed", user_key)
+        self._schedule_briefing(settings)
+        return sent

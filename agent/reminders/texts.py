@@ -1,0 +1,57 @@
+"""Sentences about reminders in Chinese and English: times, what was understood, the alert."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agent.reminders.recurrence import MONTHS_EN, WEEKDAYS_EN, WEEKDAYS_ZH, Recurrence
+
+
+def when_zh(when: datetime) -> str:
+    """``2026-03-02（週一）09:00`` in ``when``'s own zone."""
+    return f"{when:%Y-%m-%d}（週{WEEKDAYS_ZH[when.weekday()]}）{when:%H:%M}"
+
+
+def when_en(when: datetime) -> str:
+    """``Mon 2 Mar 2026 09:00`` in ``when``'s own zone."""
+    return (
+        f"{WEEKDAYS_EN[when.weekday()][:3]} {when.day} {MONTHS_EN[when.month - 1][:3]} "
+        f"{when.year} {when:%H:%M}"
+    )
+
+
+def understood_zh(due: datetime, text: str, rule: Recurrence | None, zone: str) -> str:
+    """我會在 2026-03-02（週一）09:00（Asia/Taipei）提醒你：打電話給媽媽."""
+    repeat = f"，之後{rule.describe_zh()}重複" if rule else ""
+    return f"我會在 {when_zh(due)}（{zone}）提醒你：{text}{repeat}"
+
+
+def understood_en(due: datetime, text: str, rule: Recurrence | None, zone: str) -> str:
+    """I'll remind you on Mon 2 Mar 2026 09:00 (Asia/Taipei): call mom."""
+    repeat = f", then {rule.describe_en()}" if rule else ""
+    return f"I'll remind you on {when_en(due)} ({zone}): {text}{repeat}"
+
+
+def alert_text(text: str, due_local: datetime, late: bool) -> str:
+    """The message a reminder sends; a late one says when it was due."""
+    if late:
+        return (
+            f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}\n"
+            f"Reminder (late, was due {when_en(due_local)}): {text}"
+        )
+    return f"⏰ 提醒：{text}\nReminder: {text}"
+
+
+_MARKS = {
+    "proposed": "（待確認 / awaiting your confirmation）",
+    "unknown": "（可能未送達：送出時程式中斷 / may not have arrived: the bot stopped mid-send）",
+    "firing": "（送出中 / sending）",
+}
+
+
+def list_line(
+    reminder_id: int, next_local: datetime, text: str, rule: Recurrence | None, status: str
+) -> str:
+    """One ``/reminders`` line: id, next time, text, its rule, and a mark when not plain."""
+    repeat = f" ↻ {rule.describe_zh()} / {rule.describe_en()}" if rule else ""
+    return f"#{reminder_id} {when_zh(next_local)} {text}{repeat}{_MARKS.get(status, '')}"

@@ -1,0 +1,117 @@
+"""Jobs run user by user (DESIGN "Failure isolation"): one user's bad file stops only them.
+
+A user whose file cannot be read (:class:`~memory.errors.UnreadableFileError`) is skipped
+and told once what to fix (:class:`~memory.notices.NoticeBook` remembers the file's state
+when they were told); any other failure of one user is logged with its trace; either way the
+next user goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, TypeVar
+
+from agent.memory_view import file_problem_notice, problem_topic
+from memory.errors import InvalidUserKeyError, UnreadableFileError
+from memory.notices import NoticeBook
+from memory.users import check_user_key
+
+if TYPE_CHECKING:
+    from bot.app import Services
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+# (user_key, text): tells one user something outside a reply (Telegram message, terminal line).
+Notifier = Callable[[str, str], Awaitable[None]]
+
+
+def is_user_key(name: str) -> bool:
+    """Whether ``name`` (a session id, a folder) is a user key."""
+    try:
+        check_user_key(name)
+    except InvalidUserKeyError:
+        return False
+    return True
+
+
+@dataclass(slots=True)
+class PerUser:
+    """How a job's run over the users went: a failure of one user never stops the next."""
+
+    done: int = 0
+    skipped: list[str] = field(default_factory=list)  # an unreadable file; told once
+    failed: list[str] = field(default_factory=list)  # anything else; logged with the trace
+
+    def suffix(self) -> str:
+        """``"; 1 user skipped (unreadable file: telegram_5)"`` or nothing."""
+        out = ""
+        if self.skipped:
+            out += f"; {len(self.skipped)} skipped (unreadable file: {', '.join(self.skipped)})"
+        if self.failed:
+            out += f"; {len(self.failed)} failed ({', '.join(self.failed)})"
+        return out
+
+
+async def tell_file_problem(
+    services: Services, notifier: Notifier | None, user_key: str, exc: UnreadableFileError
+) -> None:
+    """Tell ``user_key`` once (per state of the file) what to fix; log it either way."""
+    topic = problem_topic(exc, services.memory.paths(user_key).root)
+    if notifier is None:
+        log.warning("%s skipped: %s", user_key, exc)
+        return
+    book = NoticeBook(services.state)
+    if not await asyncio.to_thread(book.claim, user_key, topic, exc.stamp, datetime.now(UTC)):
+        log.info("%s skipped: %s is still unreadable (the user was told)", user_key, topic)
+        return
+    log.warning("%s skipped: %s; telling the user", user_key, exc)
+    try:
+        await notifier(user_key, file_problem_notice(exc, topic))
+    except Exception:  # an unreachable user is told at the next tick instead
+        log.warning("could not tell %s about %s", user_key, topic, exc_info=True)
+        await asyncio.to_thread(book.release, user_key, topic)
+
+
+async def each_user(
+    services: Services,
+    job: str,
+    users: Iterable[str],
+    work: Callable[[str], Awaitable[T]],
+    notifier: Notifier | None,
+) -> tuple[list[T], PerUser]:
+    """Run ``work`` for each user in turn; one user's failure skips only that user."""
+    results: list[T] = []
+    run = PerUser()
+    for user_key in users:
+        try:
+            results.append(await work(user_key))
+            run.done += 1
+        except UnreadableFileError as exc:
+            run.skipped.append(user_key)
+            await tell_file_problem(services, notifier, user_key, exc)
+        except Exception:
+            run.failed.append(user_key)
+            log.exception("job %s failed for %s; the other users go on", job, user_key)
+    return results, run
+
+
+async def deliver_outbox(
+    services: Services, notifier: Notifier, now: datetime, user_key: str | None = None
+) -> int:
+    """Hand every queued notice (only ``user_key``'s if given) to its user; returns the count."""
+    book = NoticeBook(services.state)
+    sent = 0
+    for notice in await asyncio.to_thread(book.outbox, now, user_key):
+        try:
+            await notifier(notice.user_key, notice.text)
+        except Exception:  # kept in the outbox: the next tick tries again
+            log.warning("could not deliver a notice to %s", notice.user_key, exc_info=True)
+            continue
+        await asyncio.to_thread(book.delivered, notice.id)
+        sent += 1
+    return sent
