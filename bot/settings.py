@@ -70,6 +70,7 @@ class Settings:
     log_level: str = "INFO"
     forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
     user: str = ""  # the user key `pcai` commands use when --user is not given
+    reminders_snooze_minutes: float = 10.0  # the short Snooze button (tests set 0.05)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
@@ -174,6 +175,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
                 f"PCAI_USER must be a user key like cli_alice or telegram_42: {settings.user!r}"
             ) from exc
     _check_web(settings.web)
+    if not settings.reminders_snooze_minutes > 0:
+        raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
