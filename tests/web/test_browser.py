@@ -7,6 +7,7 @@ here, so the system chromium is used (``make test`` installs it with apt-get whe
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -96,7 +97,9 @@ async def live(page: Page) -> AsyncIterator[Live]:
     await server.stop()
 
 
-async def test_log_in_with_a_link_and_see_memories(live: Live, browser: Browser) -> None:
+async def test_log_in_with_a_link_and_see_memories(
+    live: Live, browser: Browser, tmp_path: Path
+) -> None:
     live.page.remember(ALICE, "我每天早上喝一杯黑咖啡，不加糖", "偏好 Preferences", user_weight=7)
     live.page.remember(
         ALICE, "Always answer me in Traditional Chinese", "規則 Rules", is_core=True
@@ -111,9 +114,12 @@ async def test_log_in_with_a_link_and_see_memories(live: Live, browser: Browser)
         "個人 Personal",
     ]
     assert "我每天早上喝一杯黑咖啡" in await tab.inner_text("main")
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    await tab.screenshot(path=str(SCREENSHOT), full_page=True)
-    assert SCREENSHOT.stat().st_size > 10_000
+    shot = tmp_path / "memory-page.png"
+    await tab.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    # The README's picture is refreshed only on request, so a test run leaves the tree as is.
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        SCREENSHOT.write_bytes(shot.read_bytes())
 
 
 async def test_search_in_chinese_and_english(live: Live, browser: Browser) -> None:
