@@ -7,8 +7,10 @@ so ``agent/`` never imports ``bot/``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from agent.afterwork import build_worker
+from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
@@ -56,13 +58,32 @@ def short_term_lookup(store: ShortTermStore) -> ShortTermLookup:
 
 
 def _index_summary(memory: MemoryService, user_key: str, rel: str) -> None:
-    """Index a compaction's MEMORY_FULL.md now: the history it replaced must stay findable.
+    """Index a /new summary's MEMORY_FULL.md now: the history it replaced must stay findable.
 
     The daily log it also appends to is left to the index job (every minute): embedding the
-    day's new log lines here would hold up the reply by hundreds of milliseconds.
+    day's new log lines here would hold up the answer to /new.
     """
     if not rel.startswith("memory/"):
         memory.indexer.sync_file(user_key, rel)
+
+
+def agent_worker(
+    agent: Agent, owns: Callable[[str], bool] | None = None, tick: float | None = None
+) -> DeferredWorker:
+    """The background worker that does what ``agent``'s turns leave for later.
+
+    ``owns`` limits it to the users its front end serves (None: every user).
+    """
+    extra = {} if tick is None else {"tick": tick}
+    return build_worker(
+        agent.work,
+        agent.view.memory.indexer,
+        agent.topics,
+        agent.compactor,
+        agent.sessions,
+        owns=owns,
+        **extra,
+    )
 
 
 def assemble_agent(
@@ -116,5 +137,6 @@ def assemble_agent(
         counter=counter,
         history=history,
         why_log=WhyLog(state),
+        work=WorkQueue(state),
         notices=NoticeBook(state),
     )

@@ -4,6 +4,11 @@ Every step is timed and logged at debug level with its duration; the timings tra
 :attr:`Reply.timings` (``bench/pipeline.py`` reads them). A failing model never loses the
 user's message: it is in the session and the daily log before the model is asked, and the
 session is saved on the way out whatever happens.
+
+The turn waits only for what its answer needs (DESIGN "Work that can wait"). Indexing the
+message's log lines, the compaction (summary, files, trim) and the topic index are
+:class:`~agent.deferred.Task` rows appended to the user's queue once the session and the
+daily log are written, before the reply goes out; the app's worker does them.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient, LLMError, LLMUnavailableError
 from agent.memory_view import MemoryView, file_problem_notice, problem_topic
@@ -121,6 +127,7 @@ class Agent:
     counter: TokenCounter
     history: HistoryConfig
     why_log: WhyLog
+    work: WorkQueue  # what each turn leaves for the background worker
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
@@ -146,6 +153,7 @@ class Agent:
         """Answer one message (steps 1-11)."""
         clock = _Clock(message.user_key)
         lang = detect_language(message.text, message.language)
+        later: list[Task] = []  # what this turn leaves for the worker
         async with AsyncExitStack() as stack:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
@@ -160,7 +168,7 @@ class Agent:
                 if message.in_group:
                     reply = await self._group_turn(message, session, lang, clock)
                 else:
-                    reply = await self._turn(message, session, lang, clock, problems)
+                    reply = await self._turn(message, session, lang, clock, problems, later)
             except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
                 log.warning("%s: %s", message.user_key, exc)
                 reply = Reply(self._problem_text(message.user_key, exc), error=True)
@@ -168,6 +176,8 @@ class Agent:
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
+        # The session and the daily log are written: queue what they leave, then reply.
+        await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
         notices: tuple[str, ...] = (session.notice,) if session.notice else ()
         for problem in problems:
@@ -202,6 +212,7 @@ class Agent:
         lang: str,
         clock: _Clock,
         problems: list[UnreadableFileError],
+        later: list[Task],
     ) -> Reply:
         key = message.user_key
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
@@ -210,19 +221,20 @@ class Agent:
             stored, known = mask(message.text), secrets_in(message.text)
             session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             try:
-                await asyncio.to_thread(
+                logged = await asyncio.to_thread(
                     self.daily_log.append_user_message,
                     key,
                     stored,
                     message.time,
                     message.message_id,
                 )
+                later.append(Task(KIND_INDEX, {"files": [logged]}))
             except UnreadableFileError as exc:  # never rewrite a file we cannot read
                 log.warning("%s: not logged: %s", key, exc)
                 problems.append(exc)
         system = system_prompt(message.time, lang)
         with clock.step("4 compaction"):
-            await self._compact(session, key, message, system)
+            await self._compact(session, key, message, system, later)
         with clock.step("5 adaptive"):
             turns = session.user_turns
             search = not message.in_group and self.view.should_search(message.text, turns)
@@ -265,7 +277,7 @@ class Agent:
             session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         injected = _injected(selection)
         with clock.step("11 access+topics"):
-            await asyncio.to_thread(self._after, key, message, selection, injected)
+            later += await asyncio.to_thread(self._after, key, message, selection, injected)
         return Reply(
             text=text,
             proposals=tuple(proposal_view(p) for p in tools.proposals),
@@ -302,16 +314,41 @@ class Agent:
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
-        self, session: Session, key: str, message: IncomingMessage, system: str
+        self,
+        session: Session,
+        key: str,
+        message: IncomingMessage,
+        system: str,
+        later: list[Task],
     ) -> None:
-        """Step 4: seed 003 compaction and seed 001 summaries; a failure loses nothing."""
+        """Step 4: plan seed 003's compaction (the worker does it) and seed 001's summaries.
+
+        The session is trimmed only after the summary is written (seed 003's order), by the
+        worker, so this turn answers from the untrimmed session: its prompt holds the same
+        15-message window either way. One compaction per session waits at a time.
+        """
         try:
-            await self.compactor.maybe_compact(
-                session, key, message.time, extra_tokens=self.counter.count(system)
-            )
+            plan = self.compactor.plan(session, extra_tokens=self.counter.count(system))
+            if plan is not None and not await asyncio.to_thread(self.work.has, key, KIND_COMPACT):
+                when = message.time.isoformat()
+                later.append(
+                    Task(KIND_COMPACT, {"count": plan.count, "digest": plan.digest, "time": when})
+                )
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
+
+    async def _defer(self, message: IncomingMessage, later: list[Task], clock: _Clock) -> None:
+        """Queue the turn's deferred work (after the session was saved) and wake the worker."""
+        if not later:
+            return
+        with clock.step("12 queue"):
+            try:
+                await asyncio.to_thread(self.work.add, message.user_key, later, message.time)
+            except Exception:  # pcai.db unusable: the minute index job still indexes the log
+                log.exception("%s: deferred work not queued", message.user_key)
+                return
+        self.work.notify()
 
     async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
         """Steps 6-7: layered candidates fitted to the budget."""
@@ -344,15 +381,15 @@ class Agent:
         message: IncomingMessage,
         selection: Selection,
         injected: Sequence[InjectedMemory],
-    ) -> None:
-        """Step 11: access counts of the injected memories and seed 000's section window."""
+    ) -> list[Task]:
+        """Step 11: the /why record and access counts now; seed 000's section window later."""
         self.why_log.record(key, injected, message.time)
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
         ]
         self.access.bump(key, ids, message.time)
         if message.in_group:
-            return
+            return []
         # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
         sections = [
             s.candidate.section
@@ -362,8 +399,14 @@ class Agent:
         try:
             known = self.view.sections(key)
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
-            return
-        self.topics.record(key, sections, message.time, known)
+            return []
+        # Masked as the topic index writes them: a row of pcai.db holds no secret either.
+        payload = {
+            "sections": [mask(s) for s in sections],
+            "known": [mask(s) for s in known],
+            "time": message.time.isoformat(),
+        }
+        return [Task(KIND_TOPICS, payload)]
 
 
 def _log_llm_failure(who: str, exc: LLMError) -> None:

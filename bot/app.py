@@ -32,6 +32,9 @@ from memory.tokens import TokenCounter, load_counter
 from memory.undo import UndoStore
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent.deferred import DeferredWorker
     from agent.llm import LLMClient
     from agent.pipeline import Agent
 
@@ -189,3 +192,16 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         topic_index=s.topic_index,
     )
     return services.agent
+
+
+def build_worker(services: Services, owns: Callable[[str], bool] | None = None) -> DeferredWorker:
+    """The worker that does what the agent's turns leave for later (after :func:`build_agent`).
+
+    The front end owns it: starts it when it starts serving and stops it on the way out.
+    ``owns`` limits it to the users that front end serves (None: every user).
+    """
+    from agent.build import agent_worker
+
+    if services.agent is None:
+        raise RuntimeError("build_agent comes first: the worker does the agent's work")
+    return agent_worker(services.agent, owns)

@@ -25,6 +25,8 @@ EXTRA_HELP = "  /quit — 離開 / leave"
 Notify = Callable[[str, str], Awaitable[None]]
 # Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
+# Runs for as long as the chat lasts and is awaited on the way out (the deferred-work worker).
+Background = AbstractAsyncContextManager[object]
 
 
 class TerminalChat:
@@ -36,9 +38,11 @@ class TerminalChat:
         user_key: str,
         out: TextIO | None = None,
         jobs: JobsFactory | None = None,
+        background: Background | None = None,
     ) -> None:
         self.backend = backend
         self.jobs = jobs
+        self.background = background
         self.desk = Desk(backend)
         self.user_key = user_key
         self.out = out
@@ -117,6 +121,8 @@ class TerminalChat:
 
             self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
         async with contextlib.AsyncExitStack() as stack:
+            if self.background is not None:  # first what a previous chat left in the queue
+                await stack.enter_async_context(self.background)
             if self.jobs is not None:
                 await stack.enter_async_context(self.jobs(self._notify))
             loop = asyncio.get_running_loop()

@@ -16,7 +16,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.app import Services, build_agent, build_services, hold_data_dir
+from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import MemoryStoreError
@@ -174,7 +174,10 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     key = f"cli_{user}"
     # Only this user's files: a service may be running the jobs for everyone else.
     chat = TerminalChat(
-        backend, key, jobs=lambda notify: scheduled(services, notify, runner, user_key=key)
+        backend,
+        key,
+        jobs=lambda notify: scheduled(services, notify, runner, user_key=key),
+        background=build_worker(services, owns=lambda user_key: user_key == key),
     )
     chat.run()
     return 0
@@ -225,7 +228,9 @@ def _serve(settings: Settings) -> int:
         jobs = ptb_job_setup(services, runner)  # idle summaries, indexing, expiry, lifecycle
         backend = backend_for(services)
         backend.job_status = runner.summary
-        run_polling(build_application(settings, backend, jobs=jobs))
+        # The terminal chat beside the service works off its own (cli_) users' queue.
+        worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
+        run_polling(build_application(settings, backend, jobs=jobs, background=worker))
     finally:
         services.close()
     return 0

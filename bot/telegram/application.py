@@ -1,14 +1,15 @@
 """Builds the Telegram Application: handlers, lifecycle hooks, long polling.
 
 Reads like python-telegram-bot's examples: a typed context, thin handlers per concern, one
-error handler, ``post_init`` (commands) and ``post_shutdown`` (flush) hooks.
+error handler, ``post_init`` (commands, the background worker) and ``post_shutdown`` (worker
+stopped, flush) hooks.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from telegram import BotCommand, Update
 from telegram.ext import (
@@ -35,6 +36,17 @@ from bot.telegram.texts import COMMANDS
 
 log = logging.getLogger(__name__)
 JobSetup = Callable[[BotApp], None]
+BACKGROUND = "background"  # bot_data key of the deferred-work worker
+
+
+class Background(Protocol):
+    """Work the app runs beside the handlers (the deferred-work worker)."""
+
+    async def start(self) -> None:
+        """Start (post_init)."""
+
+    async def stop(self) -> None:
+        """Stop and wait for it (post_shutdown, after the last update was handled)."""
 
 
 async def post_init(application: BotApp) -> None:
@@ -43,13 +55,19 @@ async def post_init(application: BotApp) -> None:
     await application.bot.set_my_commands(
         [BotCommand(n, zh) for n, zh, _ in COMMANDS], language_code="zh"
     )
+    background: Background | None = application.bot_data.get(BACKGROUND)
+    if background is not None:
+        await background.start()  # first what a previous process left in the queue
     log.info(
         "PCAI bot started; serving %d allowed user(s)", len(application.bot_data[DEPS].allowed)
     )
 
 
 async def post_shutdown(application: BotApp) -> None:
-    """Flush sessions and pending state once the last update is handled."""
+    """Stop the worker and flush sessions and pending state once the last update is handled."""
+    background: Background | None = application.bot_data.get(BACKGROUND)
+    if background is not None:
+        await background.stop()
     await application.bot_data[DEPS].backend.flush()
     log.info("PCAI bot stopped; state flushed")
 
@@ -60,6 +78,7 @@ def build_application(
     *,
     request: BaseRequest | None = None,
     jobs: JobSetup | None = None,
+    background: Background | None = None,
 ) -> BotApp:
     """The Application for ``settings`` (``request`` replaces HTTP in offline tests)."""
     deps = BotDeps(settings, backend, Desk(backend), allowed=frozenset(settings.allowed_users))
@@ -78,6 +97,8 @@ def build_application(
         builder = builder.request(request).get_updates_request(request)
     application: BotApp = builder.build()
     application.bot_data[DEPS] = deps
+    if background is not None:
+        application.bot_data[BACKGROUND] = background
     add_handlers(application)
     if jobs is not None:
         jobs(application)
