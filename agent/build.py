@@ -14,6 +14,7 @@ from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
 from agent.why import WhyLog
@@ -102,6 +103,7 @@ def assemble_agent(
     adaptive: AdaptiveConfig,
     history: HistoryConfig,
     topic_index: TopicIndexConfig,
+    reminders: ReminderService | None = None,
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
@@ -139,4 +141,5 @@ def assemble_agent(
         why_log=WhyLog(state),
         work=WorkQueue(state),
         notices=NoticeBook(state),
+        reminders=reminders,
     )

@@ -25,21 +25,6 @@ from memory.users import check_user_key
 
 log = logging.getLogger(__name__)
 
-# The one DDL of the queue (the coordinator folds it into a numbered migration).
-DEFERRED_DDL = """
-CREATE TABLE IF NOT EXISTS deferred_work (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_key TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    payload TEXT NOT NULL DEFAULT '{}',
-    created_at TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    retry_at REAL NOT NULL DEFAULT 0,
-    last_error TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS deferred_work_by_user ON deferred_work (user_key, seq);
-"""
-
 KIND_INDEX = "index"  # {"files": [rel, ...]}: bring the index of these files up to date
 KIND_TOPICS = "topics"  # {"sections", "known", "time"}: one turn of seed 000's topic index
 KIND_COMPACT = "compact"  # {"count", "digest", "time", "summary"?}: seed 003's compaction
@@ -73,8 +58,7 @@ class WorkQueue:
     """The ``deferred_work`` table: append, read in order, finish, retry."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state
-        state.ensure("deferred_work", DEFERRED_DDL)
+        self.state = state  # the table is migration m003_deferred_work's
         self._listeners: list[Callable[[], None]] = []
 
     def listen(self, wake: Callable[[], None]) -> None:

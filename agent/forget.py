@@ -15,6 +15,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime
 
+from agent.texts import both, say
 from agent.why import WhyLog
 from history.dailylog import DailyLog
 from history.redact import Redactor, redact_log, redact_session, redact_summaries, said_in_log
@@ -85,15 +86,13 @@ class Forgetter:
         try:
             doomed = await asyncio.to_thread(self.governance.to_forget, user_key, entry_id)
         except EntryNotFoundError:
-            return Said(f"No memory {entry_id} of yours. 找不到你的記憶 {entry_id}。", error=True)
+            return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
         changed, unreadable = await self.redact(user_key, doomed)
         if unreadable:
             await asyncio.to_thread(self._reindex, user_key, changed)
             names = ", ".join(unreadable)
             return Said(
-                f"{entry_id} was not forgotten: {names} cannot be read (not UTF-8); fix or "
-                f"restore it, then /forget again. 沒有忘記 {entry_id}：{names} 無法讀取"
-                "（不是 UTF-8），請修正或還原後再 /forget 一次。",
+                both("forget_unreadable", first="en", entry_id=entry_id, names=names),
                 error=True,
             )
         try:
@@ -104,36 +103,32 @@ class Forgetter:
                 keep=lambda entries: self.undo_store.keep(user_key, entries, now),
             )
         except EntryNotFoundError:  # forgotten meanwhile (a second /forget racing this one)
-            return Said(f"No memory {entry_id} of yours. 找不到你的記憶 {entry_id}。", error=True)
+            return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
         await asyncio.to_thread(self._reindex, user_key, changed)
         older = len(gone) - 1
-        also = f" (and {older} earlier version{'s' if older > 1 else ''})" if older else ""
-        also_zh = f"（連同 {older} 個較早的版本）" if older else ""
-        return Said(
-            f"Forgot {entry_id}{also}; where your logs, summaries and this conversation held "
-            f"its text they now say {FORGOTTEN}. /undo within {self.minutes} minutes brings "
-            "the memory back (the logs stay redacted). "
-            f"已忘記 {entry_id}{also_zh}，日誌、摘要與對話中的原文已改為 {FORGOTTEN}；"
-            f"{self.minutes} 分鐘內可用 /undo 復原這條記憶（日誌不會還原）。"
-        )
+        also_key = "forgot_also_many" if older > 1 else "forgot_also_one"
+        said = [
+            say(
+                "forgot",
+                lang,
+                entry_id=entry_id,
+                also=say(also_key, lang, n=older) if older else "",
+                marker=FORGOTTEN,
+                minutes=self.minutes,
+            )
+            for lang in ("en", "zh")
+        ]
+        return Said(" ".join(said))
 
     async def undo(self, user_key: str, *, now: datetime) -> Said:
         """Put back what the user's latest /forget removed, if its window is still open."""
         copy = await asyncio.to_thread(self.undo_store.latest, user_key)
         if copy is None or copy.expires_at <= now:
-            return Said(
-                f"Nothing to undo: /undo brings a memory back only within {self.minutes} "
-                f"minutes of /forget. 沒有可復原的記憶：/forget 後 {self.minutes} 分鐘內才能"
-                "用 /undo 復原。",
-                error=True,
-            )
+            return Said(both("undo_nothing", first="en", minutes=self.minutes), error=True)
         await asyncio.to_thread(self.governance.put_back, user_key, copy.entries)
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
-        return Said(
-            f"Restored {shown}. What was redacted from your logs and summaries stays redacted. "
-            f"已復原 {shown}；日誌與摘要中已移除的原文不會還原。"
-        )
+        return Said(both("undo_restored", first="en", entry_id=shown))
 
     def expire(self, now: datetime, user_key: str | None = None) -> int:
         """The job: drop undo copies past their window (``user_key``'s only if given)."""

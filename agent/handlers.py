@@ -1,6 +1,7 @@
-"""The memory tools bound to one user and one turn (what ``agent.tools`` dispatches to).
+"""The memory and reminder tools bound to one user and one turn (what ``agent.tools`` runs).
 
-``memory_save`` only ever creates a pending proposal (seed 004 §3.1). No tool confirms,
+``memory_save`` only ever creates a pending proposal (seed 004 §3.1), ``reminder_create`` a
+reminder proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
 bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
 tool is offered at all.
@@ -14,9 +15,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent.reminders.errors import ReminderError
+from agent.reminders.service import ReminderService
+from agent.texts import conflict_note, error_text
 from agent.tools import ToolBox
-from agent.types import ProposalView
-from memory.confirm import ConfirmationService, ProposalRefusedError
+from agent.types import ProposalView, ReminderView
+from memory.confirm import ConfirmationService
+from memory.errors import ProposalRefusedError
 from memory.governance import Governance
 from memory.pending import Proposal
 from memory.service import MemoryService
@@ -33,7 +38,7 @@ def proposal_view(p: Proposal) -> ProposalView:
         text=p.text,
         section=p.section,
         expires_at=p.expires_at,
-        conflict_note=p.conflict_note,
+        conflict_note=conflict_note(p.conflicts_shown),
     )
 
 
@@ -49,21 +54,21 @@ class TurnTools:
     confirm: ConfirmationService
     governance: Governance
     counter: TokenCounter
+    reminders: ReminderService | None = None
     proposals: list[Proposal] = field(default_factory=list)
     refusals: list[str] = field(default_factory=list)  # why memory_save refused, as told
+    reminder_views: list[ReminderView] = field(default_factory=list)
 
     def toolbox(self) -> ToolBox:
-        """The memory tools bound to this turn: propose, search, read history."""
-        return ToolBox(
-            {
-                "memory_save": self.save,
-                "memory_search": self.search,
-                "memory_archaeology": self.archaeology,
-            }
-        )
-
-    def _reason(self, exc: ProposalRefusedError) -> str:
-        return exc.reason_zh if self.language == "zh" else exc.reason_en
+        """The tools bound to this turn: propose, search, read history; propose reminders."""
+        handlers = {
+            "memory_save": self.save,
+            "memory_search": self.search,
+            "memory_archaeology": self.archaeology,
+        }
+        if self.reminders is not None:
+            handlers["reminder_create"] = self.reminder_create
+        return ToolBox(handlers)
 
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
@@ -82,16 +87,17 @@ class TurnTools:
                 fields=fields,
             )
         except ProposalRefusedError as exc:
-            self.refusals.append(self._reason(exc))
-            return {"status": "refused", "reason": self._reason(exc)}
+            reason = error_text(exc, self.language)
+            self.refusals.append(reason)
+            return {"status": "refused", "reason": reason}
         self.proposals.append(proposal)
         out: dict[str, Any] = {
             "status": "pending_confirmation",
             "proposal_id": proposal.id,
             "note": "Not saved yet: the user sees Confirm / Edit / Discard buttons.",
         }
-        if proposal.conflict_note:
-            out["conflict"] = proposal.conflict_note
+        if proposal.conflicts_shown:
+            out["conflict"] = conflict_note(proposal.conflicts_shown)
         return out
 
     async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:
@@ -133,4 +139,26 @@ class TurnTools:
                 }
                 for e in chain
             ]
+        }
+
+    async def reminder_create(self, args: dict[str, Any]) -> Mapping[str, Any]:
+        """reminder_create: a reminder proposal the user must confirm; nothing is scheduled."""
+        assert self.reminders is not None  # offered only with a reminder service
+        try:
+            row = await asyncio.to_thread(
+                self.reminders.propose_iso,
+                self.user_key,
+                str(args["when"]),
+                str(args["text"]),
+                str(args.get("recurrence") or "") or None,
+            )
+        except ReminderError as exc:
+            return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
+        view = self.reminders.view(row)
+        self.reminder_views.append(view)
+        return {
+            "status": "pending_confirmation",
+            "reminder_id": row.id,
+            "understood": view.understood_zh if self.language == "zh" else view.understood_en,
+            "note": "Not set yet: the user sees Confirm / Discard buttons.",
         }

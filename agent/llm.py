@@ -10,20 +10,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+# The errors live in agent.errors; re-exported because the clients raise them from here.
+from agent.errors import LLMError as LLMError
+from agent.errors import LLMResponseError as LLMResponseError
+from agent.errors import LLMUnavailableError as LLMUnavailableError
+
 # One chat message in Ollama's wire shape: {"role": ..., "content": ..., "tool_calls": [...]}.
 ChatMessage = Mapping[str, Any]
-
-
-class LLMError(Exception):
-    """Base class of the errors an LLM client raises on purpose."""
-
-
-class LLMUnavailableError(LLMError):
-    """The model server could not be reached, or did not answer in time."""
-
-
-class LLMResponseError(LLMError):
-    """The model server answered, but with an error or a body that makes no sense."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,9 +29,10 @@ from agent.selection import (
     scope_name,
     select,
 )
+from agent.texts import error_both
 from history.topic_index import TopicIndex
 from memory.config import BudgetConfig
-from memory.errors import CorruptFileError, UnreadableFileError
+from memory.errors import UnreadableFileError
 from memory.fsutil import file_stamp, read_text
 from memory.markdown import Entry, MemoryDocument, parse_memory
 from memory.search import SearchHit
@@ -155,18 +156,7 @@ def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:
 
 def file_problem_notice(exc: UnreadableFileError, topic: str) -> str:
     """The one notice a user gets about a file of theirs that PCAI cannot read."""
-    if isinstance(exc, CorruptFileError):
-        return (
-            f"⚠️ 你的 {topic} 第 {exc.line} 行（第 {exc.position} 個位元組）不是 UTF-8 編碼，"
-            "在修好之前我不會用到這個檔案裡的記憶；請修正或刪除那個位元組（檔案沒有被改動）。 "
-            f"Your {topic} is not UTF-8 at byte {exc.position} (line {exc.line}): fix or remove "
-            "that byte; until then I answer without what is in that file (nothing was changed)."
-        )
-    return (
-        f"⚠️ 我讀不到你的 {topic}（{exc.reason}），在修好之前我不會用到它。 "
-        f"I cannot read your {topic} ({exc.reason}); fix its permissions or restore it, "
-        "until then I answer without it (nothing was changed)."
-    )
+    return error_both(exc, topic=topic)
 
 
 def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:

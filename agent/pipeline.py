@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
+from agent.errors import LLMError, LLMUnavailableError
 from agent.handlers import TurnTools, proposal_view
-from agent.llm import LLMClient, LLMError, LLMUnavailableError
+from agent.llm import LLMClient
 from agent.memory_view import MemoryView, file_problem_notice, problem_topic
 from agent.prompt import (
     build_messages,
@@ -33,8 +34,10 @@ from agent.prompt import (
     system_prompt,
 )
 from agent.remember import settle_reply
+from agent.reminders.service import ReminderService
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
+from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
@@ -57,37 +60,6 @@ log = logging.getLogger(__name__)
 
 # A 100 KB message is kept whole in the session and the log, but the model sees its start.
 MAX_USER_TOKENS = 8000
-
-TEXTS = {
-    "down": (
-        "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
-        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
-        "please try again in a moment.",
-    ),
-    "garbage": (
-        "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
-        "Sorry, the language model gave an answer I cannot use; your message is saved, "
-        "please try again.",
-    ),
-    "failed": (
-        "抱歉，處理這則訊息時出了問題，請再試一次。",
-        "Sorry, something went wrong while handling this message; please try again.",
-    ),
-    "denied": (
-        "抱歉，你沒有使用這個機器人的權限。",
-        "Sorry, you are not allowed to use this bot.",
-    ),
-    "tools_exhausted": (
-        "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
-        "Sorry, I could not put an answer together this time; please ask again differently.",
-    ),
-}
-
-
-def say(key: str, lang: str, **kw: str) -> str:
-    """One user-facing sentence in ``lang`` ("zh" or "en")."""
-    zh, en = TEXTS[key]
-    return (zh if lang == "zh" else en).format(**kw)
 
 
 class _Clock:
@@ -131,6 +103,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -139,11 +112,8 @@ class Agent:
             result = await self.compactor.summarise_all(session, user_key, now)
         self.why_log.clear(user_key)
         if result is None:
-            return "已開始新的對話。 Started a fresh conversation."
-        return (
-            f"已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {result.heading}。 "
-            "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
-        )
+            return both("new_session")
+        return both("new_session_summarised", heading=result.heading)
 
     def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
@@ -179,7 +149,7 @@ class Agent:
         # The session and the daily log are written: queue what they leave, then reply.
         await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices: tuple[str, ...] = (session.notice,) if session.notice else ()
+        notices: tuple[str, ...] = (_session_notice(session.kept_as),) if session.kept_as else ()
         for problem in problems:
             if await self._told(message, problem):
                 notices += (self._problem_text(message.user_key, problem),)
@@ -190,6 +160,7 @@ class Agent:
             error=reply.error,
             notices=notices + reply.notices,
             timings=tuple(clock.steps),
+            reminders=reply.reminders,
         )
 
     def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
@@ -256,6 +227,7 @@ class Agent:
                 self.confirm,
                 self.governance,
                 self.counter,
+                self.reminders,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
@@ -266,7 +238,12 @@ class Agent:
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
-                return Reply(say(which, lang), proposals=proposals, error=True)
+                return Reply(
+                    say(which, lang),
+                    proposals=proposals,
+                    error=True,
+                    reminders=tuple(tools.reminder_views),
+                )
         text = resp.content.strip()
         if not message.in_group:  # a small model may skip memory_save or claim a false save
             text = await settle_reply(tools, box, message.text, text)
@@ -282,6 +259,7 @@ class Agent:
             text=text,
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
+            reminders=tuple(tools.reminder_views),
         )
 
     async def _group_turn(
@@ -407,6 +385,12 @@ class Agent:
             "time": message.time.isoformat(),
         }
         return [Task(KIND_TOPICS, payload)]
+
+
+def _session_notice(kept_as: str) -> str:
+    """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
+    en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
+    return f"{en} ({zh})."
 
 
 def _log_llm_failure(who: str, exc: LLMError) -> None:

@@ -23,14 +23,26 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from memory.config import BudgetConfig
 from memory.governance import LIVE
-from memory.markdown import Entry
+from memory.markdown import Entry, MemoryStatus
 from memory.tokens import TokenCounter
 
-L0, L1, L2, SHORT_TERM, FALLBACK = "L0", "L1", "L2", "short_term", "fallback"
-LAYER_ORDER = (L0, L1, L2, SHORT_TERM, FALLBACK)
+
+class Layer(StrEnum):
+    """Where a candidate comes from, in the order the budget is spent (``/why`` shows it)."""
+
+    L0 = "L0"  # core rules
+    L1 = "L1"  # scope matches
+    L2 = "L2"  # hybrid-search hits
+    SHORT_TERM = "short_term"
+    FALLBACK = "fallback"  # the static MEMORY.md prefix
+
+
+L0, L1, L2, SHORT_TERM, FALLBACK = Layer.L0, Layer.L1, Layer.L2, Layer.SHORT_TERM, Layer.FALLBACK
+LAYER_ORDER = tuple(Layer)
 # A summary made from the text itself, when the entry has none, is this long at most.
 SUMMARY_TOKENS = 60
 _SENTENCE_END = re.compile(r"(?<=[。！？!?.;；])\s*|\n")
@@ -42,7 +54,7 @@ class Candidate:
     """Something that could go into the memory block."""
 
     id: str
-    layer: str
+    layer: Layer
     score: float
     text: str
     summary: str = ""
@@ -88,7 +100,7 @@ def _date(value: str) -> str:
     return value[:10] if len(value) >= 10 else value
 
 
-def entry_candidate(entry: Entry, layer: str, score: float) -> Candidate:
+def entry_candidate(entry: Entry, layer: Layer, score: float) -> Candidate:
     """A MEMORY.md entry as a candidate of ``layer``."""
     return Candidate(
         id=entry.id,
@@ -104,7 +116,7 @@ def entry_candidate(entry: Entry, layer: str, score: float) -> Candidate:
 
 def core_layer(entries: Iterable[Entry], cfg: BudgetConfig) -> list[Candidate]:
     """L0: active core entries, strongest first (is_core, then weight, then newest)."""
-    core = [e for e in entries if e.status == "active" and is_core(e, cfg)]
+    core = [e for e in entries if e.status == MemoryStatus.ACTIVE and is_core(e, cfg)]
     core.sort(key=lambda e: (e.is_core, e.user_weight, e.created_at), reverse=True)
     return [entry_candidate(e, L0, e.user_weight / 10) for e in core[: cfg.l0_max]]
 
@@ -123,7 +135,7 @@ def scope_layer(
     found = []
     for e in entries:
         name = scope_name(e.scope)
-        if e.id in exclude or e.status != "active" or not name or name not in low:
+        if e.id in exclude or e.status != MemoryStatus.ACTIVE or not name or name not in low:
             continue
         found.append(e)
     found.sort(key=lambda e: (e.user_weight, e.created_at), reverse=True)

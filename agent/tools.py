@@ -1,7 +1,8 @@
 """The tools the model may call, and the bounded tool loop.
 
 The tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a direct
-write), ``memory_search`` and ``memory_archaeology``. Seed 004's ``memory_confirm`` is not a
+write), ``memory_search`` and ``memory_archaeology``; ``reminder_create`` (a reminder proposal,
+scheduled only once the user confirms it). Seed 004's ``memory_confirm`` is not a
 tool: confirming is the user's act (a button, a reply, /confirm), so a model that calls it is
 told so. The pipeline binds each name to a handler for the current user; this module owns the
 JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
@@ -17,6 +18,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent.errors import ToolArgumentError
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.textcalls import normalise_arguments, with_text_calls
 
@@ -68,6 +70,24 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         },
         [],
     ),
+    "reminder_create": _fn(
+        "reminder_create",
+        "Propose a reminder. It is NOT set until the user confirms it; tell the user it awaits "
+        "confirmation.",
+        {
+            "when": {
+                "type": "string",
+                "description": "ISO 8601 date and time in the user's time zone, "
+                "e.g. 2026-03-05T09:00:00.",
+            },
+            "text": {"type": "string", "description": "What to remind of, in the user's words."},
+            "recurrence": {
+                "type": "string",
+                "description": "Only if it repeats: daily, weekly, monthly or yearly.",
+            },
+        },
+        ["when", "text"],
+    ),
 }
 
 # Names a model may still call (seed 004 lists them) that are not its to call.
@@ -87,10 +107,6 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "array": (list,),
     "object": (dict,),
 }
-
-
-class ToolArgumentError(ValueError):
-    """The model's arguments do not match the tool's schema."""
 
 
 def check_arguments(schema: Mapping[str, Any], raw: Any) -> dict[str, Any]:

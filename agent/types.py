@@ -33,6 +33,16 @@ class ProposalView:
 
 
 @dataclass(frozen=True, slots=True)
+class ReminderView:
+    """A proposed reminder the transport shows with Confirm / Discard; it rings once confirmed."""
+
+    reminder_id: int
+    text: str
+    understood_zh: str  # 我會在 2026-03-05（週四）09:00（Asia/Taipei）提醒你：打電話給媽媽
+    understood_en: str
+
+
+@dataclass(frozen=True, slots=True)
 class InjectedMemory:
     """One memory that was put in the prompt (for /why and access counts)."""
 
@@ -52,5 +62,6 @@ class Reply:
     injected: tuple[InjectedMemory, ...] = ()
     error: bool = False  # True when the text is a failure notice (e.g. Ollama down)
     notices: tuple[str, ...] = field(default=())  # extra one-line notices (expired proposals)
+    reminders: tuple[ReminderView, ...] = ()  # reminders the model proposed this turn
     # (step, milliseconds) for each pipeline step, in order (logs and bench/pipeline.py).
     timings: tuple[tuple[str, float], ...] = field(default=())

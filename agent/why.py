@@ -10,21 +10,12 @@ from datetime import datetime
 from agent.types import InjectedMemory
 from memory.state import StateDB
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS last_injection (
-    user_key TEXT PRIMARY KEY,
-    injected TEXT NOT NULL,
-    at TEXT NOT NULL
-);
-"""
-
 
 class WhyLog:
     """The memories injected into each user's last prompt (ids, layers, scores, text)."""
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("agent.why", _DDL)
 
     def record(self, user_key: str, injected: Sequence[InjectedMemory], now: datetime) -> None:
         """Replace the user's record with what the latest prompt held (empty: nothing)."""

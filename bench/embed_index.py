@@ -26,8 +26,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.app import build_services
-from bot.settings import load_settings
+import memory
 from memory.embedders import E5Embedder
 from memory.fsutil import atomic_write_text
 from memory.markdown import Entry, MemoryDocument, render_memory
@@ -93,22 +92,20 @@ def main() -> int:
     rng = random.Random(args.seed)
 
     with tempfile.TemporaryDirectory(prefix="pcai-bench-") as tmp:
-        settings = load_settings({"PCAI_DATA_DIR": str(Path(tmp) / "botmemory")})
         embedder = E5Embedder(batch_size=args.batch, threads=args.threads)
         t0 = time.perf_counter()
         embedder.embed_query("warm up 預熱")
         load_s = time.perf_counter() - t0
-        services = build_services(settings, embedder=embedder)
+        library = memory.open(Path(tmp) / "botmemory", embedder=embedder)
         try:
-            services.memory.ensure_index()
             entries = synthetic_entries(args.entries, rng)
             doc = MemoryDocument(entries=tuple(entries))
-            atomic_write_text(services.memory.paths(USER).memory_md, render_memory(doc))
+            atomic_write_text(library.service.paths(USER).memory_md, render_memory(doc))
 
             t0 = time.perf_counter()
-            stats = services.memory.indexer.sync_user(USER)
+            stats = library.indexer.sync_user(USER)
             index_s = time.perf_counter() - t0
-            chunks = services.store.count(USER)
+            chunks = library.store.count(USER)
             if stats.added != args.entries:
                 print(f"FAIL: indexed {stats.added} of {args.entries} entries")
                 return 1
@@ -120,7 +117,7 @@ def main() -> int:
                 embedder.embed_query(q)
                 latencies.append((time.perf_counter() - t0) * 1000.0)
         finally:
-            services.close()
+            library.close()
 
     load1 = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print(f"embedder        {embedder.name} ({embedder.dim} d), {args.threads} thread(s)")

@@ -41,9 +41,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.app import build_services  # noqa: E402
-from bot.settings import load_settings  # noqa: E402
-from memory import sources  # noqa: E402
+import memory  # noqa: E402
+from memory import MemoryConfig, RetrievalConfig, sources  # noqa: E402
 from memory.logs import format_record, log_header  # noqa: E402
 from memory.text import space_cjk  # noqa: E402
 
@@ -93,10 +92,10 @@ def normalise_evidence(raw: list[str], known: set[str]) -> list[str]:
     return out
 
 
-def ingest(services: Any, key: str, conv: dict[str, Any]) -> tuple[datetime, set[str]]:
+def ingest(library: Any, key: str, conv: dict[str, Any]) -> tuple[datetime, set[str]]:
     """Write and index every session as the bot would; returns the last time and dia_ids."""
-    indexer = services.memory.indexer
-    root = services.settings.data_dir / "users" / key / "memory"
+    indexer = library.indexer
+    root = library.data_dir / "users" / key / "memory"
     root.mkdir(parents=True, exist_ok=True)
     known: set[str] = set()
     last = datetime.min
@@ -199,18 +198,17 @@ def main() -> int:
     else:
         data_dir = Path(tempfile.mkdtemp(prefix="pcai-locomo-"))
         built = False
-    settings = load_settings({"PCAI_DATA_DIR": str(data_dir)})
     overrides: dict[str, Any] = {}
     if args.fusion:
         overrides["fusion"] = args.fusion
     if args.depth:
         overrides["min_candidates"] = args.depth
-    overrides.update(parse_sets(settings.retrieval, args.set))
-    retrieval = dataclasses.replace(settings.retrieval, **overrides)
-    settings = dataclasses.replace(settings, retrieval=retrieval)
-    services = build_services(settings)
-    searcher = services.memory.searcher
-    embedder = services.embedder
+    overrides.update(parse_sets(RetrievalConfig(), args.set))
+    retrieval = dataclasses.replace(RetrievalConfig(), **overrides)
+    # The index is built by the ingest below (or reused from the cache), not at open.
+    library = memory.open(data_dir, settings=MemoryConfig(retrieval=retrieval), ensure_index=False)
+    searcher = library.searcher
+    embedder = library.embedder
     print(f"retrieval: {retrieval}")
     print(
         f"log context: before={args.ctx_before} after={args.ctx_after} "
@@ -224,13 +222,13 @@ def main() -> int:
     for conv in data:
         key = user_key(conv)
         if not built:
-            last, known = ingest(services, key, conv["conversation"])
+            last, known = ingest(library, key, conv["conversation"])
             meta[key] = {"last": last.isoformat(), "known": sorted(known)}
     if not built and args.keep_cache:
         (data_dir / "done.json").write_text(json.dumps(meta))
     ingest_s = time.perf_counter() - t_ingest
     print(
-        f"ingest: {len(data)} conversations, {services.store.count()} chunks, "
+        f"ingest: {len(data)} conversations, {library.store.count()} chunks, "
         f"{ingest_s:.1f} s{' (cached)' if built else ''}"
     )
 
@@ -307,7 +305,7 @@ def main() -> int:
             f"variant {name:<24} recall@10 all={sum(every) / len(every):.3f} "
             f"cat1-4={sum(r10[True]) / max(len(r10[True]), 1):.3f}"
         )
-    services.close()
+    library.close()
     if not args.keep_cache:
         shutil.rmtree(data_dir, ignore_errors=True)
     print(f"locomo recall@10 all={r_all:.3f} cat1-4={r_14:.3f}")

@@ -32,6 +32,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+import memory  # noqa: E402
 from agent.llm import ChatMessage, LLMResponse  # noqa: E402
 from agent.types import IncomingMessage  # noqa: E402
 from bot.app import build_agent, build_services  # noqa: E402
@@ -125,20 +126,15 @@ def make_entries(count: int, seed: int = 7) -> list[Entry]:
 
 def build_data(data_dir: Path, memories: int) -> None:
     """Write and index the synthetic MEMORY.md."""
-    settings = load_settings({"PCAI_DATA_DIR": str(data_dir)})
-    services = build_services(settings)
-    try:
-        services.memory.ensure_index()
+    with memory.open(data_dir) as library:
         doc = MemoryDocument(entries=tuple(make_entries(memories)))
-        atomic_write_text(services.memory.paths(USER).memory_md, render_memory(doc))
+        atomic_write_text(library.service.paths(USER).memory_md, render_memory(doc))
         started = time.perf_counter()
-        services.memory.reindex(USER)
+        library.reindex(USER)
         print(
             f"indexed {memories} memories in {time.perf_counter() - started:.0f} s",
             file=sys.stderr,
         )
-    finally:
-        services.close()
 
 
 def pct(values: list[float], q: float) -> float:

@@ -3,12 +3,15 @@
 Usage::
 
     .venv/bin/python bench/reminders.py [--reminders 10000] [--users 500] [--batch 1000]
-        [--spread 5] [--send-latency 0.0]
+        [--spread 5] [--send-latency 0.0] [--scheduler ptb|aps]
 
 1. ``--reminders`` scheduled reminders across ``--users`` users (a fifth of them recurring,
    due over the next 30 days) are written to a fresh ``pcai.db``; the process "restarts": a
-   new connection, store and service over a started APScheduler ``AsyncIOScheduler`` (what
-   PTB's JobQueue runs on) through :class:`agent.reminders.scheduler.APSchedulerAdapter`, and
+   new connection, store and service over the bot's scheduling path, PTB's JobQueue through
+   :class:`bot.telegram.reminders.JobQueueAdapter` (``--scheduler ptb``, the default; one
+   ``run_once`` per reminder, and ``start()`` in a worker thread as the bot runs it) or a bare
+   APScheduler ``AsyncIOScheduler`` through
+   :class:`agent.reminders.scheduler.APSchedulerAdapter` (``aps``, the terminal chat's), and
    ``service.start()`` reschedules them all. Timed: ``start()`` itself, and until the event
    loop has worked off the scheduler's wake-ups.
 2. With those jobs in place, ``--batch`` more reminders are proposed and confirmed through the
@@ -30,9 +33,9 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 from zoneinfo import ZoneInfo
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -43,17 +46,11 @@ from agent.reminders.recurrence import rule_for
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
 from memory import reminders as rs
+from memory.consent import UserActMint
 from memory.reminders import Reminder, ReminderStore
 from memory.state import StateDB
 
 ZONES = ("Asia/Taipei", "Europe/Berlin", "America/New_York", "UTC")
-
-
-@dataclass(frozen=True, slots=True)
-class Act:
-    """The bench's stand-in for the bot's proof of a user act."""
-
-    user_key: str
 
 
 def loadavg() -> str:
@@ -96,9 +93,6 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def run(args: argparse.Namespace, db: Path) -> int:
-    scheduler = AsyncIOScheduler()
-    scheduler.start()
-    adapter = APSchedulerAdapter(scheduler)
     fired: dict[int, list[float]] = {}
 
     async def send(reminder: Reminder, text: str) -> str:
@@ -111,17 +105,31 @@ async def run(args: argparse.Namespace, db: Path) -> int:
         return str(reminder.id)
 
     state = StateDB(db)
+    mint = UserActMint()  # the bench plays each user's confirm button
     service = ReminderService(
         ReminderStore(state),
         default_zone="Asia/Taipei",
         clock=lambda: datetime.now(UTC),
-        scheduler=adapter,
         sender=send,
+        acts=mint.check,
     )
-    adapter.dispatch = service.on_due
+    if args.scheduler == "ptb":
+        from telegram.ext import ApplicationBuilder
+
+        from bot.telegram.reminders import JobQueueAdapter
+
+        app = ApplicationBuilder().token("1:BENCH").build()  # the queue holds it weakly
+        queue: Any = app.job_queue
+        await queue.start()
+        scheduler = queue.scheduler
+        service.scheduler = JobQueueAdapter(queue, service.on_due)
+    else:
+        scheduler = AsyncIOScheduler()
+        scheduler.start()
+        service.scheduler = APSchedulerAdapter(scheduler, service.on_due)
 
     t0 = time.perf_counter()
-    report = service.start()
+    report = await asyncio.to_thread(service.start) if args.scheduler == "ptb" else service.start()
     t_start = time.perf_counter() - t0
     # Each add_job queued a wake-up on the loop; a callback queued after them runs last.
     loop = asyncio.get_running_loop()
@@ -140,7 +148,8 @@ async def run(args: argparse.Namespace, db: Path) -> int:
     for i, user in enumerate(users):
         due = now + timedelta(seconds=args.spread * i / args.batch)
         row = service.propose(user, f"batch {i}", due)
-        batch.append(service.confirm(Act(user), user, row.id).id)
+        act = mint.act(user, str(row.id), "confirm", via="button", kind="reminder")
+        batch.append(service.confirm(act, user, row.id).id)
     t_batch = time.perf_counter() - t1
     print(f"batch: {args.batch} proposed + confirmed + scheduled in {t_batch:.2f} s")
     deadline = time.perf_counter() + args.spread + 30
@@ -163,7 +172,8 @@ async def run(args: argparse.Namespace, db: Path) -> int:
         p50 = p95 = float("nan")
     print(f"missing {len(missing)}, fired twice {len(twice)}; loadavg {loadavg()}")
     print(
-        f"SUMMARY reminders={args.reminders} users={args.users} start={t_start:.2f}s "
+        f"SUMMARY scheduler={args.scheduler} reminders={args.reminders} users={args.users} "
+        f"start={t_start:.2f}s "
         f"settled={t_settled:.2f}s batch={len(delays)}/{args.batch} fire_p50={p50:.1f}ms "
         f"fire_p95={p95:.1f}ms missing={len(missing)} twice={len(twice)} loadavg={loadavg()}"
     )
@@ -178,6 +188,7 @@ def main() -> int:
     parser.add_argument("--spread", type=float, default=5.0, help="seconds the batch spans")
     parser.add_argument("--send-latency", type=float, default=0.0, help="seconds per send")
     parser.add_argument("--seed", type=int, default=14)
+    parser.add_argument("--scheduler", choices=("ptb", "aps"), default="ptb")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db = Path(tmp) / "pcai.db"

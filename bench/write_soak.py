@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.app import Services, build_services
-from bot.settings import load_settings
+import memory
+from memory import Memory
 from memory.markdown import render_entry
 
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=timezone(timedelta(hours=8)))
@@ -81,9 +81,9 @@ def make_tasks(users: list[str], per_user: int, reject_every: int, edit_every: i
     return tasks
 
 
-def run_task(services: Services, task: Task, index_each: bool) -> Outcome:
+def run_task(library: Memory, task: Task, index_each: bool) -> Outcome:
     """Propose, then confirm / edit+confirm / reject, timing both halves."""
-    svc, acts = services.confirm, services.user_acts  # the operator answers for the users
+    svc, acts = library.confirm, library.user_acts  # the operator answers for the users
     t0 = time.perf_counter()
     p = svc.propose(task.user, task.text, "soak", now=T0)
     t1 = time.perf_counter()
@@ -101,16 +101,16 @@ def run_task(services: Services, task: Task, index_each: bool) -> Outcome:
     return Outcome(task, text, (t1 - t0) * 1000, (t2 - t1) * 1000)
 
 
-def verify(services: Services, users: list[str], outcomes: list[Outcome]) -> list[str]:
+def verify(library: Memory, users: list[str], outcomes: list[Outcome]) -> list[str]:
     """Every mismatch between what was confirmed and what the files and index hold."""
     kept: dict[str, list[str]] = {u: [] for u in users}
     rejected: dict[str, list[str]] = {u: [] for u in users}
     for o in outcomes:
         (kept if o.text else rejected)[o.task.user].append(o.text or o.task.text)
-    raws = {u: services.memory.paths(u).memory_md.read_text(encoding="utf-8") for u in users}
+    raws = {u: library.service.paths(u).memory_md.read_text(encoding="utf-8") for u in users}
     problems = []
     for user in users:
-        entries = services.memory.entries(user)
+        entries = library.entries(user)
         if Counter(e.text for e in entries) != Counter(kept[user]):
             problems.append(f"{user}: entries differ from what was confirmed")
         problems += [
@@ -123,10 +123,10 @@ def verify(services: Services, users: list[str], outcomes: list[Outcome]) -> lis
             if other != user:
                 leaked = [t for t in kept[other] if t in raws[user]]
                 problems += [f"{user}: holds {len(leaked)} memories of {other}"] if leaked else []
-        indexed = set(services.store.indexed_units(user, "MEMORY.md"))
+        indexed = set(library.store.indexed_units(user, "MEMORY.md"))
         if indexed != {e.id for e in entries}:
             problems.append(f"{user}: index holds {len(indexed)} units, file {len(entries)}")
-        if services.pending.pending(user):
+        if library.pending.pending(user):
             problems.append(f"{user}: proposals left pending")
     return problems
 
@@ -150,21 +150,20 @@ def main() -> int:
     users = [f"bench_soak{i:02d}" for i in range(args.users)]
     tasks = make_tasks(users, args.per_user, args.reject_every, args.edit_every)
     with tempfile.TemporaryDirectory(prefix="pcai-soak-") as tmp:
-        services = build_services(load_settings({"PCAI_DATA_DIR": str(Path(tmp) / "data")}))
+        library = memory.open(Path(tmp) / "data")
         try:
-            services.memory.ensure_index()
-            services.embedder.embed_query("warm up")
+            library.embedder.embed_query("warm up")
             start = time.perf_counter()
             with ThreadPoolExecutor(max_workers=args.workers) as pool:
-                outcomes = list(pool.map(lambda t: run_task(services, t, args.index_each), tasks))
+                outcomes = list(pool.map(lambda t: run_task(library, t, args.index_each), tasks))
             write_s = time.perf_counter() - start
             start = time.perf_counter()
             for user in users:
-                services.memory.index_memory(user)
+                library.service.index_memory(user)
             index_s = time.perf_counter() - start
-            problems = verify(services, users, outcomes)
+            problems = verify(library, users, outcomes)
         finally:
-            services.close()
+            library.close()
 
     confirmed = sum(1 for o in outcomes if o.text)
     propose_ms = [o.propose_ms for o in outcomes]

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import tzinfo
+from datetime import UTC, datetime, tzinfo
 from typing import TYPE_CHECKING
 
+import memory
 from agent.forget import Forgetter, Stores
+from agent.reminders.service import ReminderService
+from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
 from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
@@ -15,21 +18,19 @@ from history.idle import IdleSummaries
 from history.sessions import SessionStore
 from history.summarize import SummaryService
 from memory.access import AccessCounter
+from memory.config import MemoryConfig
 from memory.confirm import ConfirmationService
 from memory.consent import UserActMint
 from memory.embedders import E5Embedder, Embedder
 from memory.governance import Governance
 from memory.index import IndexStore
-from memory.indexer import Indexer
 from memory.lifecycle import Lifecycle
 from memory.locks import ServiceLock
 from memory.pending import PendingStore
-from memory.search import HybridSearcher
+from memory.reminders import ReminderStore
 from memory.service import MemoryService
-from memory.short_term import ShortTermStore
 from memory.state import StateDB
-from memory.tokens import TokenCounter, load_counter
-from memory.undo import UndoStore
+from memory.tokens import TokenCounter
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from agent.deferred import DeferredWorker
     from agent.llm import LLMClient
     from agent.pipeline import Agent
+    from memory.api import Memory
 
 
 def build_embedder(settings: Settings) -> Embedder:
@@ -77,12 +79,15 @@ class Services:
     # CLI) only. The agent is built from single services and never receives it.
     user_acts: UserActMint
     forgetter: Forgetter  # /forget, /undo and the undo copies' expiry
+    # memory.open's service, which the memory fields above belong to; the operator CLI's door.
+    library: Memory
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
+    # Reminders and the briefing; the front end that runs gives it a scheduler and a sender.
+    reminders: ReminderService | None = None
 
     def close(self) -> None:
         """Release what the services hold open."""
-        self.store.close()
-        self.state.close()
+        self.library.close()
 
 
 def user_timezone(settings: Settings) -> tzinfo | None:
@@ -105,45 +110,52 @@ def hold_data_dir(settings: Settings) -> ServiceLock:
     return ServiceLock(settings.data_dir).acquire()
 
 
+def memory_config(settings: Settings) -> MemoryConfig:
+    """The memory package's part of the settings, for :func:`memory.open`."""
+    return MemoryConfig(
+        retrieval=settings.retrieval,
+        index=settings.index,
+        pending=settings.pending,
+        lifecycle=settings.lifecycle,
+        forget_undo_minutes=settings.forget_undo_minutes,
+    )
+
+
 def build_services(settings: Settings, embedder: Embedder | None = None) -> Services:
-    """Build the services of one process from ``settings``."""
-    settings.data_dir.mkdir(parents=True, exist_ok=True)
-    counter = load_counter()
-    embedder = embedder or build_embedder(settings)
-    store = IndexStore(settings.index_path, embedder.name, embedder.dim)
-    indexer = Indexer(settings.data_dir, store, embedder, counter, settings.index)
-    searcher = HybridSearcher(store, embedder, settings.retrieval)
-    memory = MemoryService(settings.data_dir, indexer, searcher)
-    state = StateDB(settings.state_db_path)
-    pending = PendingStore(state, settings.pending)
-    access = AccessCounter(state)
+    """Build the services of one process from ``settings``.
+
+    Memory's own services come from :func:`memory.open`; the index is brought up to date by
+    the caller (``ensure_index``), so the CLI can show its progress.
+    """
     tz = user_timezone(settings)
+    mem = memory.open(
+        settings.data_dir,
+        embedder=embedder or build_embedder(settings),
+        settings=memory_config(settings),
+        ensure_index=False,
+    )
     sessions = SessionStore(settings.sessions_dir)
     summaries = SummaryService(timeout_seconds=settings.ollama_timeout_seconds)
-    governance = Governance(
-        memory, settings.pending.conflict_top_k, settings.pending.conflict_similarity
-    )
     daily_log = DailyLog(settings.data_dir, tz)
     forgetter = Forgetter(
-        governance,
-        UndoStore(state, settings.forget_undo_minutes),
-        Stores(pending, ShortTermStore(state), WhyLog(state), access),
+        mem.governance,
+        mem.undo,
+        Stores(mem.pending, mem.short_term, WhyLog(mem.state), mem.access),
         sessions,
         daily_log,
     )
-    user_acts = UserActMint()  # a fresh secret each process: acts never outlive it
     services = Services(
         settings,
-        counter,
-        embedder,
-        store,
-        memory,
-        state=state,
-        pending=pending,
-        access=access,
-        governance=governance,
-        confirm=ConfirmationService(memory, pending, governance, user_acts.check),
-        lifecycle=Lifecycle(memory, access, settings.lifecycle),
+        mem.counter,
+        mem.embedder,
+        mem.store,
+        mem.service,
+        state=mem.state,
+        pending=mem.pending,
+        access=mem.access,
+        governance=mem.governance,
+        confirm=mem.confirm,
+        lifecycle=mem.lifecycle,
         sessions=sessions,
         daily_log=daily_log,
         summaries=summaries,
@@ -153,11 +165,18 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             summaries,
             settings.history,
             tz,
-            on_written=indexer.sync_file,
+            on_written=mem.indexer.sync_file,
         ),
         tz=tz,
-        user_acts=user_acts,
+        user_acts=mem.user_acts,
         forgetter=forgetter,
+        library=mem,
+        reminders=ReminderService(
+            ReminderStore(mem.state),
+            default_zone=settings.timezone or machine_zone(),
+            clock=lambda: datetime.now(UTC),
+            acts=mem.user_acts.check,  # answers to reminder proposals, like memories: the user's
+        ),
     )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)
@@ -190,6 +209,7 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         adaptive=s.adaptive,
         history=s.history,
         topic_index=s.topic_index,
+        reminders=services.reminders,
     )
     return services.agent
 

@@ -3,7 +3,10 @@
 Commands go through the shared :class:`~bot.telegram.desk.Desk`; without a reachable
 Ollama every memory command still works and chat says plainly what to start. A proposal is
 answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
-while it is the only one waiting (the same rule as Telegram).
+while it is the only one waiting (the same rule as Telegram). Reminders go through the shared
+:class:`~bot.telegram.reminder_desk.ReminderDesk`: each button is shown with the command that
+does the same, and a reminder that comes due is printed between the user's lines (this
+terminal schedules its own user's reminders only).
 """
 
 from __future__ import annotations
@@ -11,15 +14,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
-from datetime import datetime
+from datetime import date, datetime
 from typing import TextIO
 
+from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
 from agent.types import IncomingMessage, ProposalView
 from bot.telegram.desk import Desk, outcome_text
 from bot.telegram.ports import Answer, Backend
-from bot.telegram.texts import detect_language, help_text, proposal_text
+from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
+from bot.telegram.texts import detect_language, help_text, proposal_text, say
+from memory.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
 Notify = Callable[[str, str], Awaitable[None]]
@@ -38,10 +44,13 @@ class TerminalChat:
         user_key: str,
         out: TextIO | None = None,
         jobs: JobsFactory | None = None,
+        reminders: ReminderDesk | None = None,
         background: Background | None = None,
     ) -> None:
         self.backend = backend
         self.jobs = jobs
+        self.reminders = reminders or getattr(backend, "reminders", None)
+        self._rang = 0
         self.background = background
         self.desk = Desk(backend)
         self.user_key = user_key
@@ -62,18 +71,23 @@ class TerminalChat:
         lang = detect_language(None, line)
         if line in ("/quit", "/exit"):
             return False
+        handled = await self._reminder_line(line, lang)
+        if handled:
+            return True
         if line.startswith("/"):
             name, _, arg = line[1:].partition(" ")
             answer = await self.desk.command(self.user_key, name.lower(), arg, lang)
             if name.lower() == "help":
                 answer = Answer(help_text(lang) + "\n" + EXTRA_HELP)
             self.show(answer, lang)
+            self._show_offers(lang)
             return True
         decision = self.backend.classify(line)
         if decision is not None:
             said = await self.desk.answer_word(self.user_key, decision, lang, self._shown_last)
             if said is not None:
                 self.show(said, lang)
+                self._show_offers(lang)
                 return True
         self._counter += 1
         msg = IncomingMessage(
@@ -90,7 +104,48 @@ class TerminalChat:
             ),
             lang,
         )
+        if self.reminders is not None:
+            for view in reply.reminders:
+                self.show_card(self.reminders.proposal_card(view, lang))
         return True
+
+    async def _reminder_line(self, line: str, lang: str) -> bool:
+        """A reminder command, or a yes / no to the reminder proposal or offer just shown."""
+        desk = self.reminders
+        if desk is None:
+            return False
+        if line.startswith("/"):
+            name, _, arg = line[1:].partition(" ")
+            if name.lower() not in REMINDER_COMMANDS:
+                return False
+            for card in await desk.command(self.user_key, name.lower(), arg, lang):
+                self.show_card(card)
+            return True
+        shown = self._shown_last or ""
+        decision = self.backend.classify(line) if shown.startswith(("r:", "b:")) else None
+        if decision is None:
+            return False
+        pressed = await desk.answer(self.user_key, shown, decision != "reject", lang, "word")
+        if pressed is None:
+            return False
+        self.say(pressed.text or pressed.toast)
+        return True
+
+    def show_card(self, card: Card) -> None:
+        """Print a reminder card: its text, each button with the command that does the same."""
+        lines = [card.text]
+        for row in card.buttons:
+            lines.append("  " + " · ".join(f"[{b.label}] {b.command}" for b in row))
+        if card.answers:
+            lines.append("  （回覆「好」確認，「不要」略過 / type yes or no）")
+        self.say("\n".join(lines))
+        if card.answers:
+            self._shown_last = card.answers
+
+    def _show_offers(self, lang: str) -> None:
+        if self.reminders is not None:
+            for card in self.reminders.take_offers(self.user_key, lang):
+                self.show_card(card)
 
     def show(self, answer: Answer, lang: str) -> None:
         """Print an answer: text, document, notices, proposals with how to answer them."""
@@ -106,11 +161,7 @@ class TerminalChat:
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:
-        how = (
-            f"回覆「確認」或 /confirm {p.proposal_id}；/discard {p.proposal_id} 捨棄"
-            if lang == "zh"
-            else f"Type yes or /confirm {p.proposal_id}; /discard {p.proposal_id} to drop it"
-        )
+        how = say("chat_how_to_answer", lang, id=p.proposal_id)
         return f"{proposal_text(p, lang)}\n{how}"
 
     async def run_async(self, stdin: TextIO) -> None:
@@ -125,12 +176,47 @@ class TerminalChat:
                 await stack.enter_async_context(self.background)
             if self.jobs is not None:
                 await stack.enter_async_context(self.jobs(self._notify))
+            await stack.enter_async_context(self._ringing())
             loop = asyncio.get_running_loop()
             while True:
                 line = await loop.run_in_executor(None, stdin.readline)
                 if not line or not await self.handle(line):
                     break
         await self.backend.flush()
+
+    @contextlib.asynccontextmanager
+    async def _ringing(self) -> AsyncIterator[None]:
+        """Schedule this user's reminders and briefing on an APScheduler for the chat's life."""
+        if self.reminders is None:
+            yield
+            return
+        from apscheduler.schedulers.asyncio import AsyncIOScheduler
+
+        service = self.reminders.service
+        owns = service.owns
+        scheduler = AsyncIOScheduler(event_loop=asyncio.get_running_loop())
+        service.scheduler = APSchedulerAdapter(scheduler, service.on_due)
+        service.owns = lambda user_key: user_key == self.user_key
+        service.sender, service.on_briefing = self._ring, self._brief
+        scheduler.start()
+        try:
+            await asyncio.to_thread(service.start)
+            yield
+        finally:
+            scheduler.shutdown(wait=False)
+            service.scheduler, service.sender, service.on_briefing = NoScheduler(), None, None
+            service.owns = owns
+
+    async def _ring(self, reminder: Reminder, text: str) -> str:
+        """A reminder came due: print it (with its Done / Snooze commands) between the lines."""
+        assert self.reminders is not None
+        self.show_card(self.reminders.alert_card(reminder, text))
+        self._rang += 1
+        return f"cli-alert-{self._rang}"
+
+    async def _brief(self, user_key: str, day: date) -> None:
+        if self.reminders is not None and self.reminders.writer is not None:
+            self.say(await self.reminders.writer.write(user_key, day))
 
     async def _notify(self, user_key: str, text: str) -> None:
         # Scheduled jobs notify every user; a terminal shows only its own user's notices.

@@ -12,16 +12,20 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from agent.texts import error_both, error_text
 from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
-from memory.errors import MemoryStoreError
-from memory.governance import chains_markdown, export_records
-from memory.locks import DataDirBusyError
+from memory.errors import (
+    DataDirBusyError,
+    MemoryStoreError,
+    ProposalRefusedError,
+    StateSchemaError,
+    StateTooNewError,
+)
 from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
@@ -37,6 +41,16 @@ def print_json(data: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
     rows = [data] if isinstance(data, Mapping) else data
     for row in rows:
         print(json.dumps(row, ensure_ascii=False))
+
+
+def _said(exc: MemoryStoreError) -> str:
+    """The terminal's line for ``exc``: what a user is told, in both languages, where there is
+    such a sentence; the operator's English line otherwise."""
+    if isinstance(exc, ProposalRefusedError):
+        return error_both(exc)
+    if isinstance(exc, DataDirBusyError):
+        return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
+    return str(exc)
 
 
 def _progress(label: str) -> Any:
@@ -83,12 +97,8 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
 
 def cmd_remember(services: Services, args: argparse.Namespace) -> int:
     """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
-    user, now = check_user_key(args.user), datetime.now().astimezone()
-    proposal = services.confirm.propose(
-        user, " ".join(args.text), "operator", section=args.section, now=now
-    )
-    act = services.user_acts.act(user, proposal.id, "confirm", via="operator")
-    entry = services.confirm.confirm(act, now=now)
+    user = check_user_key(args.user)
+    entry = services.library.remember(user, " ".join(args.text), section=args.section)
     if args.json:
         print_json({"id": entry.id, "section": entry.section})
     else:
@@ -101,12 +111,11 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
     query = " ".join(args.query).strip()
     if not query:
         raise ValueError("the query is empty: say what to look for")
-    hits = services.memory.search(args.user, query, args.k)
+    # One run: --explain reports the same run's stage scores and dropped candidates.
+    res = services.library.search(args.user, query, args.k, explain=True)
+    hits = res.hits
     dropped: list[dict[str, object]] = []
     if args.explain:
-        # The same pipeline again, now also reporting which stage dropped which candidate.
-        res = services.memory.searcher.search_explained(args.user, query, args.k)
-        hits = res.hits
         dropped = [
             {
                 "stage": d.stage,
@@ -136,7 +145,7 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
-    stats = services.memory.reindex(args.user, progress=_progress("reindex"))
+    stats = services.library.reindex(args.user, progress=_progress("reindex"))
     if args.json:
         print_json({"added": stats.added, "files": stats.files, "removed": stats.removed})
     else:
@@ -146,16 +155,10 @@ def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_export(services: Services, args: argparse.Namespace) -> int:
     """Print all of a user's memories."""
-    entries = services.memory.entries(args.user)
-    if args.json or args.format == "json":
-        records = export_records(entries, services.access.get_many(args.user))
-        if args.json:
-            print_json(records)
-        else:  # the backup format: one document
-            print(json.dumps(records, ensure_ascii=False, indent=2))
-    else:
-        print(services.memory.export_markdown(args.user), end="")
-        print(chains_markdown(entries), end="")
+    if args.json:  # JSON lines, one record each
+        print_json(json.loads(services.library.export(args.user, "json")))
+    else:  # markdown, or the backup format: one JSON document
+        print(services.library.export(args.user, args.format), end="")
     return 0
 
 
@@ -200,7 +203,10 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     except DataDirBusyError as exc:
         return _fail(exc)
     with service_lock:
-        return _serve(settings)
+        try:
+            return _serve(settings)
+        except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
+            return _fail(exc)
 
 
 def _serve(settings: Settings) -> int:
@@ -254,7 +260,8 @@ def _open(settings: Settings) -> Services:
 
 def _fail(problem: object, code: int = 1) -> int:
     """Say what went wrong in one line on stderr and return the exit code."""
-    print(f"pcai: {' '.join(str(problem).split())}", file=sys.stderr)
+    said = _said(problem) if isinstance(problem, MemoryStoreError) else str(problem)
+    print(f"pcai: {' '.join(said.split())}", file=sys.stderr)
     return code
 
 

@@ -14,13 +14,10 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from bot.errors import DoctorWarning
 from bot.settings import Settings
 
 Check = tuple[str, Callable[[], str]]
-
-
-class DoctorWarning(Exception):
-    """A check found something to look at that does not stop PCAI."""
 
 
 class DoctorSkip(Exception):

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from agent.texts import say
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
@@ -77,10 +78,8 @@ class JobStatus:
 def expiry_notice(text: str) -> str:
     """The one sentence a user gets when a proposed memory expired unconfirmed."""
     short = text if len(text) <= 80 else text[:79] + "…"
-    return (
-        f"⌛ 待確認的記憶已過期，沒有寫入：「{short}」 "
-        f"(This memory proposal expired and was not saved.)"
-    )
+    zh, en = (say("proposal_expiry_notice", lang, short=short) for lang in ("zh", "en"))
+    return f"{zh} ({en})"
 
 
 # -- the bodies --------------------------------------------------------------------------
@@ -391,12 +390,17 @@ def telegram_notifier(application: Any) -> Notifier:
 def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
     """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
 
-    Expired proposals are announced to their owners in their private chat.
+    Expired proposals are announced to their owners in their private chat. Reminders and
+    briefings go on the same JobQueue (:func:`bot.telegram.reminders.wire_reminders`).
     """
     runner = runner or JobRunner(services, tz=services.tz)
 
     def setup(application: Any) -> None:
         register_ptb_jobs(application, runner, default_jobs(telegram_notifier(application)))
+        if services.reminders is not None:
+            from bot.telegram.reminders import wire_reminders
+
+            wire_reminders(application, services.reminders)
 
     return setup
 

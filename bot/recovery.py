@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from agent.texts import both
 from memory.notices import NoticeBook
 from memory.pending import Reconciled
 from memory.state import salvage_pending, set_aside_copies
@@ -28,30 +29,14 @@ log = logging.getLogger(__name__)
 
 def reconcile_pending(services: Services, now: datetime, *, due_only: bool = False) -> Reconciled:
     """Mark confirmed every pending proposal whose entry MEMORY.md already holds."""
-    healed = services.pending.reconcile(
-        lambda user_key: {e.id for e in services.memory.entries(user_key)}, now, due_only=due_only
-    )
-    for p in healed.confirmed:
-        log.warning(
-            "%s: proposal %s was in MEMORY.md as %s but still pending (a crash between the "
-            "two writes): marked confirmed",
-            p.user_key,
-            p.id,
-            p.entry_id,
-        )
-    return healed
+    return services.library.reconcile_pending(now, due_only=due_only)
 
 
 def lost_proposals_notice(texts: Sequence[str]) -> str:
     """The one notice a user gets when a damaged ``pcai.db`` took their pending proposals."""
     shown = "、".join(f"「{t if len(t) <= 40 else t[:39] + '…'}」" for t in texts[:3])
     more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
-    return (
-        f"⚠️ 我的狀態資料庫損壞，已另存並重建；你等待確認的記憶 {shown}{more} 遺失了，"
-        "沒有寫入，請再要求我記住一次。 "
-        f"My state database was damaged and rebuilt: your pending memory proposals {shown}"
-        f"{more} were lost and not saved; ask me to remember them again."
-    )
+    return both("lost_proposals", shown=shown, more=more)
 
 
 def tell_lost_proposals(services: Services, now: datetime) -> None:

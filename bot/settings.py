@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
 from memory.config import (
     AdaptiveConfig,
@@ -24,13 +25,11 @@ from memory.config import (
     LifecycleConfig,
     PendingConfig,
     RetrievalConfig,
+    index_path,
+    state_db_path,
 )
 from memory.errors import InvalidUserKeyError
 from memory.users import check_user_key
-
-
-class SettingsError(ValueError):
-    """A setting has a value that cannot be used."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +63,12 @@ class Settings:
     @property
     def index_path(self) -> Path:
         """The derived search index."""
-        return self.data_dir / "knowledge" / "pcai_memory.sqlite"
+        return index_path(self.data_dir)
 
     @property
     def state_db_path(self) -> Path:
         """Operational state: pending memories, counters, short-term table."""
-        return self.data_dir / "pcai.db"
+        return state_db_path(self.data_dir)
 
     @property
     def sessions_dir(self) -> Path:

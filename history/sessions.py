@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from history.errors import SessionError
 from memory.fsutil import atomic_write_text
 from memory.guards import mask, secrets_in
 from memory.locks import FileLock, file_lock
@@ -41,10 +42,6 @@ ROLE_ASSISTANT = "assistant"
 ROLE_SYSTEM = "system"
 ROLE_TOOL = "tool"
 KIND_COMPACTION = "compaction"  # the one message that stands for compacted history
-
-
-class SessionError(ValueError):
-    """A session id or file that cannot be used."""
 
 
 def group_session_id(transport: str, chat_id: int | str) -> str:
@@ -132,8 +129,9 @@ class Session:
     last_update: datetime = field(default_factory=utc_now)
     idle_summarized_through: datetime | None = None  # end of the last idle-summarised stretch
     compactions: int = 0
-    # Not saved: one sentence for the user when the stored file was unreadable.
-    notice: str = ""
+    # Not saved: the name the stored file was kept as when it could not be read ("" if it was
+    # fine); the edge decides what to tell the user.
+    kept_as: str = ""
 
     def append(
         self,
@@ -297,11 +295,4 @@ class SessionStore:
             log.exception("cannot move the unreadable session %s aside", path)
             aside = path
         log.warning("session %s was unreadable (%s); kept as %s", session_id, exc, aside.name)
-        return Session(
-            session_id,
-            notice=(
-                "Your previous conversation file could not be read, so a new conversation "
-                f"was started and the old file kept as {aside.name} "
-                "(之前的對話檔無法讀取，已開始新的對話並保留舊檔)."
-            ),
-        )
+        return Session(session_id, kept_as=aside.name)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Protocol
 
 from history import extractive as ex
@@ -31,9 +32,18 @@ from memory.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
 
-KIND_MESSAGE = "message"
-KIND_CONVERSATION = "conversation"
-KIND_IDLE = "idle"
+
+class SummaryKind(StrEnum):
+    """The three summaries (module docstring), each with its own prompt."""
+
+    MESSAGE = "message"
+    CONVERSATION = "conversation"
+    IDLE = "idle"
+
+
+KIND_MESSAGE = SummaryKind.MESSAGE
+KIND_CONVERSATION = SummaryKind.CONVERSATION
+KIND_IDLE = SummaryKind.IDLE
 
 FIELDS = ("Goal", "Decision", "Todo", "Facts")
 _SEP = " | "
@@ -71,7 +81,7 @@ PROMPTS = {
 class SummaryRequest:
     """What to summarise and how; an LLM summarizer sends ``system`` + ``transcript``."""
 
-    kind: str
+    kind: SummaryKind
     messages: tuple[Message, ...]
     max_chars: int = 280
     keywords_min: int = 3

@@ -14,16 +14,6 @@ from datetime import datetime
 from memory.state import StateDB
 from memory.users import check_user_key
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS memory_access (
-    user_key TEXT NOT NULL,
-    entry_id TEXT NOT NULL,
-    access_count INTEGER NOT NULL DEFAULT 0,
-    last_access TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (user_key, entry_id)
-);
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class AccessStat:
@@ -38,7 +28,6 @@ class AccessCounter:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("memory_access", _DDL)
 
     def bump(self, user_key: str, entry_ids: Iterable[str], now: datetime) -> None:
         """Add one to the count of each id (each id once, however often it is listed)."""

@@ -1,12 +1,28 @@
 """Configuration values of the memory package, with the seeds' defaults.
 
 These are plain frozen dataclasses; ``bot.settings`` fills them from the environment and the
-optional TOML file, and hands them to the services that need them.
+optional TOML file, and hands them to the services that need them. :class:`MemoryConfig`
+bundles what :func:`memory.open` needs; a library user who passes nothing gets the defaults.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# Where the two databases live under the data folder (users' Markdown lives under users/).
+INDEX_FILE = Path("knowledge") / "pcai_memory.sqlite"
+STATE_FILE = Path("pcai.db")
+
+
+def index_path(data_dir: Path) -> Path:
+    """The derived search index (chunks, FTS5, vectors): rebuilt from the Markdown if lost."""
+    return data_dir / INDEX_FILE
+
+
+def state_db_path(data_dir: Path) -> Path:
+    """Operational state (pending memories, counters, short-term rows): never rebuilt."""
+    return data_dir / STATE_FILE
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,3 +122,15 @@ class BudgetConfig:
     l1_max: int = 5
     l2_max: int = 5
     short_term_latest: int = 3
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Everything :func:`memory.open` needs, each part with the defaults that ship."""
+
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    index: IndexConfig = field(default_factory=IndexConfig)
+    pending: PendingConfig = field(default_factory=PendingConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    # How long the bot's /undo can bring back what /forget removed (the undo copies in pcai.db).
+    forget_undo_minutes: int = 10

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
 from memory.consent import ActCheck, UserAct
-from memory.errors import MemoryStoreError
+from memory.errors import (
+    DuplicateMemoryError,
+    InvalidProposalError,
+    NoiseError,
+    SensitiveDataError,
+)
+
+# Defined with the others in memory.errors; importers of the refusal's base find it here too.
+from memory.errors import ProposalRefusedError as ProposalRefusedError
 from memory.governance import (
     LIVE,
     Governance,
@@ -37,8 +45,8 @@ from memory.governance import (
     summary_of,
     with_status,
 )
-from memory.guards import mask, refusal_reason, scan
-from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry
+from memory.guards import mask, scan
+from memory.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
 from memory.noise import noise_reason
 from memory.pending import CONFIRMED, REJECTED, PendingStore, Proposal, entry_id_for
 from memory.service import MemoryService
@@ -70,32 +78,6 @@ ALLOWED_FIELDS = (
     "user_weight",
     "importance",
 )
-
-
-class ProposalRefusedError(MemoryStoreError):
-    """The text will not be proposed; ``reason_en`` / ``reason_zh`` say why in one sentence."""
-
-    def __init__(self, kind: str, reason_en: str, reason_zh: str) -> None:
-        super().__init__(f"{reason_zh} {reason_en}")
-        self.kind = kind
-        self.reason_en = reason_en
-        self.reason_zh = reason_zh
-
-
-class SensitiveDataError(ProposalRefusedError):
-    """The text contains a password, key, card or id number."""
-
-
-class NoiseError(ProposalRefusedError):
-    """The text is a greeting, a refusal, a meta-question or too short to be a memory."""
-
-
-class DuplicateMemoryError(ProposalRefusedError):
-    """The same text is already an active memory."""
-
-
-class InvalidProposalError(ProposalRefusedError):
-    """A field value is not one the schema allows."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,25 +116,17 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
         if value is None or value == "":
             continue
         if name not in ALLOWED_FIELDS:
-            raise InvalidProposalError(
-                "field", f"Unknown memory field {name!r}.", f"不認得的記憶欄位 {name!r}。"
-            )
+            raise InvalidProposalError("refused_field", field=name)
         out[name] = value
     mc = out.get("memory_class")
     if mc is not None and mc not in MEMORY_CLASSES:
-        raise InvalidProposalError(
-            "field", f"memory_class must be one of {MEMORY_CLASSES}.", "memory_class 不正確。"
-        )
+        raise InvalidProposalError("refused_class", allowed=tuple(map(str, MEMORY_CLASSES)))
     level = out.get("enforcement_level")
     if level is not None and level not in ENFORCEMENT_LEVELS:
-        raise InvalidProposalError(
-            "field", "enforcement_level must be soft or hard.", "enforcement_level 不正確。"
-        )
+        raise InvalidProposalError("refused_enforcement")
     scope = out.get("scope")
     if scope is not None and not re.fullmatch(r"global|(?:project|lang):\S+", str(scope)):
-        raise InvalidProposalError(
-            "field", "scope must be global, project:<name> or lang:<name>.", "scope 不正確。"
-        )
+        raise InvalidProposalError("refused_scope")
     if "summary" in out:
         out["summary"] = str(out["summary"]).strip()[:50]
     if "user_weight" in out:
@@ -162,15 +136,6 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     if "claims" in out:
         out["claims"] = [str(c) for c in out["claims"]]
     return out
-
-
-def expiry_notice(proposal: Proposal) -> str:
-    """The one notice its owner gets when a proposal expires unanswered."""
-    short = proposal.text if len(proposal.text) <= 40 else proposal.text[:39] + "…"
-    return (
-        f"這條待確認的記憶已過期，沒有儲存：「{short}」。"
-        f" The proposed memory expired unconfirmed and was not saved: “{short}”."
-    )
 
 
 class ConfirmationService:
@@ -189,45 +154,32 @@ class ConfirmationService:
         self._check = check
 
     # -- proposing ------------------------------------------------------------------------
-    def check_text(self, user_key: str, text: str) -> str:
-        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why."""
+    def check_text(self, user_key: str, text: str, *, replaces: Collection[str] = ()) -> str:
+        """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why.
+
+        An entry named in ``replaces`` is not a duplicate: a new version may keep its text.
+        """
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
-            raise InvalidProposalError(
-                "too_long",
-                f"Too long for one memory ({len(text)} characters, at most {MAX_TEXT_CHARS}).",
-                f"太長了，一條記憶最多 {MAX_TEXT_CHARS} 字。",
-            )
+            raise InvalidProposalError("refused_too_long", length=len(text), limit=MAX_TEXT_CHARS)
         reason = noise_reason(text)
         if reason is not None:
-            raise NoiseError(
-                reason,
-                f"Not saved: that reads as {reason.replace('_', ' ')}, not something to remember.",
-                "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
-            )
+            raise NoiseError(reason)
         findings = scan(text)
         if findings:
-            en, zh = refusal_reason(findings)
-            raise SensitiveDataError(findings[0].kind, en, zh)
+            raise SensitiveDataError(tuple(dict.fromkeys(f.kind for f in findings)))
         dup = self.governance.find_duplicate(user_key, text)
-        if dup is not None:
-            raise DuplicateMemoryError(
-                "duplicate",
-                f"I already remember that ({dup.id}).",
-                f"這條已經記住了（{dup.id}）。",
-            )
+        if dup is not None and dup.id not in replaces:
+            raise DuplicateMemoryError(dup.id)
         return text
 
     def _conflict(self, user_key: str, text: str, topic: str) -> tuple[tuple[str, ...], str]:
+        """The ids of similar live memories, and the first three as ``id: summary; ...``."""
         conflicts = self.governance.find_conflicts(user_key, text, topic)
         if not conflicts:
             return (), ""
         shown = "; ".join(f"{e.id}: {summary_of(e)}" for e in conflicts[:3])
-        note = (
-            f"Similar memory exists ({shown}). Add as new, or replace it? "
-            f"已有相近的記憶（{shown}）。要新增，還是取代？"
-        )
-        return tuple(e.id for e in conflicts), note
+        return tuple(e.id for e in conflicts), shown
 
     def propose(
         self,
@@ -238,14 +190,22 @@ class ConfirmationService:
         section: str | None = None,
         now: datetime,
         fields: Mapping[str, Any] | None = None,
+        replaces: Sequence[str] = (),
     ) -> Proposal:
-        """Check ``text`` and store it as a proposal waiting for its owner's answer."""
-        text = self.check_text(user_key, text)
+        """Check ``text`` and store it as a proposal waiting for its owner's answer.
+
+        ``replaces`` names the entries this one is a new version of (the library's
+        ``update``): they are its conflicts, instead of those a search would find.
+        """
+        text = self.check_text(user_key, text, replaces=replaces)
         # The text is refused when it holds a secret; the model's section and topic are masked.
         clean = {
             k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
         }
-        ids, note = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
+        if replaces:
+            ids, shown = tuple(replaces), ""
+        else:
+            ids, shown = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
         chosen = mask((section or "").strip()) or choose_section(
             text, self.memory.document(user_key).sections
         )
@@ -257,7 +217,7 @@ class ConfirmationService:
             source=source,
             fields=clean,
             conflict_ids=ids,
-            conflict_note=note,
+            conflicts_shown=shown,
         )
 
     def edit(self, act: UserAct, *, now: datetime) -> Proposal:
@@ -266,9 +226,9 @@ class ConfirmationService:
         proposal = self.store.live(act.user_key, act.proposal_id, now)
         text = self.check_text(act.user_key, act.text)
         topic = str(proposal.fields.get("canonical_topic", ""))
-        ids, note = self._conflict(act.user_key, text, topic)
+        ids, shown = self._conflict(act.user_key, text, topic)
         return self.store.update_text(
-            act.user_key, proposal.id, text, now=now, conflict_ids=ids, conflict_note=note
+            act.user_key, proposal.id, text, now=now, conflict_ids=ids, conflicts_shown=shown
         )
 
     def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
@@ -315,7 +275,7 @@ class ConfirmationService:
             olds = [live[i] for i in proposal.conflict_ids if i in live and live[i].status in LIVE]
             reason = f"replaced by {entry_id}"
             for old in olds:
-                doc = doc.with_entry(with_status(old, "deprecated", now, reason))
+                doc = doc.with_entry(with_status(old, MemoryStatus.DEPRECATED, now, reason))
             if olds:
                 topic = entry.canonical_topic or next(
                     (o.canonical_topic for o in olds if o.canonical_topic), ""

@@ -2,15 +2,15 @@
 
 Confirmation is a capability of the user, not of the model (DESIGN.md "Where each promise
 lives"). A :class:`UserAct` says exactly what one user did to one proposal ("confirm",
-"replace", "reject", or "edit" to a given text) and how ("button", "reply", "command",
-"word", "operator"). Only a :class:`UserActMint` makes valid ones: it seals each act with an
-HMAC under a secret drawn fresh in every process. The composition root builds one mint, hands
-the mint to the bot layer (Telegram, the terminal chat, the operator CLI) and only its
-:class:`ActCheck` to the confirmation service, which refuses any act whose seal does not
-verify. Code that holds the confirmation service (the agent and its tools) can therefore
-propose but never answer: it has no mint, an act it builds itself has no valid seal, and
-changing any field of a real act (another proposal, "replace" instead of "confirm", other
-text) breaks the seal.
+"replace", "reject", or "edit" to a given text), of which kind (a memory or a reminder) and
+how ("button", "reply", "command", "word", "operator"). Only a :class:`UserActMint` makes
+valid ones: it seals each act with an HMAC under a secret drawn fresh in every process. The
+composition root builds one mint, hands the mint to the bot layer (Telegram, the terminal
+chat, the operator CLI) and only its :class:`ActCheck` to the confirmation and reminder
+services, which refuse any act whose seal does not verify. Code that holds those services (the
+agent and its tools) can therefore propose but never answer: it has no mint, an act it builds
+itself has no valid seal, and changing any field of a real act (another proposal, "replace"
+instead of "confirm", other text, another kind) breaks the seal.
 """
 
 from __future__ import annotations
@@ -21,14 +21,13 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.errors import MemoryStoreError
+from memory.errors import NotTheUsersActError
 
 Action = Literal["confirm", "replace", "reject", "edit"]
 ACTIONS: tuple[Action, ...] = ("confirm", "replace", "reject", "edit")
-
-
-class NotTheUsersActError(MemoryStoreError):
-    """An answer to a proposal came without a valid proof of the user's own act."""
+# What was proposed: a memory (memory/confirm.py) or a reminder (agent/reminders).
+Kind = Literal["memory", "reminder"]
+KINDS: tuple[Kind, ...] = ("memory", "reminder")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,12 +39,13 @@ class UserAct:
     action: Action
     via: str  # which user event: "button", "reply", "command", "word", "operator"
     text: str = ""  # the new text of an "edit"; empty otherwise
+    kind: Kind = "memory"  # a reminder's act never answers a memory proposal, nor back
     seal: str = ""
 
 
 def _digest(key: bytes, act: UserAct) -> str:
     # Length-prefixed fields: no two different acts serialise to the same bytes.
-    parts = (act.user_key, act.proposal_id, act.action, act.via, act.text)
+    parts = (act.user_key, act.proposal_id, act.action, act.via, act.text, act.kind)
     payload = b"".join(
         len(b).to_bytes(4, "big") + b for b in (p.encode("utf-8", "surrogatepass") for p in parts)
     )
@@ -60,19 +60,18 @@ class ActCheck:
     def __init__(self, key: bytes) -> None:
         self.__key = key
 
-    def verify(self, act: object, action: tuple[Action, ...]) -> UserAct:
-        """``act`` if it is a sealed :class:`UserAct` doing one of ``action``; raise otherwise."""
+    def verify(self, act: object, action: tuple[Action, ...], kind: Kind = "memory") -> UserAct:
+        """``act`` if it is a sealed :class:`UserAct` doing one of ``action`` to a ``kind``."""
         if not isinstance(act, UserAct):
             raise NotTheUsersActError(
-                "Only the user can answer a proposal (a button, a reply, /confirm). "
-                "只有使用者本人能確認或捨棄提議。"
+                "only the user can answer a proposal (a button, a reply, /confirm)"
             )
         if act.action not in action:
-            raise NotTheUsersActError(f"That act is a {act.action!r}, not {'/'.join(action)}.")
+            raise NotTheUsersActError(f"that act is a {act.action!r}, not {'/'.join(action)}")
+        if act.kind != kind:
+            raise NotTheUsersActError(f"that act answers a {act.kind}, not a {kind}")
         if not hmac.compare_digest(act.seal, _digest(self.__key, act)):
-            raise NotTheUsersActError(
-                "That answer does not carry the user's own act. 這不是使用者本人的確認。"
-            )
+            raise NotTheUsersActError("that answer does not carry the user's own act")
         return act
 
 
@@ -86,19 +85,29 @@ class UserActMint:
         self.check = ActCheck(self.__key)
 
     def act(
-        self, user_key: str, proposal_id: str, action: Action, *, via: str, text: str = ""
+        self,
+        user_key: str,
+        proposal_id: str,
+        action: Action,
+        *,
+        via: str,
+        text: str = "",
+        kind: Kind = "memory",
     ) -> UserAct:
         """The sealed act: ``user_key`` did ``action`` to ``proposal_id`` through ``via``."""
         if action not in ACTIONS:
             raise ValueError(f"unknown act {action!r}")
+        if kind not in KINDS:
+            raise ValueError(f"unknown kind {kind!r}")
         if action != "edit" and text:
             raise ValueError("only an edit carries text")
-        unsealed = UserAct(user_key, proposal_id.strip(), action, via, text)
+        unsealed = UserAct(user_key, proposal_id.strip(), action, via, text, kind)
         return UserAct(
             unsealed.user_key,
             unsealed.proposal_id,
             action,
             via,
             text,
+            kind,
             seal=_digest(self.__key, unsealed),
         )

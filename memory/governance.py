@@ -25,11 +25,19 @@ from datetime import datetime
 from typing import Any
 
 from memory.errors import EntryNotFoundError
-from memory.markdown import DEFAULT_SECTION, STATUSES, SUMMARY_MAX_CHARS, Entry, MemoryDocument
+from memory.markdown import (
+    DEFAULT_SECTION,
+    STATUSES,
+    SUMMARY_MAX_CHARS,
+    Entry,
+    MemoryClass,
+    MemoryDocument,
+    MemoryStatus,
+)
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
 
-LIVE = ("active", "low_priority")
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 # Called with the entries a forget is about to delete (the undo copy is taken there).
 Keeper = Callable[[list[Entry]], object]
 
@@ -95,9 +103,9 @@ def choose_section(text: str, existing: Iterable[str] = ()) -> str:
     return DEFAULT_SECTION
 
 
-def guess_class(text: str) -> str:
+def guess_class(text: str) -> MemoryClass:
     """``policy`` for a standing rule, else ``episodic``."""
-    return "policy" if _POLICY_WORDS.search(text) else "episodic"
+    return MemoryClass.POLICY if _POLICY_WORDS.search(text) else MemoryClass.EPISODIC
 
 
 def history_line(now: datetime, old: str, new: str, reason: str) -> str:
@@ -270,7 +278,7 @@ class Governance:
 
     def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
         """Make a deprecated, low-priority or archived entry active again."""
-        return self.set_status(user_key, entry_id, "active", now=now, reason="restored")
+        return self.set_status(user_key, entry_id, MemoryStatus.ACTIVE, now=now, reason="restored")
 
     def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
         """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
@@ -314,5 +322,5 @@ class Governance:
     def _get(doc: MemoryDocument, entry_id: str) -> Entry:
         entry = doc.by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id)
         return entry

@@ -25,40 +25,32 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from memory.memo import TextMemo
 
 REDACTED = "[REDACTED]"
 
-# kind -> (English reason, Chinese reason)
-REASONS: dict[str, tuple[str, str]] = {
-    "password": ("a password", "密碼"),
-    "card_number": ("a payment card number", "信用卡號"),
-    "api_key": ("an API key or access token", "API 金鑰或存取權杖"),
-    "private_key": ("a private key", "私鑰"),
-    "national_id": ("a national ID number", "身分證字號"),
-    "card_security_code": ("a card security code", "信用卡安全碼"),
-    "pin_code": ("a PIN or verification code", "PIN 碼或驗證碼"),
-}
+# What a secret can be; a refusal names them (the sentences are agent.texts' "secret_<kind>").
+SecretKind = Literal[
+    "password",
+    "card_number",
+    "api_key",
+    "private_key",
+    "national_id",
+    "card_security_code",
+    "pin_code",
+]
+SECRET_KINDS: tuple[SecretKind, ...] = get_args(SecretKind)
 
 
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One secret found in a text: its kind and the span of the secret value."""
 
-    kind: str
+    kind: SecretKind
     start: int
     end: int
-
-    @property
-    def reason_en(self) -> str:
-        """What was found, in English ("a password")."""
-        return REASONS[self.kind][0]
-
-    @property
-    def reason_zh(self) -> str:
-        """What was found, in Chinese ("密碼")."""
-        return REASONS[self.kind][1]
 
 
 _SEP = r"\s*(?:is|are|=|:|：|是|為|为|係|改成|改為|改为|換成|换成|設成|設為|设为)\s*"
@@ -270,7 +262,7 @@ def _card_ok(value: str) -> bool:
 
 
 _Check = Callable[[str], bool]
-_RULES: list[tuple[str, re.Pattern[str], _Check | None]] = [
+_RULES: list[tuple[SecretKind, re.Pattern[str], _Check | None]] = [
     ("private_key", _PRIVATE_KEY, None),
     *[("api_key", p, None) for p in _TOKEN_PATTERNS],
     ("pin_code", _PIN, None),
@@ -346,14 +338,3 @@ def mask(text: str, known: Iterable[str] = ()) -> str:
         if len(value) >= 3 and value != REDACTED:
             out = re.sub(rf"(?<![A-Za-z0-9]){re.escape(value)}(?![A-Za-z0-9])", REDACTED, out)
     return out
-
-
-def refusal_reason(findings: list[Finding]) -> tuple[str, str]:
-    """One sentence in English and one in Chinese saying why a text will not be stored."""
-    kinds = list(dict.fromkeys(f.kind for f in findings))
-    en = ", ".join(REASONS[k][0] for k in kinds)
-    zh = "、".join(REASONS[k][1] for k in kinds)
-    return (
-        f"Not saved: it looks like it contains {en}, and secrets are never stored.",
-        f"不會記住：內容似乎含有{zh}，敏感資料一律不儲存。",
-    )

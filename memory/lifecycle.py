@@ -25,11 +25,12 @@ import logging
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Final, Literal
 
 from memory.access import AccessCounter, AccessStat
 from memory.config import LifecycleConfig
 from memory.governance import with_status
-from memory.markdown import Entry
+from memory.markdown import Entry, MemoryStatus
 from memory.service import MemoryService
 from memory.users import list_user_keys
 
@@ -37,7 +38,10 @@ log = logging.getLogger(__name__)
 
 SEED_LN2 = 0.693  # the seed's ln(2)
 CORE_MIN_WEIGHT = 9
-DELETED = "deleted"
+# Not a status an entry is written with: the nightly job removes the entry.
+DELETED: Final = "deleted"
+# What the nightly job can move an entry to.
+Fate = MemoryStatus | Literal["deleted"]
 
 
 def recency_decay(days_old: float, half_life_days: float = 14.0) -> float:
@@ -90,21 +94,23 @@ def entry_health(entry: Entry, stat: AccessStat, now: datetime, config: Lifecycl
     )
 
 
-def status_for_health(health: float, config: LifecycleConfig) -> str:
+def status_for_health(health: float, config: LifecycleConfig) -> MemoryStatus:
     """The status a health score calls for."""
     if health < config.archive_below:
-        return "archived"
+        return MemoryStatus.ARCHIVED
     if health < config.low_priority_below:
-        return "low_priority"
-    return "active"
+        return MemoryStatus.LOW_PRIORITY
+    return MemoryStatus.ACTIVE
 
 
-def next_status(entry: Entry, health: float, now: datetime, config: LifecycleConfig) -> str | None:
+def next_status(
+    entry: Entry, health: float, now: datetime, config: LifecycleConfig
+) -> Fate | None:
     """The status the nightly job moves ``entry`` to (``"deleted"`` included), or None."""
-    if is_core(entry) or entry.status == "deprecated":
+    if is_core(entry) or entry.status == MemoryStatus.DEPRECATED:
         return None
     since_change = days_between(entry.status_changed_at or entry.created_at, now)
-    if entry.status == "archived" and since_change > config.delete_archived_after_days:
+    if entry.status == MemoryStatus.ARCHIVED and since_change > config.delete_archived_after_days:
         return DELETED
     restored = bool(entry.history) and entry.history[-1].endswith(": restored")
     if restored and since_change < config.restore_grace_days:
@@ -119,8 +125,8 @@ class Change:
 
     user_key: str
     entry_id: str
-    old: str
-    new: str
+    old: str  # as written in MEMORY.md
+    new: Fate
     health: float
 
 

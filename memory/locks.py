@@ -25,17 +25,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from types import TracebackType
 
-from memory.errors import MemoryStoreError
+from memory.errors import DataDirBusyError
 from memory.users import UserPaths
 
 SERVICE_LOCK = "pcai.lock"
 USER_LOCK = ".lock"
 # How often an async waiter retries a lock held by another process (it never blocks the loop).
 POLL_SECONDS = 0.02
-
-
-class DataDirBusyError(MemoryStoreError):
-    """Another PCAI service already runs on this data dir."""
 
 
 class FileLock:
@@ -149,11 +145,7 @@ class ServiceLock:
         fd = _flock(self.path, blocking=False, writable=True)
         if fd is None:
             holder = _read_pid(self.path)
-            who = f" (pid {holder})" if holder else ""
-            raise DataDirBusyError(
-                f"another PCAI service{who} is already running on {self.path.parent}; "
-                "stop it first (已有另一個 PCAI 服務在使用這個資料夾，請先停止它)."
-            )
+            raise DataDirBusyError(self.path.parent, holder)
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
         self._fd = fd

@@ -33,13 +33,40 @@ import hashlib
 import re
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
+from enum import StrEnum
 
 from memory.escaping import escape, split_lines, unescape
 
 DEFAULT_SECTION = "General"
-MEMORY_CLASSES = ("policy", "episodic", "mixed")
-STATUSES = ("active", "deprecated", "low_priority", "archived")
-ENFORCEMENT_LEVELS = ("soft", "hard")
+
+
+class MemoryStatus(StrEnum):
+    """An entry's status (seed 002 §4); a value a person wrote outside these is kept as written."""
+
+    ACTIVE = "active"
+    DEPRECATED = "deprecated"
+    LOW_PRIORITY = "low_priority"
+    ARCHIVED = "archived"
+
+
+class MemoryClass(StrEnum):
+    """What kind of memory an entry is (seed 002 §3): a rule, an event, or both."""
+
+    POLICY = "policy"
+    EPISODIC = "episodic"
+    MIXED = "mixed"
+
+
+class Enforcement(StrEnum):
+    """How strictly a policy memory binds the answer."""
+
+    SOFT = "soft"
+    HARD = "hard"
+
+
+MEMORY_CLASSES = tuple(MemoryClass)
+STATUSES = tuple(MemoryStatus)
+ENFORCEMENT_LEVELS = tuple(Enforcement)
 SUMMARY_MAX_CHARS = 50
 
 _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
@@ -60,14 +87,14 @@ class Entry:
     text: str
     section: str = DEFAULT_SECTION
     summary: str = ""
-    memory_class: str = "episodic"
+    memory_class: str = MemoryClass.EPISODIC  # str: a hand-written value is kept as it is
     scope: str = "global"
     canonical_topic: str = ""
     supersedes: tuple[str, ...] = ()
-    status: str = "active"
+    status: str = MemoryStatus.ACTIVE
     claims: tuple[str, ...] = ()
     is_core: bool = False
-    enforcement_level: str = "soft"
+    enforcement_level: str = Enforcement.SOFT
     user_weight: int = 5
     importance: float = 0.7
     created_at: str = ""

@@ -22,26 +22,6 @@ from memory.users import check_user_key
 # A notice nobody could deliver for this long (the user blocked the bot) is dropped.
 OUTBOX_MAX_AGE = timedelta(days=2)
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS told_problems (
-    user_key TEXT NOT NULL,
-    topic TEXT NOT NULL,
-    stamp TEXT NOT NULL,
-    told_ts REAL NOT NULL,
-    PRIMARY KEY (user_key, topic)
-);
-CREATE TABLE IF NOT EXISTS notice_batches (
-    key TEXT PRIMARY KEY,
-    queued_ts REAL NOT NULL
-);
-CREATE TABLE IF NOT EXISTS notice_outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_key TEXT NOT NULL,
-    text TEXT NOT NULL,
-    created_ts REAL NOT NULL
-);
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class QueuedNotice:
@@ -57,7 +37,6 @@ class NoticeBook:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("notices", _DDL)
 
     def claim(self, user_key: str, topic: str, stamp: str, now: datetime) -> bool:
         """True (and recorded) when ``topic`` at ``stamp`` was not told to ``user_key`` yet.

@@ -21,63 +21,34 @@ import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from enum import StrEnum
 from typing import Any
 
 from memory.config import PendingConfig
-from memory.errors import MemoryStoreError, UnreadableFileError
+from memory.errors import (
+    ProposalExpiredError,
+    ProposalNotFoundError,
+    ProposalResolvedError,
+    UnreadableFileError,
+)
 from memory.state import StateDB
 from memory.users import check_user_key
 
-PENDING = "pending"
-CONFIRMED = "confirmed"
-REJECTED = "rejected"
-EXPIRED = "expired"
+
+class ProposalStatus(StrEnum):
+    """Where a proposal is: waiting, or answered (confirmed / rejected) or expired."""
+
+    PENDING = "pending"
+    CONFIRMED = "confirmed"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+PENDING = ProposalStatus.PENDING
+CONFIRMED = ProposalStatus.CONFIRMED
+REJECTED = ProposalStatus.REJECTED
+EXPIRED = ProposalStatus.EXPIRED
 _PURGE_AFTER = timedelta(days=7)
-
-_DDL = """
-CREATE TABLE IF NOT EXISTS pending_memories (
-    id TEXT PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    text TEXT NOT NULL,
-    section TEXT NOT NULL DEFAULT '',
-    source TEXT NOT NULL DEFAULT '',
-    fields TEXT NOT NULL DEFAULT '{}',
-    conflict_ids TEXT NOT NULL DEFAULT '[]',
-    conflict_note TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    expires_at TEXT NOT NULL,
-    expires_ts REAL NOT NULL,
-    status TEXT NOT NULL DEFAULT 'pending',
-    message_id TEXT NOT NULL DEFAULT '',
-    entry_id TEXT NOT NULL DEFAULT '',
-    resolved_ts REAL
-);
-CREATE INDEX IF NOT EXISTS pending_by_user ON pending_memories (user_key, status);
-CREATE INDEX IF NOT EXISTS pending_by_expiry ON pending_memories (status, expires_ts);
-CREATE INDEX IF NOT EXISTS pending_by_message ON pending_memories (user_key, message_id);
-CREATE TABLE IF NOT EXISTS pending_messages (
-    user_key TEXT NOT NULL,
-    message_id TEXT NOT NULL,
-    proposal_id TEXT NOT NULL,
-    PRIMARY KEY (user_key, message_id)
-);
-"""
-
-
-class ProposalError(MemoryStoreError):
-    """A proposal cannot be used as asked (unknown, expired, already answered)."""
-
-
-class ProposalNotFoundError(ProposalError):
-    """No pending memory with that id belongs to that user."""
-
-
-class ProposalExpiredError(ProposalError):
-    """The proposal waited longer than its expiry and was dropped."""
-
-
-class ProposalResolvedError(ProposalError):
-    """The proposal was already confirmed or rejected."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,10 +62,10 @@ class Proposal:
     source: str
     created_at: datetime
     expires_at: datetime
-    status: str = PENDING
+    status: ProposalStatus = PENDING
     fields: Mapping[str, Any] = field(default_factory=dict)
     conflict_ids: tuple[str, ...] = ()
-    conflict_note: str = ""
+    conflicts_shown: str = ""  # "id: summary; ..." of the first similar ones (the edge says it)
     message_id: str = ""
     entry_id: str = ""
 
@@ -127,10 +98,10 @@ def _row(r: Any) -> Proposal:
         source=r["source"],
         created_at=datetime.fromisoformat(r["created_at"]),
         expires_at=datetime.fromisoformat(r["expires_at"]),
-        status=r["status"],
+        status=ProposalStatus(r["status"]),
         fields=json.loads(r["fields"] or "{}"),
         conflict_ids=tuple(json.loads(r["conflict_ids"] or "[]")),
-        conflict_note=r["conflict_note"],
+        conflicts_shown=r["conflicts_shown"],
         message_id=r["message_id"],
         entry_id=r["entry_id"],
     )
@@ -148,7 +119,6 @@ class PendingStore:
     def __init__(self, state: StateDB, config: PendingConfig) -> None:
         self.state = state
         self.config = config
-        state.ensure("pending_memories", _DDL)
 
     def add(
         self,
@@ -160,7 +130,7 @@ class PendingStore:
         source: str = "",
         fields: Mapping[str, Any] | None = None,
         conflict_ids: tuple[str, ...] = (),
-        conflict_note: str = "",
+        conflicts_shown: str = "",
     ) -> Proposal:
         """Store a new proposal that expires ``ttl_minutes`` from ``now``."""
         check_user_key(user_key)
@@ -175,12 +145,12 @@ class PendingStore:
             expires_at=now + timedelta(minutes=self.config.ttl_minutes),
             fields=dict(fields or {}),
             conflict_ids=conflict_ids,
-            conflict_note=conflict_note,
+            conflicts_shown=conflicts_shown,
         )
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT INTO pending_memories (id, user_key, text, section, source, fields, "
-                "conflict_ids, conflict_note, created_at, expires_at, expires_ts) "
+                "conflict_ids, conflicts_shown, created_at, expires_at, expires_ts) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     proposal.id,
@@ -190,7 +160,7 @@ class PendingStore:
                     source,
                     json.dumps(dict(proposal.fields), ensure_ascii=False),
                     json.dumps(list(conflict_ids)),
-                    conflict_note,
+                    conflicts_shown,
                     now.isoformat(),
                     proposal.expires_at.isoformat(),
                     proposal.expires_at.timestamp(),
@@ -207,9 +177,7 @@ class PendingStore:
                 (proposal_id.strip(), user_key),
             ).fetchone()
         if row is None:
-            raise ProposalNotFoundError(
-                f"No pending memory {proposal_id!r} of yours: it may have been answered already."
-            )
+            raise ProposalNotFoundError(proposal_id)
         return _row(row)
 
     def live(self, user_key: str, proposal_id: str, now: datetime) -> Proposal:
@@ -219,19 +187,11 @@ class PendingStore:
             self.resolve(proposal.id, EXPIRED, now=now)
             proposal = self.get(user_key, proposal_id)
             # The owner learns of the expiry from this error, so the job must not tell again.
-            raise ProposalExpiredError(
-                f"That proposal expired at {proposal.expires_at:%H:%M}; "
-                "ask me to remember it again. 這個待確認的記憶已過期，請重新要求記住。"
-            )
+            raise ProposalExpiredError(proposal.id, proposal.expires_at)
         if proposal.status == EXPIRED:
-            raise ProposalExpiredError(
-                "That proposal has expired; ask me to remember it again. "
-                "這個待確認的記憶已過期，請重新要求記住。"
-            )
+            raise ProposalExpiredError(proposal.id)
         if proposal.status != PENDING:
-            raise ProposalResolvedError(
-                f"That proposal was already {proposal.status}. 這個提議已經處理過了。"
-            )
+            raise ProposalResolvedError(proposal.id, proposal.status)
         return proposal
 
     def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
@@ -256,19 +216,19 @@ class PendingStore:
         *,
         now: datetime,
         conflict_ids: tuple[str, ...] = (),
-        conflict_note: str = "",
+        conflicts_shown: str = "",
     ) -> Proposal:
         """Replace the text of a live proposal (same id) and restart its expiry."""
         proposal = self.live(user_key, proposal_id, now)
         expires = _aware(now) + timedelta(minutes=self.config.ttl_minutes)
         with self.state.transaction() as conn:
             conn.execute(
-                "UPDATE pending_memories SET text=?, conflict_ids=?, conflict_note=?, "
+                "UPDATE pending_memories SET text=?, conflict_ids=?, conflicts_shown=?, "
                 "expires_at=?, expires_ts=? WHERE id=? AND status=?",
                 (
                     text,
                     json.dumps(list(conflict_ids)),
-                    conflict_note,
+                    conflicts_shown,
                     expires.isoformat(),
                     expires.timestamp(),
                     proposal.id,
@@ -315,7 +275,9 @@ class PendingStore:
                 ).fetchone()
         return _row(row) if row else None
 
-    def resolve(self, proposal_id: str, status: str, *, now: datetime, entry_id: str = "") -> bool:
+    def resolve(
+        self, proposal_id: str, status: ProposalStatus, *, now: datetime, entry_id: str = ""
+    ) -> bool:
         """Move a pending proposal to ``status``; False when it was no longer pending."""
         with self.state.transaction() as conn:
             cur = conn.execute(
@@ -428,7 +390,7 @@ class PendingStore:
         changed = 0
         with self.state.transaction() as conn:
             rows = conn.execute(
-                "SELECT id, text, fields, conflict_note, entry_id FROM pending_memories "
+                "SELECT id, text, fields, conflicts_shown, entry_id FROM pending_memories "
                 "WHERE user_key=?",
                 (user_key,),
             ).fetchall()
@@ -440,10 +402,11 @@ class PendingStore:
                     text = redact(r["text"])
                     red = {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
                     fields = r["fields"] if red == values else json.dumps(red, ensure_ascii=False)
-                note = redact(r["conflict_note"])
-                if (text, fields, note) != (r["text"], r["fields"], r["conflict_note"]):
+                note = redact(r["conflicts_shown"])
+                if (text, fields, note) != (r["text"], r["fields"], r["conflicts_shown"]):
                     conn.execute(
-                        "UPDATE pending_memories SET text=?, fields=?, conflict_note=? WHERE id=?",
+                        "UPDATE pending_memories SET text=?, fields=?, conflicts_shown=? "
+                        "WHERE id=?",
                         (text, fields, note, r["id"]),
                     )
                     changed += 1

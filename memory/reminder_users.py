@@ -1,6 +1,6 @@
 """Per-user reminder settings in ``pcai.db``: the time zone and the morning briefing time.
 
-The table is created by :data:`memory.reminders.REMINDERS_DDL` (one DDL for the feature).
+The table is created by :mod:`memory.migrations`, like every table of ``pcai.db``.
 """
 
 from __future__ import annotations

@@ -16,63 +16,41 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from enum import StrEnum
 from typing import Any
 
-from memory.errors import MemoryStoreError
+from memory.errors import ReminderNotFoundError
 from memory.guards import mask
 from memory.reminder_users import ReminderUsers
 from memory.state import StateDB
 from memory.users import check_user_key
 
-PROPOSED = "proposed"  # waiting for its owner's confirmation
-SCHEDULED = "scheduled"
-FIRING = "firing"  # claimed by a sender; the send is in flight
-SENT = "sent"
-DONE = "done"
-CANCELLED = "cancelled"
-UNKNOWN = "unknown"  # the process stopped during the send: maybe delivered, never re-sent
-FAILED = "failed"  # the transport refused it every time it was tried
-STATUSES = (PROPOSED, SCHEDULED, FIRING, SENT, DONE, CANCELLED, UNKNOWN, FAILED)
 
-# One DDL constant so a numbered migration can take it over unchanged.
-REMINDERS_DDL = """
-CREATE TABLE IF NOT EXISTS reminders (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_key TEXT NOT NULL,
-    text TEXT NOT NULL,
-    due_utc TEXT NOT NULL,
-    due_ts REAL NOT NULL,
-    zone TEXT NOT NULL,
-    recurrence TEXT NOT NULL DEFAULT '',
-    status TEXT NOT NULL,
-    source TEXT NOT NULL DEFAULT '',
-    created_at TEXT NOT NULL,
-    confirmed_at TEXT NOT NULL DEFAULT '',
-    fired_at TEXT NOT NULL DEFAULT '',
-    occurrence_utc TEXT NOT NULL DEFAULT '',
-    sent_at TEXT NOT NULL DEFAULT '',
-    snoozed_at TEXT NOT NULL DEFAULT '',
-    snooze_count INTEGER NOT NULL DEFAULT 0,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    last_outcome TEXT NOT NULL DEFAULT '',
-    message_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS reminders_by_user ON reminders (user_key, status, due_ts);
-CREATE INDEX IF NOT EXISTS reminders_by_status ON reminders (status, due_ts);
-CREATE TABLE IF NOT EXISTS reminder_users (
-    user_key TEXT PRIMARY KEY,
-    zone TEXT NOT NULL DEFAULT '',
-    briefing_at TEXT NOT NULL DEFAULT '',
-    briefing_last TEXT NOT NULL DEFAULT ''
-);
-"""
+class ReminderStatus(StrEnum):
+    """Where a reminder is in its life; stored as the value."""
+
+    PROPOSED = "proposed"  # waiting for its owner's confirmation
+    SCHEDULED = "scheduled"
+    FIRING = "firing"  # claimed by a sender; the send is in flight
+    SENT = "sent"
+    DONE = "done"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"  # the process stopped during the send: maybe delivered, never re-sent
+    FAILED = "failed"  # the transport refused it every time it was tried
+
+
+PROPOSED = ReminderStatus.PROPOSED
+SCHEDULED = ReminderStatus.SCHEDULED
+FIRING = ReminderStatus.FIRING
+SENT = ReminderStatus.SENT
+DONE = ReminderStatus.DONE
+CANCELLED = ReminderStatus.CANCELLED
+UNKNOWN = ReminderStatus.UNKNOWN
+FAILED = ReminderStatus.FAILED
+STATUSES = tuple(ReminderStatus)
 
 # Statuses a user can still act on (cancel, snooze).
 LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
-
-
-class ReminderNotFoundError(MemoryStoreError):
-    """No reminder with that id belongs to that user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,7 +63,7 @@ class Reminder:
     due: datetime
     zone: str
     recurrence: str  # "" for a one-off; an encoded rule otherwise
-    status: str
+    status: ReminderStatus
     source: str
     created_at: datetime
     confirmed_at: datetime | None = None
@@ -122,7 +100,7 @@ def _row(r: Any) -> Reminder:
         due=datetime.fromisoformat(r["due_utc"]),
         zone=r["zone"],
         recurrence=r["recurrence"],
-        status=r["status"],
+        status=ReminderStatus(r["status"]),
         source=r["source"],
         created_at=datetime.fromisoformat(r["created_at"]),
         confirmed_at=_time(r["confirmed_at"]),
@@ -147,7 +125,6 @@ class ReminderStore:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("reminders", REMINDERS_DDL)
         self.users = ReminderUsers(state)
 
     # -- rows ------------------------------------------------------------------------------
@@ -160,7 +137,7 @@ class ReminderStore:
         zone: str,
         now: datetime,
         recurrence: str = "",
-        status: str = PROPOSED,
+        status: ReminderStatus = PROPOSED,
         source: str = "",
     ) -> Reminder:
         """Store a new reminder (a proposal unless ``status`` says otherwise)."""
@@ -200,7 +177,7 @@ class ReminderStore:
         """The reminder if it belongs to ``user_key``; someone else's is "not found"."""
         found = self.by_id(reminder_id)
         if found is None or found.user_key != check_user_key(user_key):
-            raise ReminderNotFoundError(f"no reminder {reminder_id} of yours")
+            raise ReminderNotFoundError(reminder_id)
         return found
 
     def of_user(self, user_key: str, statuses: Iterable[str] = LIVE) -> list[Reminder]:

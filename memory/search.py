@@ -25,10 +25,11 @@ from memory import scoring
 from memory.config import RetrievalConfig
 from memory.embedders import Embedder, similarity_floor
 from memory.index import Chunk, IndexStore
+from memory.markdown import MemoryStatus
 from memory.noise import noise_reason
 from memory.text import keyword_terms, selective_terms
 
-SEARCHABLE = ("active", "low_priority")
+SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 
 
 @dataclass(frozen=True, slots=True)

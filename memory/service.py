@@ -20,7 +20,7 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.search import HybridSearcher, SearchHit
+from memory.search import HybridSearcher, SearchHit, SearchResult
 from memory.users import UserPaths, check_user_key
 
 
@@ -63,9 +63,15 @@ class MemoryService:
         self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
     ) -> list[SearchHit]:
         """Search one user's memories, logs and summaries (picking up hand edits first)."""
+        return self.search_explained(user_key, query, k, now=now).hits
+
+    def search_explained(
+        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+    ) -> SearchResult:
+        """Like :meth:`search`, also returning each dropped candidate and why (one run)."""
         with self.lock(user_key):  # a sync racing a write of the same file would index twice
             self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
-        return self.searcher.search(user_key, query, k, now=now)
+        return self.searcher.search_explained(user_key, query, k, now=now)
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:
@@ -94,7 +100,7 @@ class MemoryService:
             doc = self.document(user_key)
             entry = doc.by_id().get(entry_id.strip())
             if entry is None:
-                raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+                raise EntryNotFoundError(entry_id)
             self.write_document(user_key, doc.without(entry.id))
         return entry
 

@@ -16,18 +16,6 @@ from datetime import datetime
 from memory.guards import mask
 from memory.state import StateDB
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS short_term_memory (
-    id INTEGER PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    category TEXT NOT NULL,
-    content TEXT NOT NULL,
-    created_at TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS short_term_by_user
-    ON short_term_memory (user_key, category, created_at);
-"""
-
 # Category -> keywords that name it (Traditional and Simplified Chinese, English).
 KEYWORDS: dict[str, tuple[str, ...]] = {
     "weather": ("天氣", "天气", "氣溫", "气温", "下雨", "weather", "forecast", "temperature"),
@@ -80,7 +68,6 @@ class ShortTermStore:
 
     def __init__(self, state: StateDB) -> None:
         self.state = state
-        state.ensure("short_term_memory", _DDL)
 
     def add(self, user_key: str, category: str, content: str, now: datetime) -> ShortTermRow:
         """Store one note under ``category`` (a KEYWORDS key or any other name)."""

@@ -11,17 +11,27 @@ import hashlib
 import re
 from dataclasses import dataclass
 from datetime import date
+from enum import StrEnum
 from pathlib import Path
 
 from memory.escaping import split_lines
 from memory.fsutil import read_text
 from memory.logs import parse_log
-from memory.markdown import parse_memory
+from memory.markdown import MemoryStatus, parse_memory
 from memory.users import UserPaths
 
-KIND_MEMORY = "memory"
-KIND_LOG = "log"
-KIND_SUMMARY = "summary"
+
+class UnitKind(StrEnum):
+    """Which file a unit (and each of its index chunks) comes from."""
+
+    MEMORY = "memory"  # a MEMORY.md entry
+    LOG = "log"  # a daily-log record
+    SUMMARY = "summary"  # a block of MEMORY_FULL.md or auto_summaries.md
+
+
+KIND_MEMORY = UnitKind.MEMORY
+KIND_LOG = UnitKind.LOG
+KIND_SUMMARY = UnitKind.SUMMARY
 
 _DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _SUMMARY_HEADING = re.compile(r"^## +(.+?)\s*$")
@@ -32,7 +42,7 @@ _DATE_IN = re.compile(r"(\d{4}-\d{2}-\d{2})")
 class Unit:
     """One indexable piece of a user's files."""
 
-    kind: str
+    kind: UnitKind
     path: str  # relative to the user's folder
     unit_id: str
     text: str
@@ -42,7 +52,7 @@ class Unit:
     line_start: int = 0
     line_end: int = 0
     importance: float = 0.7
-    status: str = "active"
+    status: str = MemoryStatus.ACTIVE
     refs: tuple[str, ...] = ()
     # Context embedded and keyword-indexed with the unit but not part of its text: a log
     # record is a reply to what came before, and "yes, last Friday" means nothing alone.

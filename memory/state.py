@@ -1,8 +1,8 @@
 """``pcai.db``: operational state (pending memories, access counters, short-term table).
 
-One connection per process, WAL mode. Each feature module owns its tables and creates them
-with ``CREATE TABLE IF NOT EXISTS`` through :meth:`StateDB.ensure`, so features stay
-independent and a fresh file needs no migration step.
+One connection per process, WAL mode. The schema is :mod:`memory.migrations`: opening the
+file applies the migrations it lacks (a file from before migrations is adopted with its rows),
+and a file from a newer PCAI is refused unchanged (:class:`~memory.errors.StateTooNewError`).
 
 A damaged file (garbage, truncated, malformed) must not keep the bot from starting: it is
 set aside as ``pcai.db.corrupt-<time>`` and an empty one takes its place. The copy stays on
@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +23,7 @@ from typing import Any
 
 from memory.db import connect, connect_plain, is_damaged, set_aside
 from memory.errors import StateDamagedError
+from memory.migrations import MIGRATIONS, Migration, migrate
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +94,7 @@ def salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
 class StateDB:
     """A shared connection to ``pcai.db`` with a lock and a transaction helper."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> None:
         self.path = path
         try:
             self.conn: Any = _open_checked(path)
@@ -110,16 +111,11 @@ class StateDB:
             )
             self.conn = connect(path, vec=False)
         self.lock = threading.RLock()
-        self._ensured: set[str] = set()
-
-    def ensure(self, name: str, ddl: str) -> None:
-        """Run ``ddl`` (idempotent CREATE ... IF NOT EXISTS statements) once per process."""
-        with self.lock:
-            if name in self._ensured:
-                return
-            self.conn.executescript(ddl)
-            self.conn.commit()
-            self._ensured.add(name)
+        try:
+            self.migrated = migrate(self.conn, path, migrations)
+        except BaseException:
+            self.conn.close()  # a newer file is refused as it is, and nothing holds it open
+            raise
 
     @contextmanager
     def transaction(self) -> Iterator[Any]:

@@ -24,17 +24,6 @@ log = logging.getLogger(__name__)
 # What stands where forgotten text was (logs, summaries, sessions, stored rows).
 FORGOTTEN = "[forgotten]"
 
-_DDL = """
-CREATE TABLE IF NOT EXISTS forget_undo (
-    id TEXT PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    entries TEXT NOT NULL,
-    forgotten_at TEXT NOT NULL,
-    expires_ts REAL NOT NULL
-);
-CREATE INDEX IF NOT EXISTS forget_undo_by_user ON forget_undo (user_key, forgotten_at);
-"""
-
 
 @dataclass(frozen=True, slots=True)
 class UndoCopy:
@@ -72,7 +61,6 @@ class UndoStore:
     def __init__(self, state: StateDB, minutes: int) -> None:
         self.state = state
         self.window = timedelta(minutes=minutes)
-        state.ensure("forget_undo", _DDL)
 
     def keep(self, user_key: str, entries: Sequence[Entry], now: datetime) -> UndoCopy:
         """Store the copy of what is about to be forgotten."""

@@ -15,7 +15,7 @@ _USER_KEY = re.compile(r"^[a-z]+_[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 def check_user_key(user_key: str) -> str:
     """Return ``user_key`` if it is safe to use as a folder name, else raise."""
     if not _USER_KEY.fullmatch(user_key) or ".." in user_key:
-        raise InvalidUserKeyError(f"not a valid user key: {user_key!r}")
+        raise InvalidUserKeyError(user_key)
     return user_key
 
 

@@ -18,6 +18,7 @@ from history.sessions import KIND_COMPACTION, Message, SessionStore
 from history.summarize import parse_structured
 from memory.access import AccessCounter, AccessStat
 from memory.config import LifecycleConfig
+from memory.governance import LIVE
 from memory.lifecycle import entry_health, is_core
 from memory.markdown import Entry
 from memory.service import MemoryService
@@ -96,7 +97,7 @@ def fading_from(
     """Entries still retrieved but below the low-priority line, weakest first; core never."""
     out = []
     for entry in entries:
-        if is_core(entry) or entry.status not in ("active", "low_priority"):
+        if is_core(entry) or entry.status not in LIVE:
             continue
         health = entry_health(entry, stats.get(entry.id, AccessStat()), now, config)
         if health < config.low_priority_below:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from agent.errors import AgentError
 
-class ReminderError(Exception):
+
+class ReminderError(AgentError):
     """Base class of every error the reminder package raises on purpose.
 
     ``zh`` and ``en`` are the sentence the bot shows; ``str(error)`` joins them.
@@ -81,7 +83,7 @@ class BadBriefingTimeError(ReminderError):
 
 
 # -- sending ---------------------------------------------------------------------------------
-class NotDeliveredError(Exception):
+class NotDeliveredError(AgentError):
     """Raised by a sender when it *knows* the message did not leave (the transport refused it).
 
     Only then is a reminder retried; any other exception during a send counts as "maybe

@@ -13,13 +13,26 @@ import calendar
 import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
+from enum import StrEnum
 from zoneinfo import ZoneInfo
 
-DAILY = "daily"
-WEEKLY = "weekly"
-MONTHLY = "monthly"
-YEARLY = "yearly"
-KINDS = (DAILY, WEEKLY, MONTHLY, YEARLY)
+
+class Frequency(StrEnum):
+    """How often a rule repeats (the first word of its stored form)."""
+
+    DAILY = "daily"
+    WEEKLY = "weekly"
+    MONTHLY = "monthly"
+    YEARLY = "yearly"
+
+
+DAILY, WEEKLY, MONTHLY, YEARLY = (
+    Frequency.DAILY,
+    Frequency.WEEKLY,
+    Frequency.MONTHLY,
+    Frequency.YEARLY,
+)
+KINDS = tuple(Frequency)
 
 WEEKDAYS_ZH = "一二三四五六日"
 WEEKDAYS_EN = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
@@ -63,7 +76,7 @@ def _next_month(year: int, month: int) -> tuple[int, int]:
 class Recurrence:
     """A repeating wall-clock time: daily, weekly (weekday), monthly (day), yearly (month/day)."""
 
-    kind: str
+    kind: Frequency
     hour: int
     minute: int
     weekday: int = 0  # weekly: Monday = 0
@@ -99,7 +112,7 @@ class Recurrence:
         m = _ENCODED.match(raw.strip())
         if not m:
             raise ValueError(f"not a recurrence: {raw!r}")
-        kind, a, b = m["kind"], m["a"], m["b"]
+        kind, a, b = Frequency(m["kind"]), m["a"], m["b"]
         h, mi = int(m["h"]), int(m["m"])
         if kind == WEEKLY and a is not None and b is None:
             return cls(kind, h, mi, weekday=int(a))

@@ -2,9 +2,11 @@
 
 A reminder starts as a proposal (from ``/remind``, the model's ``reminder_create`` tool, or a
 date in a confirmed memory) and is scheduled only when its owner confirms it with a proof of
-their act, like a memory. Firing claims the row in ``pcai.db`` before sending (see
-memory/reminders.py): a restart during a send leaves the row ``unknown`` and never sends it
-again; a reminder that came due while the process was down fires at start, marked late.
+their act, like a memory: a :class:`memory.consent.UserAct` of kind ``reminder`` that the bot
+layer's mint sealed, checked here with the mint's :class:`~memory.consent.ActCheck`. Firing
+claims the row in ``pcai.db`` before sending (see memory/reminders.py): a restart during a
+send leaves the row ``unknown`` and never sends it again; a reminder that came due while the
+process was down fires at start, marked late.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import (
     NotDeliveredError,
     ReminderExpiredError,
@@ -22,13 +23,14 @@ from agent.reminders.errors import (
     ReminderNotFoundError,
     ReminderStateError,
 )
-from agent.reminders.parse import MAX_TEXT, ParsedReminder, parse_reminder
-from agent.reminders.recurrence import Recurrence, at_wall, rule_for
+from agent.reminders.proposals import ProposalsMixin
+from agent.reminders.recurrence import Recurrence, at_wall
 from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
 from agent.reminders.texts import alert_text
-from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport, UserActLike
+from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport
 from memory import reminders as rs
+from memory.consent import ActCheck, Action, NotTheUsersActError
 from memory.reminders import Reminder, ReminderStore
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ log = logging.getLogger(__name__)
 Clock = Callable[[], datetime]
 Sender = Callable[[Reminder, str], Awaitable[str]]  # returns the transport's message id
 BriefingHook = Callable[[str, date], Awaitable[None]]
+Owns = Callable[[str], bool]  # which users' reminders this process sends
 SNOOZES = {"10m": timedelta(minutes=10), "1h": timedelta(hours=1), "tomorrow": None}
 
 
@@ -52,11 +55,14 @@ def _answered() -> ReminderStateError:
     return ReminderStateError("That reminder was already answered.", "這個提醒已經處理過了。")
 
 
-class ReminderService(UserSettingsMixin):
+class ReminderService(ProposalsMixin, UserSettingsMixin):
     """Reminders of every user, over one :class:`ReminderStore`.
 
     ``sender`` and ``on_briefing`` may be assigned after construction (the transport is built
-    after the services); until then nothing is claimed, so nothing is lost.
+    after the services); until then nothing is claimed, so nothing is lost. ``acts`` checks
+    the user's answers (without it nobody can confirm); ``owns`` names the users whose
+    reminders this process schedules and sends (the Telegram bot its ``telegram_`` users, a
+    terminal chat beside it only its own user), so two processes never fight over a send.
     """
 
     def __init__(
@@ -69,6 +75,8 @@ class ReminderService(UserSettingsMixin):
         sender: Sender | None = None,
         on_briefing: BriefingHook | None = None,
         config: ReminderConfig | None = None,
+        acts: ActCheck | None = None,
+        owns: Owns | None = None,
     ) -> None:
         self.store = store
         self.default_zone = self._zone_info(default_zone)
@@ -77,81 +85,8 @@ class ReminderService(UserSettingsMixin):
         self.sender = sender
         self.on_briefing = on_briefing
         self.config = config or ReminderConfig()
-
-    # -- proposals -------------------------------------------------------------------------
-    def parse(self, user_key: str, phrase: str) -> ParsedReminder:
-        """Parse a ``/remind`` phrase in the user's zone (:class:`ParseError` if it can't)."""
-        return parse_reminder(phrase, self.clock(), self.zone(user_key))
-
-    def propose(
-        self,
-        user_key: str,
-        text: str,
-        due: datetime,
-        rule: Recurrence | None = None,
-        source: str = "",
-    ) -> Reminder:
-        """Store a proposal; nothing is scheduled until the user confirms it."""
-        text = " ".join(text.split())
-        if not text or len(text) > MAX_TEXT:
-            raise ReminderStateError(
-                "A reminder needs a text of 1-500 characters.", "提醒內容需要 1 到 500 字。"
-            )
-        now = self.clock()
-        if due.tzinfo is None:
-            raise ValueError("the due time must be timezone-aware")
-        if rule is None and due <= now:
-            raise ReminderInPastError("That time has already passed.", "那個時間已經過去了。")
-        zone = self.zone(user_key)
-        return self.store.add(
-            user_key,
-            text,
-            due=due,
-            zone=zone.key,
-            now=now,
-            recurrence=rule.encode() if rule else "",
-            source=source,
-        )
-
-    def propose_phrase(self, user_key: str, phrase: str) -> tuple[Reminder, ParsedReminder]:
-        """``/remind <when> <text>``: parse, then propose what was understood."""
-        parsed = self.parse(user_key, phrase)
-        row = self.propose(user_key, parsed.text, parsed.due, parsed.recurrence, "/remind")
-        return row, parsed
-
-    def propose_iso(
-        self, user_key: str, when: str, text: str, recurrence: str | None = None
-    ) -> Reminder:
-        """The model's ``reminder_create``: an ISO time (naive = the user's zone) and a kind."""
-        try:
-            due = datetime.fromisoformat(when.strip())
-        except ValueError:
-            raise ReminderStateError(
-                f"{when!r} is not an ISO date and time.", f"{when!r} 不是 ISO 日期時間。"
-            ) from None
-        zone = self.zone(user_key)
-        due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
-        rule = None
-        if recurrence:
-            try:
-                rule = rule_for(recurrence.strip().lower(), due)
-            except ValueError:
-                raise ReminderStateError(
-                    "Repeat must be daily, weekly, monthly or yearly.",
-                    "重複只能是每天、每週、每月或每年。",
-                ) from None
-            due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
-        return self.propose(user_key, text, due, rule, "tool")
-
-    def offer_for_memory(
-        self, user_key: str, memory_text: str
-    ) -> tuple[Reminder, DateOffer] | None:
-        """A confirmed memory naming a birthday or anniversary: propose the day-before reminder."""
-        offer = find_recurring_date(memory_text)
-        if offer is None:
-            return None
-        due = offer.rule.next_after(self.clock(), self.zone(user_key))
-        return self.propose(user_key, offer.text, due, offer.rule, "memory"), offer
+        self.acts = acts
+        self.owns: Owns = owns or (lambda user_key: True)
 
     # -- the user's acts -------------------------------------------------------------------
     def _mine(self, user_key: str, reminder_id: int) -> Reminder:
@@ -162,8 +97,13 @@ class ReminderService(UserSettingsMixin):
                 f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
             ) from None
 
-    def _acting(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        if act.user_key != user_key:
+    def _acting(self, act: object, user_key: str, reminder_id: int, action: Action) -> Reminder:
+        if self.acts is None:
+            raise NotTheUsersActError("Nothing here can take the user's answer to a reminder.")
+        checked = self.acts.verify(act, (action,), kind="reminder")
+        if checked.user_key == user_key and checked.proposal_id != str(reminder_id):
+            raise NotTheUsersActError("That act answers another reminder.")
+        if checked.user_key != user_key:
             # Someone else's act never answers this user's proposal: report it as absent.
             raise ReminderNotFoundError(
                 f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
@@ -175,9 +115,9 @@ class ReminderService(UserSettingsMixin):
             )
         return row
 
-    def confirm(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        """The user says yes: ``proposed -> scheduled``, and it is put on the scheduler."""
-        row = self._acting(act, user_key, reminder_id)
+    def confirm(self, act: object, user_key: str, reminder_id: int) -> Reminder:
+        """The user says yes (a sealed ``confirm`` act): ``proposed -> scheduled``, scheduled."""
+        row = self._acting(act, user_key, reminder_id, "confirm")
         now = self.clock()
         if now - row.created_at > self.config.proposal_ttl:
             self.store.cancel(row.id, now, "expired")
@@ -195,20 +135,16 @@ class ReminderService(UserSettingsMixin):
             )
         confirmed = self.store.confirm(row.id, due, now)
         if confirmed is None:
-            raise ReminderStateError(
-                "That reminder was already answered.", "這個提醒已經處理過了。"
-            )
+            raise _answered()
         self.scheduler.schedule_at(confirmed.due, confirmed.key)
         return confirmed
 
-    def reject(self, act: UserActLike, user_key: str, reminder_id: int) -> Reminder:
-        """The user says no: the proposal is dropped."""
-        row = self._acting(act, user_key, reminder_id)
+    def reject(self, act: object, user_key: str, reminder_id: int) -> Reminder:
+        """The user says no (a sealed ``reject`` act): the proposal is dropped."""
+        row = self._acting(act, user_key, reminder_id, "reject")
         done = self.store.cancel(row.id, self.clock(), "rejected")
         if done is None:
-            raise ReminderStateError(
-                "That reminder was already answered.", "這個提醒已經處理過了。"
-            )
+            raise _answered()
         return done
 
     def cancel(self, user_key: str, reminder_id: int) -> Reminder:
@@ -348,6 +284,9 @@ class ReminderService(UserSettingsMixin):
         """Fire every reminder due now (a poll: the terminal chat, or a safety net job)."""
         results = []
         for reminder_id in self.store.due_ids(self.clock()):
+            row = self.store.by_id(reminder_id)
+            if row is None or not self.owns(row.user_key):
+                continue  # another process sends that user's reminders
             result = await self.fire(reminder_id)
             if result is not None:
                 results.append(result)
@@ -372,13 +311,15 @@ class ReminderService(UserSettingsMixin):
         now = self.clock()
         uncertain = []
         for row in self.store.stuck():
+            if not self.owns(row.user_key):
+                continue  # another process may be sending it right now
             moved = self.store.finish(row.id, now, "unknown", next_due=self._next_due(row, now))
             if moved is not None:
                 log.warning("reminder %s was being sent at shutdown: not re-sent", row.id)
                 uncertain.append(moved)
         expired = self.expire_proposals()
         late = []
-        rows = self.store.in_status(rs.SCHEDULED)
+        rows = [r for r in self.store.in_status(rs.SCHEDULED) if self.owns(r.user_key)]
         for row in rows:
             if now - row.due > self.config.late_after:
                 late.append(row)

@@ -84,6 +84,7 @@ class UserSettingsMixin:
     clock: Callable[[], datetime]
     scheduler: ReminderScheduler
     on_briefing: Callable[[str, date], Awaitable[None]] | None
+    owns: Callable[[str], bool]
 
     @staticmethod
     def _zone_info(name: str) -> ZoneInfo:
@@ -144,7 +145,7 @@ class UserSettingsMixin:
 
     def schedule_briefings(self) -> int:
         """Schedule every user's next briefing (at start); returns how many."""
-        users = self.store.users.with_briefing()
+        users = [s for s in self.store.users.with_briefing() if self.owns(s.user_key)]
         for settings in users:
             self._schedule_briefing(settings)
         return len(users)

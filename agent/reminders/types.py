@@ -1,27 +1,13 @@
-"""Values of the reminder service: its timings, results, listing rows, the user-act seam."""
+"""Values of the reminder service: its timings, results and listing rows."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Protocol
 
 from agent.reminders.recurrence import Recurrence
 from agent.reminders.texts import list_line
 from memory.reminders import Reminder
-
-
-class UserActLike(Protocol):
-    """The proof of a user's act that confirm/reject need (phase 2: memory.consent.UserAct).
-
-    Only the bot layer makes one from a button press, a reply or a command; the model's tools
-    cannot, so the model can propose a reminder but never schedule one.
-    """
-
-    @property
-    def user_key(self) -> str:
-        """The user whose act this is."""
-        ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,17 +6,20 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
+from agent.handlers import proposal_view
+from agent.texts import both, error_both
 from agent.types import ProposalView
 from bot.telegram.ports import BackendError, Decision, Outcome, Via
-from memory.confirm import ConfirmationService, ProposalRefusedError
+from memory.confirm import ConfirmationService
 from memory.consent import UserActMint
-from memory.governance import Governance
-from memory.pending import (
-    Proposal,
+from memory.errors import (
     ProposalExpiredError,
     ProposalNotFoundError,
+    ProposalRefusedError,
     ProposalResolvedError,
 )
+from memory.governance import Governance
+from memory.pending import Proposal
 
 
 def _now() -> datetime:
@@ -25,7 +28,7 @@ def _now() -> datetime:
 
 def view_of(p: Proposal) -> ProposalView:
     """The transport's view of a stored proposal."""
-    return ProposalView(p.id, p.text, p.section, p.expires_at, p.conflict_note)
+    return proposal_view(p)
 
 
 class ConfirmAdapter:
@@ -44,7 +47,7 @@ class ConfirmAdapter:
         try:
             return view_of(self.service.propose(user_key, text, "command", now=now))
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
@@ -72,7 +75,7 @@ class ConfirmAdapter:
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
         except ProposalRefusedError as exc:
-            raise BackendError(str(exc)) from exc
+            raise BackendError(error_both(exc)) from exc
         return Outcome("edited", p.text, proposal=view_of(p))
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
@@ -114,7 +117,7 @@ class GovernanceKeeper:
         """Every version of the topic's memories, oldest first."""
         chain = self.governance.archaeology(user_key, topic)
         if not chain:
-            return f"No memory about {topic!r}. 沒有關於「{topic}」的記憶。"
+            return both("no_history_topic", first="en", topic=topic)
         return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
 
     async def flush(self) -> None:

@@ -32,6 +32,7 @@ from bot.telegram.desk import Desk
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
 from bot.telegram.ports import Backend
+from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.texts import COMMANDS
 
 log = logging.getLogger(__name__)
@@ -108,6 +109,7 @@ def build_application(
 def add_handlers(application: BotApp) -> None:
     """Gate first (group -1), then commands, buttons, text and everything else (no edits)."""
     application.add_handler(TypeHandler(Update, gate), group=-1)
+    add_reminder_handlers(application)  # before the general commands: /remind, /tz, …
     names = [name for name, _, _ in COMMANDS]
     # New messages only: PTB's defaults also take edited ones, which must never run twice.
     new = filters.UpdateType.MESSAGE

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.texts import both
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.telegram.ports import (
     BackendError,
@@ -25,7 +26,9 @@ from bot.telegram.ports import (
     Outcome,
     Via,
 )
+from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
 from memory.confirm import parse_reply
+from memory.markdown import MemoryStatus
 from memory.service import MemoryService
 
 
@@ -87,6 +90,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -113,8 +117,11 @@ class ServicesBackend:
         return self._conf().propose(user_key, text, now)
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
-        """Through the confirmation service, as the user's act."""
-        return self._conf().decide(user_key, proposal_id, decision, via=via)
+        """Through the confirmation service, as the user's act (a date in it: offer a reminder)."""
+        outcome = self._conf().decide(user_key, proposal_id, decision, via=via)
+        if outcome.status == "confirmed" and self.reminders is not None:
+            self.reminders.note_confirmed(user_key, outcome.entry_id, outcome.text)
+        return outcome
 
     def edit(self, user_key: str, proposal_id: str, text: str, *, via: Via) -> Outcome:
         """Through the confirmation service, as the user's act."""
@@ -144,7 +151,7 @@ class ServicesBackend:
         return [
             MemoryLine(e.id, e.text, e.section, e.status)
             for e in self.memory.entries(user_key)
-            if e.status != "archived"
+            if e.status != MemoryStatus.ARCHIVED
         ]
 
     def search(self, user_key: str, query: str) -> Sequence[Found]:
@@ -183,7 +190,7 @@ class ServicesBackend:
         user about the others.
         """
         entries = self.memory.entries(user_key)
-        active = sum(1 for e in entries if e.status == "active")
+        active = sum(1 for e in entries if e.status == MemoryStatus.ACTIVE)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
         return [
@@ -210,11 +217,7 @@ class ServicesBackend:
 
 def needs_ollama(model: str) -> str:
     """The one sentence saying chat needs a running Ollama with the model."""
-    return (
-        f"Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. "
-        f"聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
-        "Memory commands still work (/help)."
-    )
+    return both("needs_ollama", first="en", model=model)
 
 
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
@@ -251,4 +254,5 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
             GovernanceKeeper(governance, services.forgetter) if governance is not None else None
         ),
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
     )

@@ -13,6 +13,7 @@ from telegram.ext import Application, BaseUpdateProcessor, CallbackContext, ExtB
 from bot.settings import Settings
 from bot.telegram.desk import Desk
 from bot.telegram.ports import Backend
+from bot.telegram.reminder_desk import ReminderDesk
 
 
 @dataclass(slots=True)
@@ -29,6 +30,12 @@ class BotDeps:
     # user key -> the proposal the bot's last message in the private chat showed, if it did:
     # a bare "ok" may answer only that one.
     last_shown: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def reminders(self) -> ReminderDesk | None:
+        """Reminder commands and buttons, when the backend has a reminder service."""
+        desk: ReminderDesk | None = getattr(self.backend, "reminders", None)
+        return desk
 
     def spoke(self, user_key: str) -> None:
         """The bot told the user something else: no proposal is its last message now."""

@@ -55,7 +55,7 @@ class Desk:
         out = [f"{m.id}  [{m.section}] {m.text}" for m in shown]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
-            out.append(say("page", lang) % (page, pages, nxt))
+            out.append(say("page", lang, page=page, pages=pages, next=nxt))
         return Answer("\n".join(out))
 
     async def cmd_search(self, user_key: str, arg: str, lang: str) -> Answer:

@@ -10,6 +10,7 @@ from agent.types import IncomingMessage
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
+from bot.telegram.reminders import show_reminders, try_reminder_reply
 from bot.telegram.sending import send_text, typing
 from bot.telegram.texts import detect_language, say
 from history.sessions import group_session_id
@@ -24,6 +25,8 @@ async def on_text(update: Update, context: BotContext) -> None:
     if group and context.bot.username:
         text = text.replace(f"@{context.bot.username}", "").strip()
     lang = detect_language(user.language_code, text)
+    if not group and await try_reminder_reply(update, context, text.strip(), lang):
+        return
     if not group and await try_confirm_flow(update, context, text.strip(), lang):
         return
     key, deps = user_key_of(update), context.deps
@@ -47,6 +50,7 @@ async def on_text(update: Update, context: BotContext) -> None:
         await send_text(context.bot, chat.id, notice)
     if not group:
         await show_proposals(context.bot, deps, chat.id, key, reply.proposals, lang)
+        await show_reminders(context.bot, deps, chat.id, key, reply.reminders, lang)
 
 
 async def on_other(update: Update, context: BotContext) -> None:

@@ -13,14 +13,13 @@ from typing import Literal, Protocol
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
+# The error lives in bot.errors; re-exported because every front end takes it from the ports.
+from bot.errors import BackendError as BackendError
+
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
 # The user event that answered a proposal (sealed into the user's act, kept in the log).
 Via = Literal["button", "reply", "command", "word", "edit"]
-
-
-class BackendError(Exception):
-    """A request the user can fix; the message is one sentence fit to show them."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,15 @@
-"""Everything the bot says, in Chinese and English, plus the small text helpers around it."""
+"""The bot's command list and the small text helpers around what it says.
+
+The sentences themselves are in the catalogue :mod:`agent.texts` (``say`` is re-exported
+here for the bot's modules).
+"""
 
 from __future__ import annotations
 
 import re
 from datetime import datetime
 
+from agent.texts import LANGUAGES, say
 from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
@@ -27,63 +32,20 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("new", "開始新對話（先整理舊對話）", "start a fresh conversation"),
     ("export", "匯出你的記憶（Markdown）", "export your memories (Markdown)"),
     ("stats", "統計：數量、索引大小、排程", "stats: counts, index size, jobs"),
+    (
+        "remind",
+        "設定提醒：/remind 明天早上九點 打電話給媽媽",
+        "set a reminder: /remind 5pm water plants",
+    ),
+    ("reminders", "列出提醒（可取消）", "list your reminders (with cancel buttons)"),
+    ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
+    ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
 )
 
-MESSAGES: dict[str, tuple[str, str]] = {
-    "welcome": (
-        "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。",
-        "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help.",
-    ),
-    "stranger": (
-        "抱歉，這個機器人只服務它的主人。",
-        "Sorry, this bot only serves its owner.",
-    ),
-    "text_only": ("目前只看得懂文字訊息。", "Text only for now."),
-    "error": ("抱歉，我這邊出了點問題，請再試一次。", "Sorry, something went wrong on my side."),
-    "group_private": (
-        "記憶只在私訊中使用，請私訊我。",
-        "Memories are only used in a private chat with me; please message me directly.",
-    ),
-    "no_memories": ("還沒有記憶。用 /remember <內容> 新增。", "No memories yet. Use /remember."),
-    "usage_search": ("用法：/search <關鍵字>", "Usage: /search <query>"),
-    "usage_remember": ("用法：/remember <內容>", "Usage: /remember <text>"),
-    "usage_forget": ("用法：/forget <id>（id 見 /memory）", "Usage: /forget <id> (see /memory)"),
-    "usage_history": ("用法：/history <主題>", "Usage: /history <topic>"),
-    "nothing_found": ("找不到相關記憶。", "Nothing found."),
-    "no_pending": ("沒有等待確認的記憶。", "Nothing is waiting for confirmation."),
-    "which_pending": (
-        "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。",
-        "Several memories are waiting; which one do you mean? Press the button under it, "
-        "reply to it, or type /confirm <id>.",
-    ),
-    "this_pending": (
-        "你是指這條等待確認的記憶嗎？請按它下面的按鈕，或回覆它。",
-        "Do you mean this memory that is waiting? Press a button under it, or reply to it.",
-    ),
-    "no_why": ("上一個回答沒有用到任何記憶。", "No memories shaped the last reply."),
-    "why_head": ("上一個回答用到的記憶：", "Memories used for the last reply:"),
-    "confirmed": ("✅ 已記住：", "✅ Remembered: "),
-    "rejected": ("🗑 已捨棄：", "🗑 Discarded: "),
-    "expired": ("⌛ 這個提議已過期，沒有寫入。", "⌛ This proposal expired; nothing was saved."),
-    "missing": ("找不到這個提議（可能已處理過）。", "That proposal is gone (already handled?)."),
-    "edit_prompt": (
-        "✏️ 請回覆這則訊息，輸入新的內容。",
-        "✏️ Reply to this message with the new text.",
-    ),
-    "edited": ("已修改，請再確認一次：", "Edited; please confirm again:"),
-    "propose_head": ("📝 要記住這條嗎？", "📝 Remember this?"),
-    "expires": ("%s 前有效", "expires %s"),
-    "export_caption": ("你的記憶（Markdown）", "Your memories (Markdown)"),
-    "stats_head": ("統計", "Stats"),
-    "page": ("第 %d/%d 頁，下一頁：/memory %d", "page %d/%d, next: /memory %d"),
-    "needs_ollama": (
-        "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull %s`。記憶指令仍可使用（/help）。",
-        "Chat needs Ollama: run `ollama serve` and `ollama pull %s`. Memory commands still "
-        "work (/help).",
-    ),
+BUTTONS = {
+    lang: (say("button_confirm", lang), say("button_edit", lang), say("button_discard", lang))
+    for lang in LANGUAGES
 }
-
-BUTTONS = {"zh": ("✅ 確認", "✏️ 修改", "🗑 捨棄"), "en": ("✅ Confirm", "✏️ Edit", "🗑 Discard")}
 
 
 def detect_language(language_code: str | None, text: str = "") -> str:
@@ -96,23 +58,13 @@ def detect_language(language_code: str | None, text: str = "") -> str:
     return "en" if code or text else "zh"
 
 
-def say(key: str, lang: str) -> str:
-    """The message ``key`` in ``lang``."""
-    zh, en = MESSAGES[key]
-    return zh if lang == "zh" else en
-
-
 def help_text(lang: str, commands: tuple[tuple[str, str, str], ...] = COMMANDS) -> str:
     """The bilingual command list (the user's language first)."""
     lines = ["PCAI — 指令 / commands"]
     for name, zh, en in commands:
         lines.append(f"/{name} — {zh} / {en}" if lang == "zh" else f"/{name} — {en} / {zh}")
     lines.append("")
-    lines.append(
-        "直接輸入文字就是聊天；我提議記住的事要你確認才會寫入。"
-        if lang == "zh"
-        else "Plain text is a chat; what I offer to remember is saved only once you confirm."
-    )
+    lines.append(say("help_footer", lang))
     return "\n".join(lines)
 
 
@@ -123,7 +75,7 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     lines = [say("propose_head", lang), "", body, ""]
     if p.conflict_note:
         lines.append(p.conflict_note)
-    lines.append(f"[{p.section}] · {say('expires', lang) % when} · id {p.proposal_id}")
+    lines.append(f"[{p.section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
     return "\n".join(lines)
 
 

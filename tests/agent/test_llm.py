@@ -6,7 +6,7 @@ import socket
 
 import pytest
 
-from agent.llm import LLMResponseError, LLMUnavailableError
+from agent.errors import LLMResponseError, LLMUnavailableError
 from agent.ollama_client import OllamaChat
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 

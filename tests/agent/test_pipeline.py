@@ -6,9 +6,9 @@ import json
 import socket
 
 from agent.ollama_client import OllamaChat
-from agent.pipeline import TEXTS
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.selection import L0, L2, SHORT_TERM
+from agent.texts import say
 from agent.tools import MAX_TOOL_ROUNDS
 from memory.short_term import ShortTermStore
 from memory.users import UserPaths
@@ -117,7 +117,7 @@ async def test_the_model_cannot_confirm_its_own_proposal(env: Env) -> None:
     assert len(reply.proposals) == 1
     assert env.services.memory.entries(USER) == []
     offered = [t["function"]["name"] for t in env.fake.chat_requests[0]["tools"]]
-    assert offered == ["memory_save", "memory_search", "memory_archaeology"]
+    assert offered == ["memory_save", "memory_search", "memory_archaeology", "reminder_create"]
     last_tool = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"][-1]
     assert "Only the user can confirm" in json.loads(last_tool["content"])["error"]
 
@@ -140,13 +140,13 @@ async def test_ollama_down_keeps_the_message_and_recovers(env: Env) -> None:
     good = env.llm.host
     env.llm.host = _dead_url()
     reply = await env.agent.respond(env.msg("今天下午三點要開會，幫我想想要準備什麼？"))
-    assert reply.error and reply.text == TEXTS["down"][0]
+    assert reply.error and reply.text == say("down", "zh")
     assert [m["content"] for m in _session(env)] == ["今天下午三點要開會，幫我想想要準備什麼？"]
     assert "今天下午三點要開會" in _logs(env)
 
     env.fake.fail_garbage, env.fake.fail_paths, env.llm.host = True, {"/api/chat"}, good
     garbage = await env.agent.respond(env.msg("Are you there now?"))
-    assert garbage.error and garbage.text == TEXTS["garbage"][1]
+    assert garbage.error and garbage.text == say("garbage", "en")
 
     env.fake.fail_garbage = False
     env.fake.queue_chat("我回來了，先準備議程。")
@@ -163,7 +163,7 @@ async def test_tool_loop_is_bounded_and_bad_calls_are_errors(env: Env) -> None:
     env.fake.chat_handler = lambda body: tool_reply("memory_save")
     reply = await env.agent.respond(env.msg("幫我記一下東西好嗎"))
     assert len(env.fake.chat_requests) == MAX_TOOL_ROUNDS + 1
-    assert reply.text == TEXTS["tools_exhausted"][0] and reply.proposals == ()
+    assert reply.text == say("tools_exhausted", "zh") and reply.proposals == ()
     tool_msgs = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"]
     assert len(tool_msgs) == MAX_TOOL_ROUNDS
     assert all("missing required argument 'text'" in m["content"] for m in tool_msgs)
@@ -221,5 +221,5 @@ async def test_a_slow_ollama_times_out_with_a_clear_sentence(env: Env) -> None:
     env.agent.llm = OllamaChat(env.fake.url, timeout=0.3)
     env.fake.delay = 1.0
     reply = await env.agent.respond(env.msg("hi there, are you awake right now"))
-    assert reply.error and reply.text == TEXTS["down"][1]
+    assert reply.error and reply.text == say("down", "en")
     assert _session(env)[-1]["content"] == "hi there, are you awake right now"

@@ -23,6 +23,7 @@ from telegram.request import BaseRequest, RequestData
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.app import Services
 from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome, Via
+from bot.telegram.reminder_desk import ReminderDesk
 
 BOT = {"id": 666, "is_bot": True, "first_name": "PCAI", "username": "TestNameBot"}
 
@@ -200,6 +201,7 @@ class StandInBackend:
     last_injected: dict[str, tuple[InjectedMemory, ...]] = field(default_factory=dict)
     flushed: int = 0
     sessions_closed: list[str] = field(default_factory=list)
+    reminders: ReminderDesk | None = None  # the real reminder desk, when a test wires it
 
     async def respond(self, msg: IncomingMessage) -> Reply:
         """Record the message and answer it with the script (default: echo)."""

@@ -26,7 +26,7 @@ def test_replace_supersedes_and_confirm_keeps_both(services: Services) -> None:
     second = services.confirm.propose(
         USER, "我現在每天早上改喝黑咖啡", now=now + timedelta(seconds=1), fields=TOPIC
     )
-    assert second.conflict_note  # the same topic: add or replace?
+    assert second.conflicts_shown  # the same topic: add or replace?
     assert backend.decide(
         USER, second.id, classify_words("取代") or "reject", via="reply"
     ).status == ("confirmed")

@@ -37,14 +37,14 @@ def chat(turns: int) -> Session:
 
 
 def compactor(kit: HistoryKit, config: HistoryConfig | None = None) -> Compactor:
-    s = kit.services
+    s = kit.library
     return Compactor(
-        s.settings.data_dir,
+        s.data_dir,
         SummaryService(None),
         s.counter,
-        config or s.settings.history,
+        config or kit.history,
         kit.daily_log,
-        on_written=s.memory.indexer.sync_file,
+        on_written=s.indexer.sync_file,
     )
 
 
@@ -61,7 +61,7 @@ async def test_turn_threshold_writes_both_files_and_keeps_summary_plus_last_turn
     result = await comp.maybe_compact(session, USER, NOW)
     assert result is not None and result.heading == "對話摘要 (2026-02-09)"
 
-    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    paths = UserPaths.of(kit.library.data_dir, USER)
     full = paths.memory_full_md.read_text("utf-8")
     assert "## 對話摘要 (2026-02-09)\n" in full
     assert "curl API" in full and "3000 元" in full and "其間穿插閒聊" in full
@@ -82,17 +82,17 @@ async def test_turn_threshold_writes_both_files_and_keeps_summary_plus_last_turn
         "15th turn: 總結一下？",
     ]
     assert session.user_turns == 5 and not comp.check(session).triggered
-    prompt = history_context(session.messages, kit.services.settings.history)
+    prompt = history_context(session.messages, kit.history)
     assert prompt.startswith(NOTE_PREFIX)
     assert "User: 15th turn: 總結一下？" in prompt and "(turn 9)" not in prompt
 
     # and the summary is searchable
-    hits = kit.services.memory.search(USER, "curl API 精確匹配")
+    hits = kit.library.search(USER, "curl API 精確匹配")
     assert any(h.chunk.path == "MEMORY_FULL.md" for h in hits)
 
 
 async def test_token_threshold_triggers_and_the_prompt_drops_below_it(kit: HistoryKit) -> None:
-    config = replace(kit.services.settings.history, auto_write_threshold_tokens=1500)
+    config = replace(kit.history, auto_write_threshold_tokens=1500)
     comp = compactor(kit, config)
     session = Session(USER)
     n = 0
@@ -123,7 +123,7 @@ async def test_a_second_compaction_appends_and_replaces_the_note(kit: HistoryKit
     assert result is not None
     notes = [m for m in session.messages if m.kind == "compaction"]
     assert len(notes) == 1 and "更早的摘要" in notes[0].content
-    full = UserPaths.of(kit.services.settings.data_dir, USER).memory_full_md.read_text("utf-8")
+    full = UserPaths.of(kit.library.data_dir, USER).memory_full_md.read_text("utf-8")
     assert full.count("## 對話摘要 (") == 2 and "京都" in full
 
 
@@ -134,7 +134,7 @@ async def test_a_crash_before_the_session_was_saved_does_not_write_twice(kit: Hi
     await comp.maybe_compact(session, USER, NOW)
     session.messages = before  # the process died before the trimmed session was saved
     assert await comp.maybe_compact(session, USER, NOW) is not None
-    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    paths = UserPaths.of(kit.library.data_dir, USER)
     assert paths.memory_full_md.read_text("utf-8").count("## 對話摘要 (") == 1
     records = parse_log("2026-02-09", paths.daily_log("2026-02-09").read_text("utf-8"))
     assert len(records) == 1
@@ -168,6 +168,6 @@ async def test_a_plan_whose_messages_changed_writes_nothing(kit: HistoryKit) -> 
     # A /forget redacted a planned message while the summary was being written.
     session.messages[2] = replace(session.messages[2], content="[已忘記]")
     assert await comp.apply(session, USER, NOW, plan, summary) is None
-    paths = UserPaths.of(kit.services.settings.data_dir, USER)
+    paths = UserPaths.of(kit.library.data_dir, USER)
     assert not paths.memory_full_md.exists()
     assert not any(m.kind == "compaction" for m in session.messages)

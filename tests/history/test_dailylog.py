@@ -22,7 +22,7 @@ def test_records_go_to_the_users_day_in_the_seed_format(kit: HistoryKit) -> None
     log.append_user_message(
         USER, "line one\nline two {#fake}", late + timedelta(seconds=1), "tg/101 x"
     )
-    path = UserPaths.of(kit.services.settings.data_dir, USER).daily_log("2026-02-09")
+    path = UserPaths.of(kit.library.data_dir, USER).daily_log("2026-02-09")
     text = path.read_text("utf-8")
     assert text.startswith("# 2026-02-09\n\n- 00:30:05 user: 我喜歡喝咖啡 and tea {#tg-100}\n")
     records = parse_log("2026-02-09", text)
@@ -39,12 +39,12 @@ def test_local_zone_when_none_is_configured(tmp_path) -> None:  # type: ignore[n
 
 
 def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
-    s = kit.services
+    s = kit.library
     when = datetime(2026, 2, 8, 4, 0, tzinfo=UTC)
     for i, text in enumerate(["明天去京都", "book the hotel near Gion", "預算五萬元"]):
         kit.daily_log.append_user_message(USER, text, when + timedelta(minutes=i), f"m{i}")
-    first = index_daily_logs(s.memory.indexer, s.settings.data_dir)
-    again = index_daily_logs(s.memory.indexer, s.settings.data_dir)
+    first = index_daily_logs(s.indexer, s.data_dir)
+    again = index_daily_logs(s.indexer, s.data_dir)
     assert (first.added, again.added, again.removed) == (3, 0, 0)
     units = kit.indexed_units(USER, "memory/2026-02-08.md")
     assert sorted(units) == ["m0", "m1", "m2"]
@@ -53,10 +53,10 @@ def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
     kit.daily_log.append_user_message(
         USER, "remember the JR pass", when + timedelta(minutes=9), "m3"
     )
-    third = index_daily_logs(s.memory.indexer, s.settings.data_dir)
+    third = index_daily_logs(s.indexer, s.data_dir)
     assert third.added - third.removed == 1 and third.added <= 2
-    assert index_daily_logs(s.memory.indexer, s.settings.data_dir).added == 0
+    assert index_daily_logs(s.indexer, s.data_dir).added == 0
     assert sorted(kit.indexed_units(USER, "memory/2026-02-08.md")) == ["m0", "m1", "m2", "m3"]
     assert s.store.count(USER) == 4
-    hits = s.memory.search(USER, "京都")
+    hits = s.search(USER, "京都")
     assert hits and hits[0].chunk.unit_id == "m0"

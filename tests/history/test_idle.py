@@ -16,14 +16,14 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
 
 def idle(kit: HistoryKit) -> IdleSummaries:
-    s = kit.services
+    s = kit.library
     return IdleSummaries(
         kit.sessions,
-        s.settings.data_dir,
+        s.data_dir,
         SummaryService(None),
-        s.settings.history,
+        kit.history,
         TAIPEI,
-        on_written=s.memory.indexer.sync_file,
+        on_written=s.indexer.sync_file,
     )
 
 
@@ -47,13 +47,13 @@ async def test_an_idle_session_is_summarised_once(kit: HistoryKit) -> None:
     assert await job.run(last + timedelta(minutes=90)) == []  # never twice for one stretch
     assert await idle(kit).run(last + timedelta(hours=5)) == []  # nor after a restart
 
-    path = UserPaths.of(kit.services.settings.data_dir, USER).auto_summaries_md
+    path = UserPaths.of(kit.library.data_dir, USER).auto_summaries_md
     blocks = summary_units(path, "auto_summaries.md")
     assert len(blocks) == 1
     assert blocks[0].section == "閒置摘要 (2026-03-01 17:00:00 – 2026-03-01 17:02:20)"
     assert "關鍵字：" in blocks[0].text
     assert kit.sessions.load(USER).idle_summarized_through == last
-    hits = kit.services.memory.search(USER, "京都 住宿")
+    hits = kit.library.search(USER, "京都 住宿")
     assert any(h.chunk.path == "auto_summaries.md" for h in hits)
 
     # a new stretch later gets its own summary, covering only the new messages
@@ -71,5 +71,5 @@ async def test_a_crash_before_the_session_was_saved_does_not_duplicate(kit: Hist
     await job.run(T0 + timedelta(hours=3))
     kit.sessions.save(before)  # as if the process died before recording the stretch
     await job.run(T0 + timedelta(hours=4))
-    path = UserPaths.of(kit.services.settings.data_dir, USER).auto_summaries_md
+    path = UserPaths.of(kit.library.data_dir, USER).auto_summaries_md
     assert len(summary_units(path, "auto_summaries.md")) == 1

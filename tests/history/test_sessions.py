@@ -45,13 +45,13 @@ async def test_truncated_file_is_quarantined_and_a_new_session_works(tmp_path: P
 
     async with store.locked("cli_bob") as session:
         assert session.messages == []
-        assert "could not be read" in session.notice and "corrupt-" in session.notice
+        assert session.kept_as.startswith("cli_bob.json.corrupt-")
         session.append("user", "still here 還在")
     aside = [p for p in path.parent.iterdir() if ".corrupt-" in p.name]
     assert len(aside) == 1 and aside[0].read_text(encoding="utf-8") == text[: len(text) // 2]
 
     again = store.load("cli_bob")  # reported once: the next load is clean
-    assert again.notice == ""
+    assert again.kept_as == ""
     assert [m.content for m in again.messages] == ["still here 還在"]
 
 
@@ -61,7 +61,7 @@ def test_wrong_shapes_are_quarantined_too(tmp_path: Path) -> None:
         sid = f"cli_user{i}"
         store.path(sid).parent.mkdir(parents=True, exist_ok=True)
         store.path(sid).write_text(bad, encoding="utf-8")
-        assert store.load(sid).notice
+        assert store.load(sid).kept_as
         assert not store.path(sid).exists()
 
 

@@ -3,29 +3,25 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 
-from bot.app import Services, build_services
-from bot.settings import Settings
-from memory.confirm import (
-    DuplicateMemoryError,
-    NoiseError,
-    SensitiveDataError,
-    classify_reply,
-    entry_id_for,
-    expiry_notice,
-    parse_reply,
-)
+import memory
+from memory import Memory
+from memory.confirm import classify_reply, entry_id_for, parse_reply
 from memory.consent import Action, UserAct
 from memory.embedders import E5Embedder
-from memory.pending import (
-    CONFIRMED,
-    REJECTED,
+from memory.errors import (
+    DuplicateMemoryError,
+    NoiseError,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalResolvedError,
+    SensitiveDataError,
 )
+from memory.guards import scan
+from memory.pending import CONFIRMED, REJECTED
 from memory.sources import KIND_MEMORY
 
 TPE = timezone(timedelta(hours=8))
@@ -35,19 +31,19 @@ BOB = "telegram_2002"
 
 
 def _act(
-    services: Services, user: str, pid: str, action: Action = "confirm", text: str = ""
+    library: Memory, user: str, pid: str, action: Action = "confirm", text: str = ""
 ) -> UserAct:
     """The user's own act, as the bot layer would seal it."""
-    return services.user_acts.act(user, pid, action, via="button", text=text)
+    return library.user_acts.act(user, pid, action, via="button", text=text)
 
 
-def _memory_hits(services: Services, user: str, query: str) -> list[str]:
-    hits = services.memory.search(user, query, 10)
+def _memory_hits(library: Memory, user: str, query: str) -> list[str]:
+    hits = library.search(user, query, 10)
     return [h.chunk.unit_id for h in hits if h.chunk.kind == KIND_MEMORY]
 
 
-def _count_in_file(services: Services, user: str, text: str) -> int:
-    return services.memory.paths(user).memory_md.read_text(encoding="utf-8").count(text)
+def _count_in_file(library: Memory, user: str, text: str) -> int:
+    return library.service.paths(user).memory_md.read_text(encoding="utf-8").count(text)
 
 
 @pytest.mark.parametrize(
@@ -84,19 +80,18 @@ def test_replace_and_add_words_carry_the_choice() -> None:
     assert parse_reply("好") is not None and parse_reply("好").replace is None  # type: ignore[union-attr]
 
 
-def test_propose_restart_confirm(settings: Settings, embedder: E5Embedder) -> None:
-    first = build_services(settings, embedder=embedder)
-    first.memory.ensure_index()
+def test_propose_restart_confirm(data_dir: Path, embedder: E5Embedder) -> None:
+    first = memory.open(data_dir, embedder=embedder)
     p = first.confirm.propose(ALICE, "我喜歡喝咖啡，不加糖", "memory_save", now=T0)
     assert p.section == "偏好 Preferences"
-    assert first.memory.entries(ALICE) == []  # nothing is written before the answer
+    assert first.service.entries(ALICE) == []  # nothing is written before the answer
     first.close()
 
-    second = build_services(settings, embedder=embedder)
+    second = memory.open(data_dir, embedder=embedder)
     try:
         entry = second.confirm.confirm(_act(second, ALICE, p.id), now=T0 + timedelta(minutes=5))
         assert entry.id == entry_id_for(p)
-        assert [e.id for e in second.memory.entries(ALICE)] == [entry.id]
+        assert [e.id for e in second.service.entries(ALICE)] == [entry.id]
         assert entry.section == "偏好 Preferences"
         assert entry.created_at == "2026-11-22T10:05:00+08:00"
         assert second.pending.get(ALICE, p.id).status == CONFIRMED
@@ -105,58 +100,58 @@ def test_propose_restart_confirm(settings: Settings, embedder: E5Embedder) -> No
         second.close()
 
 
-def test_another_users_confirm_is_refused(services: Services) -> None:
-    p = services.confirm.propose(ALICE, "我的貓叫小花", now=T0)
+def test_another_users_confirm_is_refused(library: Memory) -> None:
+    p = library.confirm.propose(ALICE, "我的貓叫小花", now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.confirm(_act(services, BOB, p.id), now=T0)
+        library.confirm.confirm(_act(library, BOB, p.id), now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.reject(_act(services, BOB, p.id, "reject"), now=T0)
+        library.confirm.reject(_act(library, BOB, p.id, "reject"), now=T0)
     with pytest.raises(ProposalNotFoundError):
-        services.confirm.edit(_act(services, BOB, p.id, "edit", "我的貓叫小黑"), now=T0)
-    assert services.memory.entries(BOB) == []
-    assert services.memory.entries(ALICE) == []
-    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+        library.confirm.edit(_act(library, BOB, p.id, "edit", "我的貓叫小黑"), now=T0)
+    assert library.service.entries(BOB) == []
+    assert library.service.entries(ALICE) == []
+    entry = library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     assert entry.text == "我的貓叫小花"
-    assert services.memory.entries(BOB) == []
+    assert library.service.entries(BOB) == []
 
 
-def test_a_reply_names_its_proposal_even_after_it_is_shown_again(services: Services) -> None:
-    a = services.confirm.propose(ALICE, "我的生日是三月五日", now=T0)
-    b = services.confirm.propose(ALICE, "I prefer tea over coffee", now=T0)
-    services.pending.attach_message(ALICE, a.id, "501")
-    services.pending.attach_message(ALICE, b.id, "502")
-    services.pending.attach_message(ALICE, a.id, "503")  # shown again ("which one?")
-    assert services.pending.by_message(ALICE, "501").id == a.id  # type: ignore[union-attr]
-    assert services.pending.by_message(ALICE, "503").id == a.id  # type: ignore[union-attr]
-    assert services.pending.by_message(BOB, "501") is None  # a message id is not a key
-    entry = services.confirm.confirm(_act(services, ALICE, a.id), now=T0)
+def test_a_reply_names_its_proposal_even_after_it_is_shown_again(library: Memory) -> None:
+    a = library.confirm.propose(ALICE, "我的生日是三月五日", now=T0)
+    b = library.confirm.propose(ALICE, "I prefer tea over coffee", now=T0)
+    library.pending.attach_message(ALICE, a.id, "501")
+    library.pending.attach_message(ALICE, b.id, "502")
+    library.pending.attach_message(ALICE, a.id, "503")  # shown again ("which one?")
+    assert library.pending.by_message(ALICE, "501").id == a.id  # type: ignore[union-attr]
+    assert library.pending.by_message(ALICE, "503").id == a.id  # type: ignore[union-attr]
+    assert library.pending.by_message(BOB, "501") is None  # a message id is not a key
+    entry = library.confirm.confirm(_act(library, ALICE, a.id), now=T0)
     assert entry.text == "我的生日是三月五日"
-    assert services.pending.get(ALICE, b.id).status == "pending"
-    rejected = services.confirm.reject(_act(services, ALICE, b.id, "reject"), now=T0)
+    assert library.pending.get(ALICE, b.id).status == "pending"
+    rejected = library.confirm.reject(_act(library, ALICE, b.id, "reject"), now=T0)
     assert rejected.id == b.id and rejected.status == REJECTED
-    assert [e.text for e in services.memory.entries(ALICE)] == ["我的生日是三月五日"]
+    assert [e.text for e in library.service.entries(ALICE)] == ["我的生日是三月五日"]
 
 
-def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(services: Services) -> None:
-    p = services.confirm.propose(ALICE, "我的車停在 B2 第 35 號車位", now=T0)
-    assert p.id not in _memory_hits(services, ALICE, "車位")
-    assert entry_id_for(p) not in _memory_hits(services, ALICE, "車位")
-    assert services.confirm.expire_due(T0 + timedelta(minutes=29)) == []
-    [expired] = services.confirm.expire_due(T0 + timedelta(minutes=30))
+def test_expiry_job_tells_the_owner_once_and_recall_ignores_pending(library: Memory) -> None:
+    p = library.confirm.propose(ALICE, "我的車停在 B2 第 35 號車位", now=T0)
+    assert p.id not in _memory_hits(library, ALICE, "車位")
+    assert entry_id_for(p) not in _memory_hits(library, ALICE, "車位")
+    assert library.confirm.expire_due(T0 + timedelta(minutes=29)) == []
+    [expired] = library.confirm.expire_due(T0 + timedelta(minutes=30))
     assert expired.id == p.id and expired.user_key == ALICE
-    assert "B2" in expiry_notice(expired) and "expired" in expiry_notice(expired)
-    assert services.confirm.expire_due(T0 + timedelta(minutes=45)) == []
+    assert "B2" in expired.text  # the owner is told with it (bot/jobs.py, tests/bot/test_jobs.py)
+    assert library.confirm.expire_due(T0 + timedelta(minutes=45)) == []
     with pytest.raises(ProposalExpiredError):
-        services.confirm.confirm(_act(services, ALICE, p.id), now=T0 + timedelta(minutes=46))
-    assert services.memory.entries(ALICE) == []
+        library.confirm.confirm(_act(library, ALICE, p.id), now=T0 + timedelta(minutes=46))
+    assert library.service.entries(ALICE) == []
 
 
-def test_expired_proposal_is_not_written(services: Services) -> None:
-    p = services.confirm.propose(ALICE, "週五下午要交報告給主管", now=T0)
+def test_expired_proposal_is_not_written(library: Memory) -> None:
+    p = library.confirm.propose(ALICE, "週五下午要交報告給主管", now=T0)
     with pytest.raises(ProposalExpiredError):
-        services.confirm.confirm(_act(services, ALICE, p.id), now=T0 + timedelta(minutes=31))
-    assert services.memory.entries(ALICE) == []
-    assert services.pending.expire_due(T0 + timedelta(hours=1)) == []
+        library.confirm.confirm(_act(library, ALICE, p.id), now=T0 + timedelta(minutes=31))
+    assert library.service.entries(ALICE) == []
+    assert library.pending.expire_due(T0 + timedelta(hours=1)) == []
 
 
 @pytest.mark.parametrize(
@@ -169,51 +164,52 @@ def test_expired_proposal_is_not_written(services: Services) -> None:
         "身分證字號 A123456789 要記得",
     ],
 )
-def test_secrets_are_refused_with_a_reason(services: Services, text: str) -> None:
+def test_secrets_are_refused_with_a_reason(library: Memory, text: str) -> None:
     with pytest.raises(SensitiveDataError) as info:
-        services.confirm.propose(ALICE, text, now=T0)
-    assert info.value.reason_en.startswith("Not saved")
-    assert info.value.reason_zh.startswith("不會記住")
-    assert services.pending.pending(ALICE) == []
+        library.confirm.propose(ALICE, text, now=T0)
+    assert info.value.code == "refused_secret" and info.value.kinds  # said at the edge
+    secrets = [text[f.start : f.end] for f in scan(text)]
+    assert secrets and not any(s in str(info.value) for s in secrets)  # named, never repeated
+    assert library.pending.pending(ALICE) == []
 
 
 @pytest.mark.parametrize("text", ["你好", "hi there!", "好的", "你記得嗎？"])
-def test_noise_is_refused(services: Services, text: str) -> None:
+def test_noise_is_refused(library: Memory, text: str) -> None:
     with pytest.raises(NoiseError):
-        services.confirm.propose(ALICE, text, now=T0)
+        library.confirm.propose(ALICE, text, now=T0)
 
 
-def test_duplicate_is_refused(services: Services) -> None:
-    p = services.confirm.propose(ALICE, "我喜歡藍色", now=T0)
-    services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+def test_duplicate_is_refused(library: Memory) -> None:
+    p = library.confirm.propose(ALICE, "我喜歡藍色", now=T0)
+    library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     with pytest.raises(DuplicateMemoryError):
-        services.confirm.propose(ALICE, "我喜歡藍色！", now=T0)
+        library.confirm.propose(ALICE, "我喜歡藍色！", now=T0)
 
 
-def test_edit_keeps_id_and_rechecks(services: Services) -> None:
-    p = services.confirm.propose(ALICE, "明天早上九點開會", now=T0)
-    edited = services.confirm.edit(_act(services, ALICE, p.id, "edit", "明天早上十點開會"), now=T0)
+def test_edit_keeps_id_and_rechecks(library: Memory) -> None:
+    p = library.confirm.propose(ALICE, "明天早上九點開會", now=T0)
+    edited = library.confirm.edit(_act(library, ALICE, p.id, "edit", "明天早上十點開會"), now=T0)
     assert edited.id == p.id
     with pytest.raises(SensitiveDataError):
-        services.confirm.edit(_act(services, ALICE, p.id, "edit", "會議室密碼是 8812abc"), now=T0)
-    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+        library.confirm.edit(_act(library, ALICE, p.id, "edit", "會議室密碼是 8812abc"), now=T0)
+    entry = library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     assert entry.text == "明天早上十點開會"
     assert entry.section == "工作 Work"
 
 
-def test_fields_and_derived_summary(services: Services) -> None:
+def test_fields_and_derived_summary(library: Memory) -> None:
     long_text = (
         "專案 Apollo 的資料庫決定改用 PostgreSQL。原因是需要 JSONB 與更好的並行寫入，"
         "MySQL 的方案已經放棄，遷移預計在下個月完成。"
     )
-    p = services.confirm.propose(
+    p = library.confirm.propose(
         ALICE,
         long_text,
         "memory_save",
         now=T0,
         fields={"canonical_topic": "database:choice", "user_weight": 8, "scope": "project:apollo"},
     )
-    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+    entry = library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     assert entry.summary == "專案 Apollo 的資料庫決定改用 PostgreSQL"
     assert len(entry.summary) <= 50
     assert (entry.canonical_topic, entry.user_weight, entry.scope) == (
@@ -221,25 +217,25 @@ def test_fields_and_derived_summary(services: Services) -> None:
         8,
         "project:apollo",
     )
-    assert services.memory.entries(ALICE)[0] == entry  # what was written reads back the same
+    assert library.service.entries(ALICE)[0] == entry  # what was written reads back the same
 
 
 def test_index_failure_after_markdown_write_is_repaired(
-    services: Services, settings: Settings, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+    library: Memory, data_dir: Path, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    p = services.confirm.propose(ALICE, "我在台北的信義區上班", now=T0)
+    p = library.confirm.propose(ALICE, "我在台北的信義區上班", now=T0)
 
     def crash(*args: object, **kwargs: object) -> None:
         raise RuntimeError("disk full while indexing")
 
-    monkeypatch.setattr(services.memory.indexer, "sync_file", crash)
+    monkeypatch.setattr(library.service.indexer, "sync_file", crash)
     # The Markdown is the truth: no error.
-    entry = services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+    entry = library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     monkeypatch.undo()
-    assert services.store.indexed_units(ALICE, "MEMORY.md") == {}
-    services.close()
+    assert library.store.indexed_units(ALICE, "MEMORY.md") == {}
+    library.close()
 
-    fresh = build_services(settings, embedder=embedder)
+    fresh = memory.open(data_dir, embedder=embedder)
     try:
         assert entry.id in _memory_hits(fresh, ALICE, "信義區上班")
         assert list(fresh.store.indexed_units(ALICE, "MEMORY.md")) == [entry.id]
@@ -249,9 +245,9 @@ def test_index_failure_after_markdown_write_is_repaired(
 
 
 def test_crash_before_the_pending_update_does_not_duplicate(
-    services: Services, settings: Settings, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
+    library: Memory, data_dir: Path, embedder: E5Embedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    p = services.confirm.propose(ALICE, "我女兒的生日是七月七日", now=T0)
+    p = library.confirm.propose(ALICE, "我女兒的生日是七月七日", now=T0)
 
     class Killed(BaseException):
         """Stands in for the process dying between two statements."""
@@ -259,20 +255,20 @@ def test_crash_before_the_pending_update_does_not_duplicate(
     def die(*args: object, **kwargs: object) -> bool:
         raise Killed
 
-    monkeypatch.setattr(services.pending, "resolve", die)
+    monkeypatch.setattr(library.pending, "resolve", die)
     with pytest.raises(Killed):
-        services.confirm.confirm(_act(services, ALICE, p.id), now=T0)
+        library.confirm.confirm(_act(library, ALICE, p.id), now=T0)
     monkeypatch.undo()
-    services.close()
+    library.close()
 
-    fresh = build_services(settings, embedder=embedder)
+    fresh = memory.open(data_dir, embedder=embedder)
     try:
         # The restart found the entry in MEMORY.md and marked the proposal confirmed.
         healed = fresh.pending.get(ALICE, p.id)
         assert healed.status == "confirmed"
         with pytest.raises(ProposalResolvedError):  # a retried confirm writes nothing
             fresh.confirm.confirm(_act(fresh, ALICE, p.id), now=T0 + timedelta(minutes=1))
-        [entry] = fresh.memory.entries(ALICE)
+        [entry] = fresh.service.entries(ALICE)
         assert entry.id == healed.entry_id
         assert _count_in_file(fresh, ALICE, "我女兒的生日是七月七日") == 1
         assert entry.id in _memory_hits(fresh, ALICE, "女兒生日")

@@ -74,13 +74,12 @@ def test_newlines_are_written_as_lf(tmp_path: Path) -> None:
 def test_a_file_that_is_not_utf8_is_a_clear_error_and_stays_untouched(
     tmp_path: Path,
 ) -> None:
-    from bot.app import build_services
-    from bot.settings import load_settings
+    import memory
     from memory.errors import CorruptFileError, MemoryStoreError
 
-    services = build_services(load_settings({"PCAI_DATA_DIR": str(tmp_path / "data")}))
+    library = memory.open(tmp_path / "data")
     try:
-        md = services.memory.paths("cli_bob").memory_md
+        md = library.service.paths("cli_bob").memory_md
         md.parent.mkdir(parents=True)
         raw = b"# MEMORY\n\n- caf\xe9 latin-1 bytes\n"
         md.write_bytes(raw)
@@ -88,7 +87,7 @@ def test_a_file_that_is_not_utf8_is_a_clear_error_and_stays_untouched(
             read_text(md)
         assert isinstance(err.value, MemoryStoreError)
         with pytest.raises(CorruptFileError):
-            services.memory.remember("cli_bob", "a new memory that must not clobber the file")
+            library.service.remember("cli_bob", "a new memory that must not clobber the file")
         assert md.read_bytes() == raw
     finally:
-        services.close()
+        library.close()

@@ -7,12 +7,17 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.app import Services
-from bot.cli import main
-from bot.settings import Settings
+from memory import Memory
 from memory.consent import UserAct
 from memory.errors import EntryNotFoundError
-from memory.governance import chain_of, chains, choose_section, derive_summary, guess_class
+from memory.governance import (
+    chain_of,
+    chains,
+    choose_section,
+    derive_summary,
+    guess_class,
+    summary_of,
+)
 from memory.markdown import Entry
 from memory.sources import KIND_MEMORY
 
@@ -23,13 +28,13 @@ BOB = "cli_bob"
 TOPIC = "preference:color"
 
 
-def _hits(services: Services, user: str, query: str) -> list[str]:
-    hits = services.memory.search(user, query, 10)
+def _hits(library: Memory, user: str, query: str) -> list[str]:
+    hits = library.search(user, query, 10)
     return [h.chunk.unit_id for h in hits if h.chunk.kind == KIND_MEMORY]
 
 
 def _save(
-    services: Services,
+    library: Memory,
     text: str,
     now: datetime,
     *,
@@ -38,86 +43,84 @@ def _save(
     topic: str = "",
 ) -> Entry:
     fields = {"canonical_topic": topic} if topic else None
-    p = services.confirm.propose(user, text, now=now, fields=fields)
-    return services.confirm.confirm(_act(services, user, p.id, replace), now=now)
+    p = library.confirm.propose(user, text, now=now, fields=fields)
+    return library.confirm.confirm(_act(library, user, p.id, replace), now=now)
 
 
-def _act(services: Services, user: str, pid: str, replace: bool | None) -> UserAct:
+def _act(library: Memory, user: str, pid: str, replace: bool | None) -> UserAct:
     """The user's "replace" (or plain "confirm", which adds beside a conflict)."""
-    return services.user_acts.act(user, pid, "replace" if replace else "confirm", via="reply")
+    return library.user_acts.act(user, pid, "replace" if replace else "confirm", via="reply")
 
 
 def test_same_topic_conflict_replace_builds_a_chain_and_search_returns_its_tail(
-    services: Services,
+    library: Memory,
 ) -> None:
-    blue = _save(services, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
-    p = services.confirm.propose(
+    blue = _save(library, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
+    p = library.confirm.propose(
         ALICE,
         "我最喜歡的顏色是綠色",
         now=T0 + timedelta(days=3),
         fields={"canonical_topic": TOPIC},
     )
     assert p.conflict_ids == (blue.id,)
-    assert "取代" in p.conflict_note and "replace" in p.conflict_note
-    green = services.confirm.confirm(_act(services, ALICE, p.id, True), now=T0 + timedelta(days=3))
+    assert p.conflicts_shown == f"{blue.id}: {summary_of(blue)}"  # the edge asks "add or replace?"
+    green = library.confirm.confirm(_act(library, ALICE, p.id, True), now=T0 + timedelta(days=3))
     assert green.supersedes == (blue.id,)
 
-    old = services.memory.document(ALICE).by_id()[blue.id]
+    old = library.service.document(ALICE).by_id()[blue.id]
     assert old.status == "deprecated"
     assert old.status_changed_at == "2026-11-04T09:00:00+08:00"
     assert old.history == (
         f"2026-11-04T09:00:00+08:00 active -> deprecated: replaced by {green.id}",
     )
-    assert _hits(services, ALICE, "最喜歡的顏色") == [green.id]
+    assert _hits(library, ALICE, "最喜歡的顏色") == [green.id]
 
-    red = _save(
-        services, "我最喜歡的顏色是紅色", T0 + timedelta(days=9), replace=True, topic=TOPIC
-    )
+    red = _save(library, "我最喜歡的顏色是紅色", T0 + timedelta(days=9), replace=True, topic=TOPIC)
     assert red.supersedes == (green.id,)
-    assert _hits(services, ALICE, "最喜歡的顏色") == [red.id]
+    assert _hits(library, ALICE, "最喜歡的顏色") == [red.id]
 
-    by_topic = services.governance.archaeology(ALICE, TOPIC)
+    by_topic = library.governance.archaeology(ALICE, TOPIC)
     assert [e.id for e in by_topic] == [blue.id, green.id, red.id]
     assert [e.created_at[:10] for e in by_topic] == ["2026-11-01", "2026-11-04", "2026-11-10"]
     assert [e.status for e in by_topic] == ["deprecated", "deprecated", "active"]
-    assert [e.id for e in services.governance.archaeology(ALICE, blue.id)] == [
+    assert [e.id for e in library.governance.archaeology(ALICE, blue.id)] == [
         blue.id,
         green.id,
         red.id,
     ]
 
 
-def test_very_similar_memory_conflicts_without_a_topic(services: Services) -> None:
-    blue = _save(services, "我喜歡藍色", T0)
-    similar = services.confirm.propose(ALICE, "我喜歡綠色", now=T0)
+def test_very_similar_memory_conflicts_without_a_topic(library: Memory) -> None:
+    blue = _save(library, "我喜歡藍色", T0)
+    similar = library.confirm.propose(ALICE, "我喜歡綠色", now=T0)
     assert similar.conflict_ids == (blue.id,)
-    unrelated = services.confirm.propose(ALICE, "下週三要去東京出差三天", now=T0)
+    unrelated = library.confirm.propose(ALICE, "下週三要去東京出差三天", now=T0)
     assert unrelated.conflict_ids == ()
     # Replace without a topic: the new entry inherits none, but the chain still links.
-    green = services.confirm.confirm(_act(services, ALICE, similar.id, True), now=T0)
+    green = library.confirm.confirm(_act(library, ALICE, similar.id, True), now=T0)
     assert green.supersedes == (blue.id,)
-    assert [e.id for e in services.governance.archaeology(ALICE, green.id)] == [blue.id, green.id]
+    assert [e.id for e in library.governance.archaeology(ALICE, green.id)] == [blue.id, green.id]
 
 
-def test_add_keeps_both_versions_active(services: Services) -> None:
-    first = _save(services, "我住在台北", T0, topic="home:city")
-    p = services.confirm.propose(
+def test_add_keeps_both_versions_active(library: Memory) -> None:
+    first = _save(library, "我住在台北", T0, topic="home:city")
+    p = library.confirm.propose(
         ALICE, "我搬到台中了", now=T0, fields={"canonical_topic": "home:city"}
     )
     assert p.conflict_ids == (first.id,)
-    second = services.confirm.confirm(_act(services, ALICE, p.id, False), now=T0)  # "新增"
-    statuses = {e.id: e.status for e in services.memory.entries(ALICE)}
+    second = library.confirm.confirm(_act(library, ALICE, p.id, False), now=T0)  # "新增"
+    statuses = {e.id: e.status for e in library.service.entries(ALICE)}
     assert statuses == {first.id: "active", second.id: "active"}
     assert second.supersedes == ()
 
 
-def test_replaced_topic_is_inherited(services: Services) -> None:
-    old = _save(services, "專案 Apollo 使用 MySQL 資料庫", T0, topic="apollo:database")
-    p = services.confirm.propose(ALICE, "專案 Apollo 改用 PostgreSQL 資料庫", now=T0)
-    new = services.confirm.confirm(_act(services, ALICE, p.id, bool(p.conflict_ids)), now=T0)
+def test_replaced_topic_is_inherited(library: Memory) -> None:
+    old = _save(library, "專案 Apollo 使用 MySQL 資料庫", T0, topic="apollo:database")
+    p = library.confirm.propose(ALICE, "專案 Apollo 改用 PostgreSQL 資料庫", now=T0)
+    new = library.confirm.confirm(_act(library, ALICE, p.id, bool(p.conflict_ids)), now=T0)
     if p.conflict_ids:  # similarity found it: the chain keeps the topic
         assert new.canonical_topic == "apollo:database"
-        assert [e.id for e in services.governance.archaeology(ALICE, "apollo:database")] == [
+        assert [e.id for e in library.governance.archaeology(ALICE, "apollo:database")] == [
             old.id,
             new.id,
         ]
@@ -125,58 +128,45 @@ def test_replaced_topic_is_inherited(services: Services) -> None:
         assert new.canonical_topic == ""
 
 
-def test_conflicts_never_cross_users(services: Services) -> None:
-    _save(services, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
-    p = services.confirm.propose(
+def test_conflicts_never_cross_users(library: Memory) -> None:
+    _save(library, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
+    p = library.confirm.propose(
         BOB, "我最喜歡的顏色是藍色", now=T0, fields={"canonical_topic": TOPIC}
     )
     assert p.conflict_ids == ()
 
 
-def test_restore_makes_a_deprecated_entry_searchable_again(services: Services) -> None:
-    blue = _save(services, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
-    green = _save(services, "我最喜歡的顏色是綠色", T0, replace=True, topic=TOPIC)
-    assert _hits(services, ALICE, "最喜歡的顏色") == [green.id]
-    restored = services.governance.restore(ALICE, blue.id, now=T0 + timedelta(days=1))
+def test_restore_makes_a_deprecated_entry_searchable_again(library: Memory) -> None:
+    blue = _save(library, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
+    green = _save(library, "我最喜歡的顏色是綠色", T0, replace=True, topic=TOPIC)
+    assert _hits(library, ALICE, "最喜歡的顏色") == [green.id]
+    restored = library.governance.restore(ALICE, blue.id, now=T0 + timedelta(days=1))
     assert restored.status == "active"
     assert restored.history[-1] == "2026-11-02T09:00:00+08:00 deprecated -> active: restored"
-    assert set(_hits(services, ALICE, "最喜歡的顏色")) == {blue.id, green.id}
+    assert set(_hits(library, ALICE, "最喜歡的顏色")) == {blue.id, green.id}
 
 
-def test_forget_removes_from_markdown_and_index(services: Services) -> None:
-    keep = _save(services, "我喜歡爬山", T0)
-    gone = _save(services, "我討厭香菜", T0)
+def test_forget_removes_from_markdown_and_index(library: Memory) -> None:
+    keep = _save(library, "我喜歡爬山", T0)
+    gone = _save(library, "我討厭香菜", T0)
     with pytest.raises(EntryNotFoundError):
-        services.memory.forget(BOB, gone.id)
-    removed = services.memory.forget(ALICE, gone.id)
+        library.service.forget(BOB, gone.id)
+    removed = library.service.forget(ALICE, gone.id)
     assert removed.text == "我討厭香菜"
-    assert [e.id for e in services.memory.entries(ALICE)] == [keep.id]
-    assert "香菜" not in services.memory.paths(ALICE).memory_md.read_text(encoding="utf-8")
-    assert gone.id not in services.store.indexed_units(ALICE, "MEMORY.md")
-    assert gone.id not in _hits(services, ALICE, "香菜")
+    assert [e.id for e in library.service.entries(ALICE)] == [keep.id]
+    assert "香菜" not in library.service.paths(ALICE).memory_md.read_text(encoding="utf-8")
+    assert gone.id not in library.store.indexed_units(ALICE, "MEMORY.md")
+    assert gone.id not in _hits(library, ALICE, "香菜")
 
 
-def test_export_includes_status_and_chains(
-    services: Services, settings: Settings, capsys: pytest.CaptureFixture[str]
-) -> None:
-    blue = _save(services, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
+def test_export_includes_status_and_chains(library: Memory) -> None:
+    blue = _save(library, "我最喜歡的顏色是藍色", T0, topic=TOPIC)
     green = _save(
-        services, "我最喜歡的顏色是綠色", T0 + timedelta(days=1), replace=True, topic=TOPIC
+        library, "我最喜歡的顏色是綠色", T0 + timedelta(days=1), replace=True, topic=TOPIC
     )
-    services.access.bump(ALICE, [green.id], T0 + timedelta(days=2))
-    env = {"PCAI_DATA_DIR": str(settings.data_dir)}
-    services.close()
-    import bot.cli
-
-    original = bot.cli.load_settings
-    bot.cli.load_settings = lambda e, c=None: original(env, c)  # type: ignore[assignment]
-    try:
-        assert main(["export", "--user", ALICE, "--format", "json"]) == 0
-        records = {r["id"]: r for r in json.loads(capsys.readouterr().out)}
-        assert main(["export", "--user", ALICE]) == 0
-        markdown = capsys.readouterr().out
-    finally:
-        bot.cli.load_settings = original  # type: ignore[assignment]
+    library.access.bump(ALICE, [green.id], T0 + timedelta(days=2))
+    records = {r["id"]: r for r in json.loads(library.export(ALICE, "json"))}
+    markdown = library.export(ALICE)
     assert records[blue.id]["status"] == "deprecated"
     assert records[blue.id]["superseded_by"] == [green.id]
     assert records[green.id]["supersedes"] == [blue.id]

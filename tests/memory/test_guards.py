@@ -9,7 +9,6 @@ from memory.guards import (
     china_id_valid,
     luhn_valid,
     mask,
-    refusal_reason,
     scan,
     ssn_valid,
     taiwan_id_valid,
@@ -95,16 +94,13 @@ def test_ordinary_text_is_not_flagged(text: str) -> None:
     assert mask(text) == text
 
 
-def test_several_secrets_are_all_masked_and_named_in_both_languages() -> None:
+def test_several_secrets_are_all_found_and_masked() -> None:
     text = f"密碼：abc12345，卡號 4111111111111111，key {FAKE_OPENAI}"
     kinds = [f.kind for f in scan(text)]
     assert kinds == ["password", "card_number", "api_key"]
     masked = mask(text)
     for secret in ("abc12345", "4111111111111111", FAKE_OPENAI):
         assert secret not in masked
-    en, zh = refusal_reason(scan(text))
-    assert "password" in en and "card" in en and "API key" in en
-    assert "密碼" in zh and "信用卡號" in zh and "金鑰" in zh
 
 
 def test_checksums() -> None:

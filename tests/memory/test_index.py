@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+import memory
 from agent.ollama_client import OllamaEmbedder
-from bot.app import Services, build_services
-from bot.settings import Settings, load_settings
+from memory import Memory
+from memory.config import index_path
 from memory.db import connect
 from memory.embedders import E5Embedder
 from memory.index import SCHEMA_VERSION, IndexStore
@@ -63,29 +65,28 @@ HOSTILE = [
 
 
 @pytest.fixture(scope="module")
-def filled(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Iterator[Services]:
+def filled(tmp_path_factory: pytest.TempPathFactory, embedder: E5Embedder) -> Iterator[Memory]:
     """One indexed data folder shared by the read-only tests of this module."""
     data = tmp_path_factory.mktemp("filled") / "botmemory"
-    built = build_services(load_settings({"PCAI_DATA_DIR": str(data)}), embedder=embedder)
-    built.memory.ensure_index()
+    built = memory.open(data, embedder=embedder)
     for text in ENTRIES:
-        built.memory.remember(USER, text)
-    built.memory.remember("telegram_7", "另一個人的咖啡習慣：每天三杯黑咖啡")
+        built.service.remember(USER, text)
+    built.service.remember("telegram_7", "另一個人的咖啡習慣：每天三杯黑咖啡")
     yield built
     built.close()
 
 
-def _found(services: Services, query: str) -> list[str]:
-    return [h.chunk.text for h in services.memory.search(USER, query, 10)]
+def _found(library: Memory, query: str) -> list[str]:
+    return [h.chunk.text for h in library.search(USER, query, 10)]
 
 
-def test_schema_version_and_model_are_recorded(services: Services) -> None:
-    conn = services.store.conn
+def test_schema_version_and_model_are_recorded(library: Memory) -> None:
+    conn = library.store.conn
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     assert meta == {"embed_model": E5Embedder.MODEL, "embed_dim": "384"}
-    assert services.store.needs_rebuild is False  # ensure_index already rebuilt it
+    assert library.store.needs_rebuild is False  # ensure_index already rebuilt it
 
 
 @pytest.mark.parametrize(
@@ -99,7 +100,7 @@ def test_schema_version_and_model_are_recorded(services: Services) -> None:
         ("hiking", ENTRIES[3]),
     ],
 )
-def test_keyword_queries_find_their_entry(filled: Services, query: str, expected: str) -> None:
+def test_keyword_queries_find_their_entry(filled: Memory, query: str, expected: str) -> None:
     assert expected in _found(filled, query)
     # BM25 alone must find it too: the CJK-spaced FTS matches a two-character word.
     fts = filled.store.fts_search(USER, fts_match_query(query), 10)
@@ -107,35 +108,34 @@ def test_keyword_queries_find_their_entry(filled: Services, query: str, expected
     assert expected in texts
 
 
-def test_fts_does_not_match_a_word_that_is_absent(filled: Services) -> None:
+def test_fts_does_not_match_a_word_that_is_absent(filled: Memory) -> None:
     assert filled.store.fts_search(USER, fts_match_query("綠茶"), 10) == []
     assert filled.store.fts_search(USER, fts_match_query("kubernetes"), 10) == []
 
 
 @pytest.mark.parametrize("query", HOSTILE)
-def test_hostile_fts_syntax_is_harmless(filled: Services, query: str) -> None:
+def test_hostile_fts_syntax_is_harmless(filled: Memory, query: str) -> None:
     filled.store.fts_search(USER, fts_match_query(query), 10)
-    filled.memory.search(USER, query, 5)
+    filled.search(USER, query, 5)
 
 
 def test_model_change_re_embeds_instead_of_mixing(
-    settings: Settings, embedder: E5Embedder, fake_ollama: FakeOllama
+    data_dir: Path, embedder: E5Embedder, fake_ollama: FakeOllama
 ) -> None:
-    first = build_services(settings, embedder=embedder)
-    first.memory.ensure_index()
+    first = memory.open(data_dir, embedder=embedder)
     for text in ENTRIES:
-        first.memory.remember(USER, text)
+        first.service.remember(USER, text)
     count = first.store.count(USER)
     first.close()
 
     # Same dimension (384), another model: dimensions match, but the vectors must not mix.
     fake_ollama.dim = 384
     other = OllamaEmbedder(fake_ollama.url, "bge-m3", dim=384)
-    second = build_services(settings, embedder=other)
+    second = memory.open(data_dir, embedder=other, ensure_index=False)
     try:
         assert second.store.needs_rebuild is True
         assert second.store.count(USER) == 0  # the old vectors are gone, not kept beside new
-        stats = second.memory.ensure_index()
+        stats = second.ensure_index()
         assert stats is not None and stats.added == len(ENTRIES)
         assert second.store.needs_rebuild is False
         ids = [r[0] for r in second.store.conn.execute("SELECT id FROM chunks").fetchall()]
@@ -147,16 +147,18 @@ def test_model_change_re_embeds_instead_of_mixing(
             assert np.allclose(vectors[cid], want, atol=1e-5)
         meta = dict(second.store.conn.execute("SELECT key, value FROM meta").fetchall())
         assert meta == {"embed_model": "ollama/bge-m3", "embed_dim": "384"}
-        assert any(ENTRIES[0] == h.chunk.text for h in second.memory.search(USER, "咖啡", 5))
+        assert any(ENTRIES[0] == h.chunk.text for h in second.search(USER, "咖啡", 5))
     finally:
         second.close()
 
     # And a different dimension (64) rebuilds the vec0 table with the new width.
     fake_ollama.dim = 64
-    third = build_services(settings, embedder=OllamaEmbedder(fake_ollama.url, "tiny", dim=64))
+    third = memory.open(
+        data_dir, embedder=OllamaEmbedder(fake_ollama.url, "tiny", dim=64), ensure_index=False
+    )
     try:
         assert third.store.needs_rebuild is True
-        third.memory.ensure_index()
+        third.ensure_index()
         ids = [r[0] for r in third.store.conn.execute("SELECT id FROM chunks").fetchall()]
         assert {v.shape for v in third.store.vectors(ids).values()} == {(64,)}
     finally:
@@ -164,30 +166,29 @@ def test_model_change_re_embeds_instead_of_mixing(
 
 
 def test_reopening_with_the_same_model_keeps_the_index(
-    settings: Settings, embedder: E5Embedder
+    data_dir: Path, embedder: E5Embedder
 ) -> None:
-    first = build_services(settings, embedder=embedder)
-    first.memory.ensure_index()
-    first.memory.remember(USER, ENTRIES[0])
+    first = memory.open(data_dir, embedder=embedder)
+    first.service.remember(USER, ENTRIES[0])
     first.close()
-    again = IndexStore(settings.index_path, embedder.name, embedder.dim)
+    again = IndexStore(index_path(data_dir), embedder.name, embedder.dim)
     try:
         assert again.needs_rebuild is False and again.count(USER) == 1
     finally:
         again.close()
 
 
-def test_a_newer_schema_is_refused_with_a_clear_error(settings: Settings) -> None:
-    settings.index_path.parent.mkdir(parents=True)
-    conn = connect(settings.index_path)
+def test_a_newer_schema_is_refused_with_a_clear_error(data_dir: Path) -> None:
+    index_path(data_dir).parent.mkdir(parents=True)
+    conn = connect(index_path(data_dir))
     conn.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
     conn.commit()
     conn.close()
     with pytest.raises(RuntimeError, match="newer"):
-        IndexStore(settings.index_path, "m", 8)
+        IndexStore(index_path(data_dir), "m", 8)
 
 
-def test_vector_search_is_partitioned_by_user(filled: Services) -> None:
+def test_vector_search_is_partitioned_by_user(filled: Memory) -> None:
     qvec = filled.embedder.embed_query("咖啡")
     for user in (USER, "telegram_7"):
         ids = [cid for cid, _ in filled.store.vec_search(user, qvec, 50)]
@@ -196,23 +197,20 @@ def test_vector_search_is_partitioned_by_user(filled: Services) -> None:
         assert fts and {c.user_key for c in filled.store.chunks(fts).values()} == {user}
 
 
-def test_a_corrupt_index_is_set_aside_and_rebuilt(
-    settings: Settings, embedder: E5Embedder
-) -> None:
-    first = build_services(settings, embedder=embedder)
-    first.memory.ensure_index()
-    first.memory.remember(USER, ENTRIES[0])
+def test_a_corrupt_index_is_set_aside_and_rebuilt(data_dir: Path, embedder: E5Embedder) -> None:
+    first = memory.open(data_dir, embedder=embedder)
+    first.service.remember(USER, ENTRIES[0])
     first.close()
-    index = settings.index_path
+    index = index_path(data_dir)
     for extra in index.parent.glob(index.name + "-*"):
         extra.unlink()
     index.write_bytes(b"this is not a database at all " * 200)
 
-    again = build_services(settings, embedder=embedder)
+    again = memory.open(data_dir, embedder=embedder, ensure_index=False)
     try:
         assert again.store.needs_rebuild is True
-        again.memory.ensure_index()
-        assert [h.chunk.text for h in again.memory.search(USER, "咖啡", 5)] == [ENTRIES[0]]
+        again.ensure_index()
+        assert [h.chunk.text for h in again.search(USER, "咖啡", 5)] == [ENTRIES[0]]
     finally:
         again.close()
     kept = list(index.parent.glob(index.name + ".corrupt-*"))
@@ -235,7 +233,7 @@ def test_selective_terms_drops_common_terms_and_keeps_the_rarest() -> None:
     assert selective_terms(terms, [30_000, 40, 12_000, 0], 100_000, 0.0, 0) == terms[:3]
 
 
-def test_doc_counts_count_phrases_by_their_commonest_token(filled: Services) -> None:
+def test_doc_counts_count_phrases_by_their_commonest_token(filled: Memory) -> None:
     from memory.text import keyword_terms
 
     store = filled.store
@@ -248,11 +246,11 @@ def test_doc_counts_count_phrases_by_their_commonest_token(filled: Services) -> 
     assert counts[1] == 0
 
 
-def test_doc_counts_see_a_word_written_after_they_were_taken(services: Services) -> None:
-    services.memory.remember("tg_1", "I like green tea with lemon")
-    before, _ = services.store.doc_counts(['"xylophone"'])
-    services.memory.remember("tg_1", "My daughter plays the xylophone")
-    after, _ = services.store.doc_counts(['"xylophone"'])
+def test_doc_counts_see_a_word_written_after_they_were_taken(library: Memory) -> None:
+    library.service.remember("tg_1", "I like green tea with lemon")
+    before, _ = library.store.doc_counts(['"xylophone"'])
+    library.service.remember("tg_1", "My daughter plays the xylophone")
+    after, _ = library.store.doc_counts(['"xylophone"'])
     assert before == [0] and after == [1]
-    hits = services.memory.search("tg_1", "xylophone", 3)
+    hits = library.search("tg_1", "xylophone", 3)
     assert hits and "xylophone" in hits[0].chunk.text

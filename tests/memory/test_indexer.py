@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.app import Services
-from memory import sources
+from memory import Memory, sources
 from memory.errors import InvalidUserKeyError
 from memory.fsutil import append_text
 from memory.index import IndexStore
@@ -34,16 +33,16 @@ def _hand_edit(path: Path, text: str) -> None:
     os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 1_000_000_000))
 
 
-def _texts(services: Services, user: str, query: str) -> list[str]:
-    return [h.chunk.text for h in services.memory.search(user, query, 10)]
+def _texts(library: Memory, user: str, query: str) -> list[str]:
+    return [h.chunk.text for h in library.search(user, query, 10)]
 
 
-def test_hand_edit_reindexes_only_changed_entries(services: Services) -> None:
-    mem = services.memory
+def test_hand_edit_reindexes_only_changed_entries(library: Memory) -> None:
+    mem = library.service
     coffee = mem.remember(USER, "我每天早上喝咖啡，不加糖")
     blue = mem.remember(USER, "最喜歡的顏色是藍色")
     deploy = mem.remember(USER, "We deploy to production on Fridays")
-    before = _chunk_ids(services.store, USER)
+    before = _chunk_ids(library.store, USER)
     assert set(before) == {coffee.id, blue.id, deploy.id}
 
     md = mem.paths(USER).memory_md
@@ -54,59 +53,59 @@ def test_hand_edit_reindexes_only_changed_entries(services: Services) -> None:
     text += "\n- I play the cello on Sundays\n"  # added by hand, no fields
     _hand_edit(md, text)
 
-    stats = services.memory.indexer.sync_file(USER, "MEMORY.md")
+    stats = library.service.indexer.sync_file(USER, "MEMORY.md")
     assert stats == SyncStats(added=2, removed=2, files=1)
-    after = _chunk_ids(services.store, USER)
+    after = _chunk_ids(library.store, USER)
     assert after[coffee.id] == before[coffee.id]  # untouched entry kept its chunk
-    (blue_chunk,) = services.store.chunks([after[blue.id]]).values()
+    (blue_chunk,) = library.store.chunks([after[blue.id]]).values()
     assert blue_chunk.text == "最喜歡的顏色是綠色"  # edited entry re-indexed
     assert deploy.id not in after
     assert len(after) == 3
 
-    assert any("綠色" in t for t in _texts(services, USER, "綠色"))
-    assert not any("藍色" in t for t in _texts(services, USER, "藍色"))
-    assert any("cello" in t for t in _texts(services, USER, "cello"))
-    assert not any("Fridays" in t for t in _texts(services, USER, "deploy Fridays"))
+    assert any("綠色" in t for t in _texts(library, USER, "綠色"))
+    assert not any("藍色" in t for t in _texts(library, USER, "藍色"))
+    assert any("cello" in t for t in _texts(library, USER, "cello"))
+    assert not any("Fridays" in t for t in _texts(library, USER, "deploy Fridays"))
     # Nothing changed since: a second sync does nothing.
-    again = services.memory.indexer.sync_file(USER, "MEMORY.md")
+    again = library.service.indexer.sync_file(USER, "MEMORY.md")
     assert (again.added, again.removed) == (0, 0)
 
 
-def test_search_picks_up_a_hand_edit_by_itself(services: Services) -> None:
-    services.memory.remember(USER, "我每天下午都喜歡喝一杯茶")
-    md = services.memory.paths(USER).memory_md
+def test_search_picks_up_a_hand_edit_by_itself(library: Memory) -> None:
+    library.service.remember(USER, "我每天下午都喜歡喝一杯茶")
+    md = library.service.paths(USER).memory_md
     _hand_edit(md, md.read_text(encoding="utf-8") + "\n- 新加的：週末去爬山 hiking\n")
-    assert any("爬山" in t for t in _texts(services, USER, "爬山"))
+    assert any("爬山" in t for t in _texts(library, USER, "爬山"))
 
 
-def test_same_size_edit_right_after_a_write_is_seen(services: Services) -> None:
+def test_same_size_edit_right_after_a_write_is_seen(library: Memory) -> None:
     # An edit within the filesystem's timestamp tick and of the same size must not be missed.
-    services.memory.remember(USER, "我每天早上都喜歡喝咖啡")
-    md = services.memory.paths(USER).memory_md
+    library.service.remember(USER, "我每天早上都喜歡喝咖啡")
+    md = library.service.paths(USER).memory_md
     text = md.read_text(encoding="utf-8")
     md.write_text(text.replace("喜歡", "討厭"), encoding="utf-8")
-    assert any("討厭" in t for t in _texts(services, USER, "咖啡"))
+    assert any("討厭" in t for t in _texts(library, USER, "咖啡"))
 
 
-def test_deleted_file_drops_its_chunks(services: Services) -> None:
-    services.memory.remember(USER, "something to forget")
-    services.memory.paths(USER).memory_md.unlink()
-    stats = services.memory.indexer.sync_user(USER)
-    assert stats.removed == 1 and services.store.count(USER) == 0
+def test_deleted_file_drops_its_chunks(library: Memory) -> None:
+    library.service.remember(USER, "something to forget")
+    library.service.paths(USER).memory_md.unlink()
+    stats = library.service.indexer.sync_user(USER)
+    assert stats.removed == 1 and library.store.count(USER) == 0
 
 
-def test_daily_logs_and_summaries_are_indexed_incrementally(services: Services) -> None:
-    paths = services.memory.paths(USER)
+def test_daily_logs_and_summaries_are_indexed_incrementally(library: Memory) -> None:
+    paths = library.service.paths(USER)
     log = paths.daily_log("2026-11-22")
     t = datetime(2026, 11, 22, 9, 0, 0)
     append_text(log, log_header("2026-11-22"))
     for text in ("討論了資料庫備份", "今天午餐吃了一碗拉麵", "下午開會討論 roadmap"):
         append_text(log, format_record(t, "user", text))
     paths.memory_full_md.write_text("## 2026-11-22 摘要\n資料庫備份策略：每天凌晨三點\n")
-    indexer = services.memory.indexer
+    indexer = library.service.indexer
     assert indexer.sync_user(USER).added == 4
     rel = "memory/2026-11-22.md"
-    before = _chunk_ids(services.store, USER, rel)
+    before = _chunk_ids(library.store, USER, rel)
 
     append_text(log, format_record(t, "assistant", "好的，我記住了 backup plan", ref="tg-9"))
     _hand_edit(log, log.read_text(encoding="utf-8"))
@@ -114,22 +113,22 @@ def test_daily_logs_and_summaries_are_indexed_incrementally(services: Services) 
     # The new record, plus the neighbours whose index context now includes it.
     touched = min(sources.LOG_CONTEXT_AFTER, 3)
     assert second == SyncStats(added=1 + touched, removed=touched, files=1)
-    after = _chunk_ids(services.store, USER, rel)
+    after = _chunk_ids(library.store, USER, rel)
     assert after["2026-11-22#L3"] == before["2026-11-22#L3"]  # the first record untouched
     assert len(after) == 4
 
-    kinds = {h.chunk.kind for h in services.memory.search(USER, "資料庫備份", 10)}
+    kinds = {h.chunk.kind for h in library.search(USER, "資料庫備份", 10)}
     assert {"log", "summary"} <= kinds
-    refs = {r for h in services.memory.search(USER, "backup plan", 10) for r in h.chunk.refs}
+    refs = {r for h in library.search(USER, "backup plan", 10) for r in h.chunk.refs}
     assert "tg-9" in refs
 
 
-def test_long_entry_is_chunked_within_limits(services: Services) -> None:
+def test_long_entry_is_chunked_within_limits(library: Memory) -> None:
     long_text = "".join(
         f"第{i}點：部署前要先備份資料庫。Step {i}: back up first. " for i in range(150)
     )
-    entry = services.memory.remember(USER, long_text)
-    rows = services.store.conn.execute(
+    entry = library.service.remember(USER, long_text)
+    rows = library.store.conn.execute(
         "SELECT ordinal, tokens FROM chunks WHERE unit_id=? ORDER BY ordinal", (entry.id,)
     ).fetchall()
     assert len(rows) > 1
@@ -137,8 +136,8 @@ def test_long_entry_is_chunked_within_limits(services: Services) -> None:
     assert [r[0] for r in rows] == list(range(len(rows)))
 
 
-def test_two_users_never_see_each_other(services: Services) -> None:
-    mem = services.memory
+def test_two_users_never_see_each_other(library: Memory) -> None:
+    mem = library.service
     mem.remember("cli_alice", "Alice 的秘密：喜歡咖啡 coffee")
     mem.remember("telegram_42", "Bob 的秘密：喜歡咖啡 coffee")
     for user, mine, other in (("cli_alice", "Alice", "Bob"), ("telegram_42", "Bob", "Alice")):
@@ -155,23 +154,23 @@ def test_two_users_never_see_each_other(services: Services) -> None:
 @pytest.mark.parametrize(
     "bad", ["../x", "cli_../../etc", "cli_a/b", "", "cli_", "Cli_x", "cli_x\n", "/abs", "cli_.."]
 )
-def test_invalid_user_keys_are_refused(services: Services, bad: str) -> None:
-    mem = services.memory
+def test_invalid_user_keys_are_refused(library: Memory, bad: str) -> None:
+    mem = library.service
     with pytest.raises(InvalidUserKeyError):
         mem.remember(bad, "text")
     with pytest.raises(InvalidUserKeyError):
         mem.search(bad, "text")
     with pytest.raises(InvalidUserKeyError):
         mem.entries(bad)
-    assert not (services.settings.data_dir / "users").exists() or all(
-        p.name in ("cli_alice",) for p in (services.settings.data_dir / "users").iterdir()
+    assert not (library.data_dir / "users").exists() or all(
+        p.name in ("cli_alice",) for p in (library.data_dir / "users").iterdir()
     )
 
 
-def test_forced_reindex_of_an_intact_index_re_embeds_nothing(services: Services) -> None:
+def test_forced_reindex_of_an_intact_index_re_embeds_nothing(library: Memory) -> None:
     for text in ("喜歡咖啡", "likes blue 藍色", "deploys on Fridays"):
-        services.memory.remember(USER, text)
-    before = _chunk_ids(services.store, USER)
-    stats = services.memory.reindex(USER)
+        library.service.remember(USER, text)
+    before = _chunk_ids(library.store, USER)
+    stats = library.service.reindex(USER)
     assert stats.added == 0 and stats.removed == 0
-    assert _chunk_ids(services.store, USER) == before
+    assert _chunk_ids(library.store, USER) == before

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.app import Services
+from memory import Memory
 from memory.access import AccessStat
 from memory.config import LifecycleConfig
 from memory.lifecycle import (
@@ -93,7 +93,7 @@ def _doc(entries: list[Entry]) -> MemoryDocument:
     return MemoryDocument(sections=("General",), entries=tuple(entries))
 
 
-def test_nightly_run_changes_statuses_records_them_and_is_idempotent(services: Services) -> None:
+def test_nightly_run_changes_statuses_records_them_and_is_idempotent(library: Memory) -> None:
     e = {
         "fresh": Entry(id="m-fresh", text="我昨天開始學吉他", created_at=_iso(1)),
         "faded": Entry(id="m-faded", text="上個月去了一趟花蓮旅行", created_at=_iso(21)),
@@ -112,12 +112,12 @@ def test_nightly_run_changes_statuses_records_them_and_is_idempotent(services: S
             status_changed_at=_iso(61),
         ),
     }
-    services.memory.write_document(USER, _doc(list(e.values())))
+    library.service.write_document(USER, _doc(list(e.values())))
     for _ in range(4):
-        services.access.bump(USER, ["m-used", "m-used"], NOW - timedelta(days=1))
-    assert services.access.get(USER, "m-used").count == 4
+        library.access.bump(USER, ["m-used", "m-used"], NOW - timedelta(days=1))
+    assert library.access.get(USER, "m-used").count == 4
 
-    report = services.lifecycle.run_lifecycle(NOW)
+    report = library.lifecycle.run_lifecycle(NOW)
     changes = {(c.entry_id, c.old, c.new) for c in report.changes}
     assert changes == {
         ("m-faded", "active", "low_priority"),
@@ -125,38 +125,38 @@ def test_nightly_run_changes_statuses_records_them_and_is_idempotent(services: S
         ("m-used", "active", "low_priority"),
         ("m-gone", "archived", "deleted"),
     }
-    by_id = services.memory.document(USER).by_id()
+    by_id = library.service.document(USER).by_id()
     assert "m-gone" not in by_id
     assert by_id["m-fresh"].status == "active" and by_id["m-core"].status == "active"
     assert by_id["m-stale"].status_changed_at == "2026-11-22T03:00:00+08:00"
     assert by_id["m-stale"].history == (
         "2026-11-22T03:00:00+08:00 active -> archived: health 0.146",
     )
-    text = services.memory.paths(USER).memory_md.read_text(encoding="utf-8")
+    text = library.service.paths(USER).memory_md.read_text(encoding="utf-8")
     assert "  - status: low_priority" in text
     assert "active -> low_priority: health 0.266" in text
 
-    hits = services.memory.search(USER, "durian ice cream", 10)
+    hits = library.search(USER, "durian ice cream", 10)
     assert "m-stale" not in [h.chunk.unit_id for h in hits if h.chunk.kind == KIND_MEMORY]
-    hits = services.memory.search(USER, "花蓮旅行", 10)
+    hits = library.search(USER, "花蓮旅行", 10)
     assert "m-faded" in [h.chunk.unit_id for h in hits if h.chunk.kind == KIND_MEMORY]
 
-    assert services.lifecycle.run_lifecycle(NOW).changes == []
-    assert services.lifecycle.run_lifecycle(NOW + timedelta(hours=1)).changes == []
+    assert library.lifecycle.run_lifecycle(NOW).changes == []
+    assert library.lifecycle.run_lifecycle(NOW + timedelta(hours=1)).changes == []
 
 
-def test_restore_is_kept_for_the_grace_period_then_health_rules_again(services: Services) -> None:
+def test_restore_is_kept_for_the_grace_period_then_health_rules_again(library: Memory) -> None:
     stale = Entry(id="m-stale", text="I once tried the durian ice cream", created_at=_iso(60))
-    services.memory.write_document(USER, _doc([stale]))
-    services.lifecycle.run_lifecycle(NOW)
-    restored = services.governance.restore(USER, "m-stale", now=NOW + timedelta(hours=8))
+    library.service.write_document(USER, _doc([stale]))
+    library.lifecycle.run_lifecycle(NOW)
+    restored = library.governance.restore(USER, "m-stale", now=NOW + timedelta(hours=8))
     assert restored.status == "active"
     assert restored.history[-1].endswith("archived -> active: restored")
-    hits = services.memory.search(USER, "durian ice cream", 10)
+    hits = library.search(USER, "durian ice cream", 10)
     assert "m-stale" in [h.chunk.unit_id for h in hits]
 
-    assert services.lifecycle.run_lifecycle(NOW + timedelta(days=1)).changes == []
-    later = services.lifecycle.run_lifecycle(NOW + timedelta(days=15))
+    assert library.lifecycle.run_lifecycle(NOW + timedelta(days=1)).changes == []
+    later = library.lifecycle.run_lifecycle(NOW + timedelta(days=15))
     assert [(c.entry_id, c.new) for c in later.changes] == [("m-stale", "archived")]
-    history = services.memory.document(USER).by_id()["m-stale"].history
+    history = library.service.document(USER).by_id()["m-stale"].history
     assert len(history) == 3  # archived, restored, archived again: all readable

@@ -6,20 +6,20 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from bot.app import Services
+from memory import Memory
 from memory.logs import format_record, log_header
 
 TZ = timezone(timedelta(hours=8))
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=TZ)
 
 
-def _remember(services: Services, user: str, *texts: str) -> None:
+def _remember(library: Memory, user: str, *texts: str) -> None:
     for i, text in enumerate(texts):
-        services.memory.remember(user, text, now=NOW - timedelta(days=i))
+        library.service.remember(user, text, now=NOW - timedelta(days=i))
 
 
-def _log(services: Services, user: str, day: str, lines: list[tuple[str, str, str]]) -> None:
-    path = services.memory.paths(user).root / "memory" / f"{day}.md"
+def _log(library: Memory, user: str, day: str, lines: list[tuple[str, str, str]]) -> None:
+    path = library.service.paths(user).root / "memory" / f"{day}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     when = datetime.fromisoformat(f"{day}T10:00:00")
     body = log_header(day) + "".join(
@@ -27,19 +27,19 @@ def _log(services: Services, user: str, day: str, lines: list[tuple[str, str, st
         for i, (who, text, ref) in enumerate(lines)
     )
     path.write_text(body, encoding="utf-8")
-    services.memory.indexer.sync_file(user, f"memory/{day}.md")
+    library.service.indexer.sync_file(user, f"memory/{day}.md")
 
 
-def test_two_character_chinese_query_finds_its_entry(services: Services) -> None:
+def test_two_character_chinese_query_finds_its_entry(library: Memory) -> None:
     _remember(
-        services,
+        library,
         "tg_1",
         "我每天早上都喝一杯咖啡",
         "明天下午要去台北開會",
         "My cat is called Mochi",
         "週末想去爬山",
     )
-    hits = services.memory.search("tg_1", "咖啡", 3)
+    hits = library.search("tg_1", "咖啡", 3)
     assert hits and "咖啡" in hits[0].chunk.text
     assert hits[0].bm25_rank == 1
 
@@ -48,20 +48,20 @@ def test_two_character_chinese_query_finds_its_entry(services: Services) -> None
     "query",
     ['"', "NEAR(a b", "*", "a OR", "body:x", "'; DROP TABLE chunks; --", "-x AND (y", "\x00"],
 )
-def test_hostile_fts_syntax_is_harmless(services: Services, query: str) -> None:
-    _remember(services, "tg_1", "I like green tea with lemon")
-    services.memory.search("tg_1", query, 3)
-    assert services.memory.search("tg_1", "green tea", 1)[0].chunk.text.startswith("I like")
+def test_hostile_fts_syntax_is_harmless(library: Memory, query: str) -> None:
+    _remember(library, "tg_1", "I like green tea with lemon")
+    library.search("tg_1", query, 3)
+    assert library.search("tg_1", "green tea", 1)[0].chunk.text.startswith("I like")
 
 
-def test_results_carry_their_source(services: Services) -> None:
+def test_results_carry_their_source(library: Memory) -> None:
     _log(
-        services,
+        library,
         "tg_2",
         "2026-02-20",
         [("user", "我養了一隻叫 Mochi 的貓", "tg-11"), ("bot", "好可愛的名字", "tg-12")],
     )
-    hit = services.memory.search("tg_2", "Mochi 貓", 1, now=NOW)[0]
+    hit = library.search("tg_2", "Mochi 貓", 1, now=NOW)[0]
     assert hit.chunk.user_key == "tg_2"
     assert hit.chunk.path == "memory/2026-02-20.md"
     assert hit.chunk.refs == ("tg-11",)
@@ -71,16 +71,16 @@ def test_results_carry_their_source(services: Services) -> None:
     assert hit.chunk.text == "user: 我養了一隻叫 Mochi 的貓"
 
 
-def test_users_never_see_each_other(services: Services) -> None:
-    _remember(services, "tg_1", "My password hint is the blue whale")
-    _remember(services, "tg_2", "I collect vintage stamps from Japan")
-    for hit in services.memory.search("tg_2", "blue whale", 5):
+def test_users_never_see_each_other(library: Memory) -> None:
+    _remember(library, "tg_1", "My password hint is the blue whale")
+    _remember(library, "tg_2", "I collect vintage stamps from Japan")
+    for hit in library.search("tg_2", "blue whale", 5):
         assert hit.chunk.user_key == "tg_2"
 
 
-def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
+def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:
     _log(
-        services,
+        library,
         "tg_3",
         "2026-02-25",
         [
@@ -90,7 +90,7 @@ def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
             ("bot", "I don't have any information about Biscuit the puppy.", "a4"),
         ],
     )
-    searcher = services.memory.searcher
+    searcher = library.service.searcher
     res = searcher.search_explained("tg_3", "hello Biscuit puppy", 5, now=NOW)
     plain = searcher.search("tg_3", "hello Biscuit puppy", 5, now=NOW)
     assert [h.chunk.id for h in res.hits] == [h.chunk.id for h in plain]
@@ -118,34 +118,34 @@ def test_explain_agrees_with_the_final_ranking(services: Services) -> None:
     assert not kept & set(dropped)
 
 
-def test_clock_drives_recency_and_decay(services: Services) -> None:
-    _remember(services, "tg_4", "I started learning the cello")
-    early = services.memory.search("tg_4", "cello", 1, now=NOW)[0]
-    late = services.memory.search("tg_4", "cello", 1, now=NOW + timedelta(days=365))[0]
+def test_clock_drives_recency_and_decay(library: Memory) -> None:
+    _remember(library, "tg_4", "I started learning the cello")
+    early = library.search("tg_4", "cello", 1, now=NOW)[0]
+    late = library.search("tg_4", "cello", 1, now=NOW + timedelta(days=365))[0]
     assert early.stages["fusion"] == pytest.approx(late.stages["fusion"])
     assert late.score < early.score
     assert late.stages["recency"] == pytest.approx(late.stages["fusion"], abs=1e-3)
 
 
-def test_hard_minimum_drops_weak_candidates(services: Services) -> None:
+def test_hard_minimum_drops_weak_candidates(library: Memory) -> None:
     from dataclasses import replace
 
-    _remember(services, "tg_5", "I like green tea with lemon")
-    searcher = services.memory.searcher
+    _remember(library, "tg_5", "I like green tea with lemon")
+    searcher = library.service.searcher
     searcher.config = replace(searcher.config, hard_min_score=2.0)
     res = searcher.search_explained("tg_5", "green tea", 5, now=NOW)
     assert res.hits == []
     assert [d.stage for d in res.dropped] == ["hard_min"]
 
 
-def test_vector_cache_sees_writes_of_another_connection(services: Services) -> None:
+def test_vector_cache_sees_writes_of_another_connection(library: Memory) -> None:
     from memory.index import IndexStore
 
-    _remember(services, "tg_6", "I keep bees on the roof")
-    store = services.store
+    _remember(library, "tg_6", "I keep bees on the roof")
+    store = library.store
     other = IndexStore(store.path, store.model, store.dim)
     try:
-        qvec = services.embedder.embed_query("bees")
+        qvec = library.embedder.embed_query("bees")
         assert len(store.vec_search("tg_6", qvec, 10)) == 1
         chunk = store.chunks([store.vec_search("tg_6", qvec, 1)[0][0]])
         new = next(iter(chunk.values()))
@@ -174,7 +174,7 @@ def test_vector_cache_sees_writes_of_another_connection(services: Services) -> N
                     "user: honey from the roof bees",
                 )
             ],
-            services.embedder.embed_passages(["user: honey from the roof bees"]),
+            library.embedder.embed_passages(["user: honey from the roof bees"]),
         )
         assert new.user_key == "tg_6"
         assert len(store.vec_search("tg_6", qvec, 10)) == 2
@@ -191,11 +191,11 @@ def test_vector_cache_sees_writes_of_another_connection(services: Services) -> N
         ("週末去哪裡爬山", "週末和朋友去陽明山爬山"),
     ],
 )
-def test_related_query_is_kept(services: Services, query: str, expected: str) -> None:
-    _remember(services, "tg_7", *COFFEE_AND_HIKING)
-    hits = services.memory.search("tg_7", query, 5, now=NOW)
+def test_related_query_is_kept(library: Memory, query: str, expected: str) -> None:
+    _remember(library, "tg_7", *COFFEE_AND_HIKING)
+    hits = library.search("tg_7", query, 5, now=NOW)
     assert expected in [h.chunk.text for h in hits]
-    assert all(h.score >= services.memory.searcher.config.hard_min_score for h in hits)
+    assert all(h.score >= library.service.searcher.config.hard_min_score for h in hits)
 
 
 @pytest.mark.parametrize(
@@ -206,11 +206,11 @@ def test_related_query_is_kept(services: Services, query: str, expected: str) ->
         "Can my landlord deduct property tax from the deposit?",
     ],
 )
-def test_unrelated_query_is_dropped_by_the_thresholds(services: Services, query: str) -> None:
+def test_unrelated_query_is_dropped_by_the_thresholds(library: Memory, query: str) -> None:
     # The real e5 embedder scores unrelated text at cosine ~0.75-0.82: only its calibration
     # (floor 0.7) puts that near 0, so the seed's thresholds can drop it.
-    _remember(services, "tg_7", *COFFEE_AND_HIKING)
-    res = services.memory.searcher.search_explained("tg_7", query, 5, now=NOW)
+    _remember(library, "tg_7", *COFFEE_AND_HIKING)
+    res = library.service.searcher.search_explained("tg_7", query, 5, now=NOW)
     assert res.hits == []
     assert len(res.dropped) == len(COFFEE_AND_HIKING)
     assert {d.stage for d in res.dropped} <= {"min_score", "hard_min"}
@@ -226,21 +226,21 @@ COFFEE_AND_HIKING = (
 )
 
 
-def test_an_uncalibrated_embedder_keeps_raw_cosines(services: Services) -> None:
+def test_an_uncalibrated_embedder_keeps_raw_cosines(library: Memory) -> None:
     from memory.embedders import similarity_floor
     from memory.search import HybridSearcher
 
     class Plain:
         """The E5 vectors without the calibration attribute (like Ollama's embedder)."""
 
-        name = services.embedder.name
-        dim = services.embedder.dim
-        embed_query = services.embedder.embed_query
-        embed_passages = services.embedder.embed_passages
+        name = library.embedder.name
+        dim = library.embedder.dim
+        embed_query = library.embedder.embed_query
+        embed_passages = library.embedder.embed_passages
 
-    assert similarity_floor(services.embedder) == pytest.approx(0.7)
+    assert similarity_floor(library.embedder) == pytest.approx(0.7)
     assert similarity_floor(Plain()) == 0.0
-    _remember(services, "tg_8", "I drink a cup of coffee every morning")
-    searcher = HybridSearcher(services.store, Plain(), services.memory.searcher.config)
+    _remember(library, "tg_8", "I drink a cup of coffee every morning")
+    searcher = HybridSearcher(library.store, Plain(), library.service.searcher.config)
     hit = searcher.search("tg_8", "coffee", 1, now=NOW)[0]
     assert hit.stages["similarity"] == pytest.approx(hit.vector_similarity, abs=1e-6)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.app import Services
+from memory import Memory
 from memory.fsutil import atomic_write_text, read_text
 from memory.index import IndexStore
 
@@ -15,29 +15,29 @@ TEXTS = [
 ]
 
 
-def nearest(store: IndexStore, services: Services, query: str) -> list[tuple[int, float]]:
-    vec = services.embedder.embed_query(query)
+def nearest(store: IndexStore, library: Memory, query: str) -> list[tuple[int, float]]:
+    vec = library.embedder.embed_query(query)
     return [(cid, round(dist, 5)) for cid, dist in store.vec_search(USER, vec, 50)]
 
 
 def test_cache_matches_a_fresh_store_after_adds_forgets_and_hand_edits(
-    services: Services,
+    library: Memory,
 ) -> None:
-    entries = [services.memory.remember(USER, t) for t in TEXTS]
-    store = services.store
-    nearest(store, services, "早上喝什麼")  # warm the cache
+    entries = [library.service.remember(USER, t) for t in TEXTS]
+    store = library.store
+    nearest(store, library, "早上喝什麼")  # warm the cache
 
-    services.memory.remember(USER, "明天下午三點要去牙醫，記得帶健保卡")
-    services.memory.forget(USER, entries[1].id)
-    path = services.memory.paths(USER).memory_md
+    library.service.remember(USER, "明天下午三點要去牙醫，記得帶健保卡")
+    library.service.forget(USER, entries[1].id)
+    path = library.service.paths(USER).memory_md
     atomic_write_text(path, read_text(path).replace("烏龍茶", "綠茶"))  # a hand edit
-    services.memory.search(USER, "綠茶")  # the change detector picks the edit up
+    library.search(USER, "綠茶")  # the change detector picks the edit up
 
-    fresh = IndexStore(store.path, services.embedder.name, services.embedder.dim)
+    fresh = IndexStore(store.path, library.embedder.name, library.embedder.dim)
     try:
         for query in ("早上喝什麼", "weekly report", "看牙醫要帶什麼", "deadline"):
-            assert nearest(store, services, query) == nearest(fresh, services, query)
-        ids = {cid for cid, _ in nearest(store, services, "deadline")}
+            assert nearest(store, library, query) == nearest(fresh, library, query)
+        ids = {cid for cid, _ in nearest(store, library, "deadline")}
         assert len(ids) == len(TEXTS)  # 4 remembered + 1 new - 1 forgotten
     finally:
         fresh.close()

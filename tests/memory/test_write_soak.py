@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
-from bot.app import Services
+from memory import Memory
 from memory.markdown import render_entry
 
 TPE = timezone(timedelta(hours=8))
@@ -46,8 +46,8 @@ def _tasks() -> list[Task]:
     return tasks
 
 
-def _run(services: Services, task: Task) -> tuple[Task, str]:
-    svc, acts = services.confirm, services.user_acts
+def _run(library: Memory, task: Task) -> tuple[Task, str]:
+    svc, acts = library.confirm, library.user_acts
     p = svc.propose(task.user, task.text, "soak", now=T0)
     if task.action == "reject":
         svc.reject(acts.act(task.user, p.id, "reject", via="button"), now=T0)
@@ -62,11 +62,11 @@ def _run(services: Services, task: Task) -> tuple[Task, str]:
     return task, text
 
 
-def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -> None:
+def test_concurrent_proposals_lose_nothing_and_mix_nothing(library: Memory) -> None:
     with ThreadPoolExecutor(max_workers=8) as pool:
-        results = list(pool.map(lambda t: _run(services, t), _tasks()))
+        results = list(pool.map(lambda t: _run(library, t), _tasks()))
     for user in USERS:
-        services.memory.index_memory(user)  # the change detector indexes the batch
+        library.service.index_memory(user)  # the change detector indexes the batch
 
     kept: dict[str, list[str]] = {u: [] for u in USERS}
     rejected: dict[str, list[str]] = {u: [] for u in USERS}
@@ -74,9 +74,9 @@ def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -
         (kept if text else rejected)[task.user].append(text or task.text)
 
     for user in USERS:
-        entries = services.memory.entries(user)
+        entries = library.service.entries(user)
         assert Counter(e.text for e in entries) == Counter(kept[user])
-        raw = services.memory.paths(user).memory_md.read_text(encoding="utf-8")
+        raw = library.service.paths(user).memory_md.read_text(encoding="utf-8")
         for e in entries:
             assert raw.count(render_entry(e)) == 1
         for other in USERS:
@@ -85,5 +85,5 @@ def test_concurrent_proposals_lose_nothing_and_mix_nothing(services: Services) -
                     assert text not in raw
         for text in rejected[user]:
             assert text not in raw
-        assert set(services.store.indexed_units(user, "MEMORY.md")) == {e.id for e in entries}
-        assert services.pending.pending(user) == []
+        assert set(library.store.indexed_units(user, "MEMORY.md")) == {e.id for e in entries}
+        assert library.pending.pending(user) == []

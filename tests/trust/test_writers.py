@@ -249,7 +249,7 @@ class _QuitWhenJobsRan(io.StringIO):
     def readline(self, size: int | None = -1) -> str:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if self.runners and len(self.runners[0].status) == 4:
+            if self.runners and len(self.runners[0].status) >= 5:
                 break
             time.sleep(0.05)
         return "/quit\n"

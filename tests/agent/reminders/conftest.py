@@ -18,6 +18,7 @@ import pytest
 
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.service import ReminderService
+from memory.consent import Action, UserAct, UserActMint
 from memory.reminders import Reminder, ReminderStore
 from memory.state import StateDB
 
@@ -87,11 +88,12 @@ class Outbox:
         return str(len(self.sent))
 
 
-@dataclass(frozen=True)
-class Act:
-    """A stand-in for the bot's proof of a user act (memory.consent.UserAct in phase 2)."""
+MINT = UserActMint()  # the bot layer's: the tests play the user's button presses
 
-    user_key: str
+
+def act(user_key: str, reminder_id: int, action: Action = "confirm") -> UserAct:
+    """The user's sealed answer to reminder ``reminder_id`` (what a button press makes)."""
+    return MINT.act(user_key, str(reminder_id), action, via="button", kind="reminder")
 
 
 @dataclass
@@ -134,6 +136,7 @@ class World:
             clock=self.clock,
             scheduler=scheduler,
             sender=box,
+            acts=MINT.check,
         )
         proc = Process(state, scheduler, box, service)
         self.processes.append(proc)

@@ -12,7 +12,7 @@ from memory.config import LifecycleConfig
 from memory.markdown import Entry, MemoryDocument
 from memory.reminders import ReminderStore
 from memory.short_term import ShortTermStore
-from tests.agent.reminders.conftest import TPE, Act
+from tests.agent.reminders.conftest import MINT, TPE, act
 
 USER = "telegram_42"
 NOW = datetime(2026, 11, 22, 7, 30, tzinfo=TPE)  # a Sunday morning
@@ -54,7 +54,10 @@ def test_briefing_gathers_todays_reminders_todos_short_term_and_fading_memories(
 ) -> None:
     clock = [NOW - timedelta(hours=1)]
     reminders = ReminderService(
-        ReminderStore(services.state), default_zone="Asia/Taipei", clock=lambda: clock[0]
+        ReminderStore(services.state),
+        default_zone="Asia/Taipei",
+        clock=lambda: clock[0],
+        acts=MINT.check,
     )
     for phrase in (
         "今天下午六點 去接小孩",
@@ -64,7 +67,7 @@ def test_briefing_gathers_todays_reminders_todos_short_term_and_fading_memories(
     ):
         row, _ = reminders.propose_phrase(USER, phrase)
         if "午餐" not in phrase:  # an unconfirmed proposal is not in the briefing
-            reminders.confirm(Act(USER), USER, row.id)
+            reminders.confirm(act(USER, row.id), USER, row.id)
     clock[0] = NOW
 
     session = Session(USER)

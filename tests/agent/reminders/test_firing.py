@@ -10,14 +10,14 @@ import pytest
 
 from agent.reminders.recurrence import Recurrence
 from memory import reminders as rs
-from tests.agent.reminders.conftest import ALICE, T0, TPE, Act, Outbox, ProcessDied, World
+from tests.agent.reminders.conftest import ALICE, T0, TPE, Outbox, ProcessDied, World, act
 
 
 def _scheduled(world: World, phrase: str, user: str = ALICE) -> int:
     """Propose and confirm a reminder in a first process; returns its id."""
     service = world.processes[-1].service if world.processes else world.start().service
     row, _ = service.propose_phrase(user, phrase)
-    return service.confirm(Act(user), user, row.id).id
+    return service.confirm(act(user, row.id), user, row.id).id
 
 
 async def test_fires_once_at_its_time(world: World) -> None:

@@ -16,7 +16,7 @@ from agent.reminders.service import ReminderService
 from memory import reminders as rs
 from memory.reminders import ReminderStore
 from memory.state import StateDB
-from tests.agent.reminders.conftest import ALICE, Act, Outbox
+from tests.agent.reminders.conftest import ALICE, MINT, Outbox, act
 
 
 @pytest.fixture
@@ -66,10 +66,11 @@ async def test_restart_over_real_schedulers_fires_once(tmp_path: Path, aps: Any)
         clock=lambda: datetime.now(UTC),
         scheduler=APSchedulerAdapter(AsyncIOScheduler()),  # never started: the process dies
         sender=Outbox(),
+        acts=MINT.check,
     )
     due = datetime.now(UTC) + timedelta(seconds=0.4)
     row = first.propose(ALICE, "stretch", due)
-    first.confirm(Act(ALICE), ALICE, row.id)
+    first.confirm(act(ALICE, row.id), ALICE, row.id)
     first_state.close()
 
     outbox = Outbox()

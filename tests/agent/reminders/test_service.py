@@ -19,7 +19,7 @@ from agent.reminders.errors import (
 )
 from agent.reminders.settings import machine_zone
 from memory import reminders as rs
-from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, Act, World
+from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, World, act
 
 
 def test_a_proposal_is_not_scheduled_until_its_owner_confirms(world: World) -> None:
@@ -29,33 +29,35 @@ def test_a_proposal_is_not_scheduled_until_its_owner_confirms(world: World) -> N
     assert parsed.understood_zh.startswith("我會在 2026-03-05（週四）09:00")
     # Bob's act does not confirm Alice's proposal, nor does naming it as Bob's
     with pytest.raises(ReminderNotFoundError):
-        proc.service.confirm(Act(BOB), ALICE, row.id)
+        proc.service.confirm(act(BOB, row.id), ALICE, row.id)
     with pytest.raises(ReminderNotFoundError):
-        proc.service.confirm(Act(BOB), BOB, row.id)
+        proc.service.confirm(act(BOB, row.id), BOB, row.id)
     assert proc.service.store.get(ALICE, row.id).status == rs.PROPOSED
 
-    done = proc.service.confirm(Act(ALICE), ALICE, row.id)
+    done = proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
     assert done.status == rs.SCHEDULED
     assert proc.scheduler.jobs == {done.key: datetime(2026, 3, 5, 9, 0, tzinfo=TPE)}
     with pytest.raises(ReminderStateError):
-        proc.service.confirm(Act(ALICE), ALICE, row.id)  # answering twice
+        proc.service.confirm(act(ALICE, row.id), ALICE, row.id)  # answering twice
 
 
 def test_reject_and_expiry(world: World) -> None:
     proc = world.start()
     first, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
-    assert proc.service.reject(Act(ALICE), ALICE, first.id).status == rs.CANCELLED
+    assert (
+        proc.service.reject(act(ALICE, first.id, "reject"), ALICE, first.id).status == rs.CANCELLED
+    )
     second, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
     third, _ = proc.service.propose_phrase(ALICE, "tomorrow 10am dentist")
     world.clock.advance(minutes=31)
     with pytest.raises(ReminderExpiredError):
-        proc.service.confirm(Act(ALICE), ALICE, second.id)
+        proc.service.confirm(act(ALICE, second.id), ALICE, second.id)
     assert proc.service.store.get(ALICE, second.id).last_outcome == "expired"
     # a restart drops the proposals nobody answered, once, so each gets one notice
     assert [r.id for r in world.start().service.start().expired] == [third.id]
     assert world.start().service.start().expired == ()
     with pytest.raises(ReminderStateError):
-        proc.service.confirm(Act(ALICE), ALICE, third.id)
+        proc.service.confirm(act(ALICE, third.id), ALICE, third.id)
     assert proc.scheduler.jobs == {}
 
 
@@ -64,7 +66,7 @@ def test_a_time_that_passed_while_waiting_is_refused(world: World) -> None:
     row, _ = proc.service.propose_phrase(ALICE, "in 10 minutes tea")
     world.clock.advance(minutes=11)
     with pytest.raises(ReminderInPastError):
-        proc.service.confirm(Act(ALICE), ALICE, row.id)
+        proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
     with pytest.raises(ReminderInPastError):
         proc.service.propose(ALICE, "tea", T0 - timedelta(minutes=1))
 
@@ -72,7 +74,7 @@ def test_a_time_that_passed_while_waiting_is_refused(world: World) -> None:
 def test_strangers_see_nothing_and_change_nothing(world: World) -> None:
     proc = world.start()
     row, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
-    rid = proc.service.confirm(Act(ALICE), ALICE, row.id).id
+    rid = proc.service.confirm(act(ALICE, row.id), ALICE, row.id).id
     for action in (
         lambda: proc.service.cancel(BOB, rid),
         lambda: proc.service.snooze(BOB, rid, "10m"),
@@ -87,7 +89,7 @@ def test_strangers_see_nothing_and_change_nothing(world: World) -> None:
 async def test_snooze_10_minutes_1_hour_and_tomorrow(world: World) -> None:
     proc = world.start()
     row, _ = proc.service.propose_phrase(ALICE, "at 5pm water the plants")
-    rid = proc.service.confirm(Act(ALICE), ALICE, row.id).id
+    rid = proc.service.confirm(act(ALICE, row.id), ALICE, row.id).id
     five = datetime(2026, 3, 4, 17, 0, tzinfo=TPE)
     await proc.run_until(five, world.clock)
     assert len(proc.outbox.sent) == 1
@@ -114,7 +116,7 @@ async def test_snooze_10_minutes_1_hour_and_tomorrow(world: World) -> None:
 async def test_snoozing_a_recurring_reminder_leaves_its_rule_alone(world: World) -> None:
     proc = world.start()
     row, _ = proc.service.propose_phrase(ALICE, "每天早上八點 吃藥")
-    rid = proc.service.confirm(Act(ALICE), ALICE, row.id).id
+    rid = proc.service.confirm(act(ALICE, row.id), ALICE, row.id).id
     eight = datetime(2026, 3, 5, 8, 0, tzinfo=TPE)
     await proc.run_until(eight, world.clock)
     copy = proc.service.snooze(ALICE, rid, "10m")
@@ -127,7 +129,7 @@ async def test_snoozing_a_recurring_reminder_leaves_its_rule_alone(world: World)
 async def test_cancel_stops_a_recurring_reminder_for_good(world: World) -> None:
     proc = world.start()
     row, _ = proc.service.propose_phrase(ALICE, "every Monday 8:00 weekly report")
-    rid = proc.service.confirm(Act(ALICE), ALICE, row.id).id
+    rid = proc.service.confirm(act(ALICE, row.id), ALICE, row.id).id
     assert proc.service.cancel(ALICE, rid).status == rs.CANCELLED
     assert proc.scheduler.jobs == {}
     await proc.run_until(T0 + timedelta(days=30), world.clock)
@@ -141,7 +143,7 @@ def test_listing_shows_the_next_time_of_recurring_ones(world: World) -> None:
     for phrase in ("每週一早上八點提醒我交週報", "tomorrow 9am dentist", "5/3 14:00 看牙醫"):
         row, _ = proc.service.propose_phrase(ALICE, phrase)
         if "牙" not in phrase:
-            proc.service.confirm(Act(ALICE), ALICE, row.id)
+            proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
     listed = proc.service.listing(ALICE)
     assert [
         (i.reminder.text, f"{i.next_local:%m-%d %H:%M}", i.reminder.status) for i in listed
@@ -168,9 +170,9 @@ def test_the_users_zone_defaults_to_the_setting_and_can_change(world: World) -> 
     with pytest.raises(UnknownZoneError):
         proc.service.set_zone(ALICE, "../../etc/passwd")
     row, _ = proc.service.propose_phrase(ALICE, "every day at 7 stretch")
-    daily = proc.service.confirm(Act(ALICE), ALICE, row.id)
+    daily = proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
     row, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am dentist")
-    once = proc.service.confirm(Act(ALICE), ALICE, row.id)
+    once = proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
 
     assert proc.service.set_zone(ALICE, "europe/berlin").key == "Europe/Berlin"
     berlin = ZoneInfo("Europe/Berlin")
@@ -229,7 +231,7 @@ def test_a_birthday_memory_offers_the_day_before(world: World) -> None:
     assert row.status == rs.PROPOSED and row.source == "memory"
     assert row.due == datetime(2026, 5, 2, 9, 0, tzinfo=TPE)
     assert "媽媽生日" in offer.question_zh
-    confirmed = proc.service.confirm(Act(ALICE), ALICE, row.id)
+    confirmed = proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
     assert proc.scheduler.jobs[confirmed.key] == row.due
 
 

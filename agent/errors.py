@@ -1,0 +1,30 @@
+"""Every exception the agent package raises on purpose, under one base class.
+
+What a person reads about them is said by the pipeline from :mod:`agent.texts`
+(``down``, ``garbage``, ``failed``); ``str(error)`` is an English line for the log.
+The reminder feature's errors (:mod:`agent.reminders.errors`) derive from the same base.
+"""
+
+from __future__ import annotations
+
+
+class AgentError(Exception):
+    """Base class of every error the agent package raises on purpose."""
+
+
+# -- the model -----------------------------------------------------------------------------
+class LLMError(AgentError):
+    """Base class of the errors an LLM client raises on purpose."""
+
+
+class LLMUnavailableError(LLMError):
+    """The model server could not be reached, or did not answer in time."""
+
+
+class LLMResponseError(LLMError):
+    """The model server answered, but with an error or a body that makes no sense."""
+
+
+# -- the model's tools ---------------------------------------------------------------------
+class ToolArgumentError(AgentError, ValueError):
+    """The model's arguments do not match the tool's schema (told to the model, not a user)."""

@@ -1,0 +1,112 @@
+"""Making reminder proposals: from a ``/remind`` phrase, the model's ISO time, or a memory's date.
+
+A proposal is a stored row in ``proposed``; nothing rings until its owner confirms it (see
+:class:`agent.reminders.service.ReminderService`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from agent.reminders.dates import DateOffer, find_recurring_date
+from agent.reminders.errors import ReminderInPastError, ReminderStateError
+from agent.reminders.parse import MAX_TEXT, ParsedReminder, parse_reminder
+from agent.reminders.recurrence import Recurrence, rule_for
+from agent.reminders.texts import understood_en, understood_zh
+from agent.types import ReminderView
+from memory.reminders import Reminder, ReminderStore
+
+
+class ProposalsMixin:
+    """Proposal methods of :class:`agent.reminders.service.ReminderService`."""
+
+    store: ReminderStore
+    clock: Callable[[], datetime]
+    zone: Callable[[str], ZoneInfo]
+
+    def parse(self, user_key: str, phrase: str) -> ParsedReminder:
+        """Parse a ``/remind`` phrase in the user's zone (:class:`ParseError` if it can't)."""
+        return parse_reminder(phrase, self.clock(), self.zone(user_key))
+
+    def propose(
+        self,
+        user_key: str,
+        text: str,
+        due: datetime,
+        rule: Recurrence | None = None,
+        source: str = "",
+    ) -> Reminder:
+        """Store a proposal; nothing is scheduled until the user confirms it."""
+        text = " ".join(text.split())
+        if not text or len(text) > MAX_TEXT:
+            raise ReminderStateError(
+                "A reminder needs a text of 1-500 characters.", "提醒內容需要 1 到 500 字。"
+            )
+        now = self.clock()
+        if due.tzinfo is None:
+            raise ValueError("the due time must be timezone-aware")
+        if rule is None and due <= now:
+            raise ReminderInPastError("That time has already passed.", "那個時間已經過去了。")
+        zone = self.zone(user_key)
+        return self.store.add(
+            user_key,
+            text,
+            due=due,
+            zone=zone.key,
+            now=now,
+            recurrence=rule.encode() if rule else "",
+            source=source,
+        )
+
+    def propose_phrase(self, user_key: str, phrase: str) -> tuple[Reminder, ParsedReminder]:
+        """``/remind <when> <text>``: parse, then propose what was understood."""
+        parsed = self.parse(user_key, phrase)
+        row = self.propose(user_key, parsed.text, parsed.due, parsed.recurrence, "/remind")
+        return row, parsed
+
+    def propose_iso(
+        self, user_key: str, when: str, text: str, recurrence: str | None = None
+    ) -> Reminder:
+        """The model's ``reminder_create``: an ISO time (naive = the user's zone) and a kind."""
+        try:
+            due = datetime.fromisoformat(when.strip())
+        except ValueError:
+            raise ReminderStateError(
+                f"{when!r} is not an ISO date and time.", f"{when!r} 不是 ISO 日期時間。"
+            ) from None
+        zone = self.zone(user_key)
+        due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
+        rule = None
+        if recurrence:
+            try:
+                rule = rule_for(recurrence.strip().lower(), due)
+            except ValueError:
+                raise ReminderStateError(
+                    "Repeat must be daily, weekly, monthly or yearly.",
+                    "重複只能是每天、每週、每月或每年。",
+                ) from None
+            due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
+        return self.propose(user_key, text, due, rule, "tool")
+
+    def view(self, row: Reminder) -> ReminderView:
+        """A proposal as the transport shows it: what was understood, in zh and en."""
+        due = row.due.astimezone(ZoneInfo(row.zone))
+        rule = Recurrence.decode(row.recurrence) if row.recurrence else None
+        return ReminderView(
+            row.id,
+            row.text,
+            understood_zh(due, row.text, rule, row.zone),
+            understood_en(due, row.text, rule, row.zone),
+        )
+
+    def offer_for_memory(
+        self, user_key: str, memory_text: str, source: str = "memory"
+    ) -> tuple[Reminder, DateOffer] | None:
+        """A confirmed memory naming a birthday or anniversary: propose the day-before reminder."""
+        offer = find_recurring_date(memory_text)
+        if offer is None:
+            return None
+        due = offer.rule.next_after(self.clock(), self.zone(user_key))
+        return self.propose(user_key, offer.text, due, offer.rule, source), offer

@@ -1,0 +1,158 @@
+"""Every sentence PCAI says, in English; ``{field}`` marks a placeholder."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, str] = {
+    # -- the bot: commands, buttons, confirmations (bot/)
+    "welcome": "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help.",
+    "stranger": "Sorry, this bot only serves its owner.",
+    "text_only": "Text only for now.",
+    "error": "Sorry, something went wrong on my side.",
+    "group_private": (
+        "Memories are only used in a private chat with me; please message me directly."
+    ),
+    "no_memories": "No memories yet. Use /remember.",
+    "usage_search": "Usage: /search <query>",
+    "usage_remember": "Usage: /remember <text>",
+    "usage_forget": "Usage: /forget <id> (see /memory)",
+    "usage_history": "Usage: /history <topic>",
+    "nothing_found": "Nothing found.",
+    "no_pending": "Nothing is waiting for confirmation.",
+    "which_pending": (
+        "Several memories are waiting; which one do you mean? Press the button under it, reply to "
+        "it, or type /confirm <id>."
+    ),
+    "this_pending": (
+        "Do you mean this memory that is waiting? Press a button under it, or reply to it."
+    ),
+    "no_why": "No memories shaped the last reply.",
+    "why_head": "Memories used for the last reply:",
+    "confirmed": "✅ Remembered: ",
+    "rejected": "🗑 Discarded: ",
+    "expired": "⌛ This proposal expired; nothing was saved.",
+    "missing": "That proposal is gone (already handled?).",
+    "edit_prompt": "✏️ Reply to this message with the new text.",
+    "edited": "Edited; please confirm again:",
+    "propose_head": "📝 Remember this?",
+    "expires": "expires {time}",
+    "export_caption": "Your memories (Markdown)",
+    "stats_head": "Stats",
+    "page": "page {page}/{pages}, next: /memory {next}",
+    "needs_ollama": (
+        "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "
+        "work (/help)."
+    ),
+    "help_footer": (
+        "Plain text is a chat; what I offer to remember is saved only once you confirm."
+    ),
+    "button_confirm": "✅ Confirm",
+    "button_edit": "✏️ Edit",
+    "button_discard": "🗑 Discard",
+    "chat_how_to_answer": "Type yes or /confirm {id}; /discard {id} to drop it",
+    "no_history_topic": "No memory about {topic!r}.",
+    "proposal_expiry_notice": "This memory proposal expired and was not saved.",
+    "lost_proposals": (
+        "My state database was damaged and rebuilt: your pending memory proposals {shown}{more} "
+        "were lost and not saved; ask me to remember them again."
+    ),
+    # -- the agent: replies, new conversations, forget and undo (agent/)
+    "down": (
+        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
+        "please try again in a moment."
+    ),
+    "garbage": (
+        "Sorry, the language model gave an answer I cannot use; your message is saved, please try "
+        "again."
+    ),
+    "failed": "Sorry, something went wrong while handling this message; please try again.",
+    "denied": "Sorry, you are not allowed to use this bot.",
+    "tools_exhausted": (
+        "Sorry, I could not put an answer together this time; please ask again differently."
+    ),
+    "new_session": "Started a fresh conversation.",
+    "new_session_summarised": (
+        "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
+    ),
+    "forget_missing": "No memory {entry_id} of yours.",
+    "forget_unreadable": (
+        "{entry_id} was not forgotten: {names} cannot be read (not UTF-8); fix or restore it, "
+        "then /forget again."
+    ),
+    "forgot": (
+        "Forgot {entry_id}{also}; where your logs, summaries and this conversation held its text "
+        "they now say {marker}. /undo within {minutes} minutes brings the memory back (the logs "
+        "stay redacted)."
+    ),
+    "forgot_also_one": " (and {n} earlier version)",
+    "forgot_also_many": " (and {n} earlier versions)",
+    "undo_nothing": (
+        "Nothing to undo: /undo brings a memory back only within {minutes} minutes of /forget."
+    ),
+    "session_unreadable": (
+        "Your previous conversation file could not be read, so a new conversation was started "
+        "and the old file kept as {kept_as}"
+    ),
+    "undo_restored": (
+        "Restored {entry_id}. What was redacted from your logs and summaries stays redacted."
+    ),
+    # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
+    "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",
+    "refused_too_long": "Too long for one memory ({length} characters, at most {limit}).",
+    "refused_noise": "Not saved: that reads as {what}, not something to remember.",
+    "refused_secret": "Not saved: it looks like it contains {what}, and secrets are never stored.",
+    "refused_duplicate": "I already remember that ({entry_id}).",
+    "refused_field": "Unknown memory field {field!r}.",
+    "refused_class": "memory_class must be one of {allowed}.",
+    "refused_enforcement": "enforcement_level must be soft or hard.",
+    "refused_scope": "scope must be global, project:<name> or lang:<name>.",
+    "refused": "Not saved.",
+    "list_sep": ", ",
+    "secret_password": "a password",
+    "secret_card_number": "a payment card number",
+    "secret_api_key": "an API key or access token",
+    "secret_private_key": "a private key",
+    "secret_national_id": "a national ID number",
+    "secret_card_security_code": "a card security code",
+    "secret_pin_code": "a PIN or verification code",
+    "proposal_error": "That proposal cannot be used.",
+    "proposal_missing": (
+        "No pending memory {proposal_id!r} of yours: it may have been answered already."
+    ),
+    "proposal_expired_at": (
+        "That proposal expired at {expired_at:%H:%M}; ask me to remember it again."
+    ),
+    "proposal_expired": "That proposal has expired; ask me to remember it again.",
+    "proposal_resolved": "That proposal was already {status}.",
+    "not_the_users_act": "Only the user can answer a proposal (a button, a reply, /confirm).",
+    "entry_missing": "No memory {entry_id!r} of yours.",
+    "reminder_missing": "No reminder {reminder_id} of yours.",
+    "invalid_user_key": "Not a valid user: {user_key!r}.",
+    "file_corrupt": (
+        "Your {topic} is not UTF-8 at byte {position} (line {line}): fix or remove that byte; "
+        "until then I answer without what is in that file (nothing was changed)."
+    ),
+    "file_unreadable": (
+        "I cannot read your {topic} ({reason}); fix its permissions or restore it, until then I "
+        "answer without it (nothing was changed)."
+    ),
+    "memory_error": "Sorry, something went wrong with the memory store.",
+    "storage_unavailable": (
+        "SQLite on this machine cannot load sqlite-vec: install the project (pip install -e .)."
+    ),
+    "embedder_unavailable": (
+        "Vectors cannot be computed right now (the model or Ollama is unavailable)."
+    ),
+    "data_dir_busy": "another PCAI service{who} is already running on {path}; stop it first",
+    "state_damaged": "The state database pcai.db is damaged.",
+    "state_too_new": (
+        "{path} was written by a newer version of PCAI (it has schema migration {names}, which "
+        "this version does not know): run that version or a newer one; the file was not changed."
+    ),
+    "state_schema": (
+        "{path}: table {table} lacks a column this version needs, so it cannot be adopted; the "
+        "file was not changed."
+    ),
+    # -- history errors: codes from history/errors.py
+    "history_error": "Sorry, something went wrong with the conversation history.",
+    "session_invalid": "That conversation file cannot be used.",
+}

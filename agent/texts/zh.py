@@ -1,0 +1,120 @@
+"""Every sentence PCAI says, in Chinese (Traditional); ``{field}`` marks a placeholder."""
+
+from __future__ import annotations
+
+TEXTS: dict[str, str] = {
+    # -- the bot: commands, buttons, confirmations (bot/)
+    "welcome": "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。",
+    "stranger": "抱歉，這個機器人只服務它的主人。",
+    "text_only": "目前只看得懂文字訊息。",
+    "error": "抱歉，我這邊出了點問題，請再試一次。",
+    "group_private": "記憶只在私訊中使用，請私訊我。",
+    "no_memories": "還沒有記憶。用 /remember <內容> 新增。",
+    "usage_search": "用法：/search <關鍵字>",
+    "usage_remember": "用法：/remember <內容>",
+    "usage_forget": "用法：/forget <id>（id 見 /memory）",
+    "usage_history": "用法：/history <主題>",
+    "nothing_found": "找不到相關記憶。",
+    "no_pending": "沒有等待確認的記憶。",
+    "which_pending": (
+        "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。"
+    ),
+    "this_pending": "你是指這條等待確認的記憶嗎？請按它下面的按鈕，或回覆它。",
+    "no_why": "上一個回答沒有用到任何記憶。",
+    "why_head": "上一個回答用到的記憶：",
+    "confirmed": "✅ 已記住：",
+    "rejected": "🗑 已捨棄：",
+    "expired": "⌛ 這個提議已過期，沒有寫入。",
+    "missing": "找不到這個提議（可能已處理過）。",
+    "edit_prompt": "✏️ 請回覆這則訊息，輸入新的內容。",
+    "edited": "已修改，請再確認一次：",
+    "propose_head": "📝 要記住這條嗎？",
+    "expires": "{time} 前有效",
+    "export_caption": "你的記憶（Markdown）",
+    "stats_head": "統計",
+    "page": "第 {page}/{pages} 頁，下一頁：/memory {next}",
+    "needs_ollama": (
+        "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
+        "記憶指令仍可使用（/help）。"
+    ),
+    "help_footer": "直接輸入文字就是聊天；我提議記住的事要你確認才會寫入。",
+    "button_confirm": "✅ 確認",
+    "button_edit": "✏️ 修改",
+    "button_discard": "🗑 捨棄",
+    "chat_how_to_answer": "回覆「確認」或 /confirm {id}；/discard {id} 捨棄",
+    "no_history_topic": "沒有關於「{topic}」的記憶。",
+    "proposal_expiry_notice": "⌛ 待確認的記憶已過期，沒有寫入：「{short}」",
+    "lost_proposals": (
+        "⚠️ 我的狀態資料庫損壞，已另存並重建；你等待確認的記憶 {shown}{more} 遺失了，"
+        "沒有寫入，請再要求我記住一次。"
+    ),
+    # -- the agent: replies, new conversations, forget and undo (agent/)
+    "down": "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
+    "garbage": "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
+    "failed": "抱歉，處理這則訊息時出了問題，請再試一次。",
+    "denied": "抱歉，你沒有使用這個機器人的權限。",
+    "tools_exhausted": "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
+    "new_session": "已開始新的對話。",
+    "new_session_summarised": "已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {heading}。",
+    "forget_missing": "找不到你的記憶 {entry_id}。",
+    "forget_unreadable": (
+        "沒有忘記 {entry_id}：{names} 無法讀取（不是 UTF-8），請修正或還原後再 /forget 一次。"
+    ),
+    "forgot": (
+        "已忘記 {entry_id}{also}，日誌、摘要與對話中的原文已改為 {marker}；"
+        "{minutes} 分鐘內可用 /undo 復原這條記憶（日誌不會還原）。"
+    ),
+    "forgot_also_one": "（連同 {n} 個較早的版本）",
+    "forgot_also_many": "（連同 {n} 個較早的版本）",
+    "undo_nothing": "沒有可復原的記憶：/forget 後 {minutes} 分鐘內才能用 /undo 復原。",
+    "session_unreadable": "之前的對話檔無法讀取，已開始新的對話並保留舊檔",
+    "undo_restored": "已復原 {entry_id}；日誌與摘要中已移除的原文不會還原。",
+    # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
+    "conflict": "已有相近的記憶（{shown}）。要新增，還是取代？",
+    "refused_too_long": "太長了，一條記憶最多 {limit} 字。",
+    "refused_noise": "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
+    "refused_secret": "不會記住：內容似乎含有{what}，敏感資料一律不儲存。",
+    "refused_duplicate": "這條已經記住了（{entry_id}）。",
+    "refused_field": "不認得的記憶欄位 {field!r}。",
+    "refused_class": "memory_class 不正確。",
+    "refused_enforcement": "enforcement_level 不正確。",
+    "refused_scope": "scope 不正確。",
+    "refused": "不會記住這條。",
+    "list_sep": "、",
+    "secret_password": "密碼",
+    "secret_card_number": "信用卡號",
+    "secret_api_key": "API 金鑰或存取權杖",
+    "secret_private_key": "私鑰",
+    "secret_national_id": "身分證字號",
+    "secret_card_security_code": "信用卡安全碼",
+    "secret_pin_code": "PIN 碼或驗證碼",
+    "proposal_error": "這個提議無法使用。",
+    "proposal_missing": "找不到這個待確認的記憶（可能已經處理過了）。",
+    "proposal_expired_at": "這個待確認的記憶已過期，請重新要求記住。",
+    "proposal_expired": "這個待確認的記憶已過期，請重新要求記住。",
+    "proposal_resolved": "這個提議已經處理過了。",
+    "not_the_users_act": "只有使用者本人能確認或捨棄提議。",
+    "entry_missing": "找不到這條記憶。",
+    "reminder_missing": "找不到這個提醒。",
+    "invalid_user_key": "這不是有效的使用者。",
+    "file_corrupt": (
+        "⚠️ 你的 {topic} 第 {line} 行（第 {position} 個位元組）不是 UTF-8 編碼，"
+        "在修好之前我不會用到這個檔案裡的記憶；請修正或刪除那個位元組（檔案沒有被改動）。"
+    ),
+    "file_unreadable": "⚠️ 我讀不到你的 {topic}（{reason}），在修好之前我不會用到它。",
+    "memory_error": "抱歉，記憶存取出了問題。",
+    "storage_unavailable": (
+        "這台機器的 SQLite 無法載入 sqlite-vec：請安裝專案（pip install -e .）。"
+    ),
+    "embedder_unavailable": "目前無法計算向量（模型或 Ollama 無法使用）。",
+    "data_dir_busy": "已有另一個 PCAI 服務在使用這個資料夾，請先停止它",
+    "state_damaged": "狀態資料庫 pcai.db 損壞了。",
+    "state_too_new": (
+        "{path} 是較新版本的 PCAI 寫的（含有此版本不認得的結構變更 {names}）："
+        "請執行那個版本或更新的版本；檔案沒有被改動。"
+    ),
+    "state_schema": "{path} 的資料表 {table} 缺少欄位，無法沿用；檔案沒有被改動。",
+    # -- history errors: codes from history/errors.py
+    "history_error": "抱歉，對話紀錄出了問題。",
+    "session_invalid": "這個對話檔無法使用。",
+}

@@ -1,0 +1,373 @@
+"""Reminder commands, buttons and answers both front ends share, as plain data (no Telegram).
+
+``/remind``, ``/reminders``, ``/tz`` and ``/briefing`` and every reminder button come here and
+leave as :class:`Card` values: a text, its buttons (each with the command a terminal user types
+instead), and what a bare "yes" / "no" typed after it answers. Confirming or discarding a
+proposal is the user's act: the desk holds the bot layer's mint and seals each answer (a press,
+a reply, a word, a command) for that one reminder, so the reminder service can tell it from
+anything the model could make.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+from zoneinfo import ZoneInfo
+
+from agent.reminders.dates import DateOffer, find_recurring_date
+from agent.reminders.errors import ReminderError
+from agent.reminders.morning import BriefingWriter
+from agent.reminders.service import ReminderService
+from agent.reminders.texts import when_en, when_zh
+from agent.types import ReminderView
+from memory import reminders as rs
+from memory.consent import UserActMint
+from memory.reminders import Reminder
+from memory.service import MemoryService
+
+if TYPE_CHECKING:
+    from bot.app import Services
+
+REMINDER_COMMANDS = ("remind", "reminders", "tz", "briefing")
+Via = Literal["button", "reply", "word", "command"]
+SNOOZE_CODES = {"10m": "10m", "1h": "1h", "tm": "tomorrow"}
+MAX_LISTED = 20  # buttons under one listing
+MAX_TIED = 500  # message -> proposal links kept for replies (proposals live 30 minutes)
+
+
+@dataclass(frozen=True, slots=True)
+class Button:
+    """An inline button: its label, its callback data, and the command that does the same."""
+
+    label: str
+    data: str  # "rm:<code>:<arg>", at most 64 bytes
+    command: str
+
+
+@dataclass(frozen=True, slots=True)
+class Card:
+    """One message: its text, rows of buttons, and what a bare yes / no typed next answers."""
+
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    answers: str = ""  # "r:<reminder id>" (a proposal), "b:<memory id>" (a birthday offer)
+
+
+@dataclass(frozen=True, slots=True)
+class Pressed:
+    """What a press did: a short toast, the pressed message's new text and buttons, more cards."""
+
+    toast: str
+    text: str
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    cards: tuple[Card, ...] = ()
+
+
+def _t(lang: str, zh: str, en: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def _error(exc: ReminderError, lang: str) -> str:
+    return _t(lang, exc.zh, exc.en)
+
+
+class ReminderDesk:
+    """Runs one reminder command or button for one user and says what happened."""
+
+    def __init__(
+        self,
+        service: ReminderService,
+        acts: UserActMint,
+        memory: MemoryService,
+        writer: BriefingWriter | None = None,
+    ) -> None:
+        self.service = service
+        self._acts = acts
+        self.memory = memory
+        self.writer = writer
+        self._tied: OrderedDict[tuple[str, str], str] = OrderedDict()
+        self._offers: dict[str, list[tuple[str, DateOffer]]] = {}
+
+    # -- commands --------------------------------------------------------------------------
+    async def command(self, user_key: str, name: str, arg: str, lang: str) -> list[Card]:
+        """Run ``/name arg`` (one of :data:`REMINDER_COMMANDS`)."""
+        arg = arg.strip()
+        try:
+            if name == "remind":
+                return [await self._remind(user_key, arg, lang)]
+            if name == "reminders":
+                return await self._reminders(user_key, arg, lang)
+            if name == "tz":
+                return [await self._tz(user_key, arg, lang)]
+            if name == "briefing":
+                return [await self._briefing(user_key, arg, lang)]
+        except ReminderError as exc:
+            return [Card(_error(exc, lang))]
+        return [Card(_t(lang, "不認得這個指令。", "Unknown command."))]
+
+    async def _remind(self, user_key: str, arg: str, lang: str) -> Card:
+        if not arg:
+            return Card(
+                _t(
+                    lang,
+                    "用法：/remind <時間> <內容>，例如 /remind 明天早上九點 打電話給媽媽",
+                    "Usage: /remind <when> <what>, e.g. /remind tomorrow 9am call mom",
+                )
+            )
+        row, _ = await asyncio.to_thread(self.service.propose_phrase, user_key, arg)
+        return self.proposal_card(self.service.view(row), lang)
+
+    async def _reminders(self, user_key: str, arg: str, lang: str) -> list[Card]:
+        verb, _, rest = arg.partition(" ")
+        parts = rest.split()
+        if verb.lower() == "offer" and parts:  # the typed twin of "remind me the day before"
+            pressed = await self.press(user_key, f"rm:b:{parts[0]}", lang, via="command")
+            return [Card(pressed.text or pressed.toast)]
+        if not verb or not parts or not parts[0].lstrip("#").isdigit():
+            return [await self.listing(user_key, lang)]
+        rid = int(parts[0].lstrip("#"))
+        code = {"confirm": "c", "discard": "d", "cancel": "x", "done": "k"}.get(verb.lower())
+        if verb.lower() == "snooze":
+            choice = parts[1].lower() if len(parts) > 1 else "10m"
+            code = {"tomorrow": "tm", "10m": "10m", "1h": "1h"}.get(choice)
+        if code is None:
+            return [await self.listing(user_key, lang)]
+        pressed = await self.press(user_key, f"rm:{code}:{rid}", lang, via="command")
+        return [Card(pressed.text or pressed.toast, pressed.buttons), *pressed.cards]
+
+    async def _tz(self, user_key: str, arg: str, lang: str) -> Card:
+        if not arg:
+            zone = await asyncio.to_thread(self.service.zone, user_key)
+            return Card(
+                _t(
+                    lang,
+                    f"你的時區：{zone.key}。更改：/tz Asia/Taipei",
+                    f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
+                )
+            )
+        zone = await asyncio.to_thread(self.service.set_zone, user_key, arg)
+        return Card(_t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}."))
+
+    async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
+        if arg.lower() in ("now", "現在", "现在"):
+            if self.writer is None:
+                return Card(_t(lang, "晨報目前無法使用。", "The briefing is not available."))
+            return Card(await self.writer.write(user_key, lang=lang))
+        if not arg:
+            at = self.service.store.users.settings(user_key).briefing_at
+            now = _t(lang, f"每天 {at}", f"daily at {at}") if at else _t(lang, "關閉", "off")
+            return Card(
+                _t(
+                    lang,
+                    f"晨報：{now}。設定：/briefing 07:30，關閉：/briefing off，"
+                    "立即看：/briefing now",
+                    f"Morning briefing: {now}. Set: /briefing 07:30, stop: /briefing off, "
+                    "see it now: /briefing now",
+                )
+            )
+        settings = await asyncio.to_thread(self.service.set_briefing, user_key, arg)
+        if not settings.briefing_at:
+            return Card(_t(lang, "☀️ 晨報已關閉。", "☀️ Morning briefing turned off."))
+        return Card(
+            _t(
+                lang,
+                f"☀️ 每天 {settings.briefing_at} 傳晨報給你（你的時區）。",
+                f"☀️ You will get a morning briefing daily at {settings.briefing_at} "
+                "(your time zone).",
+            )
+        )
+
+    # -- cards -----------------------------------------------------------------------------
+    def proposal_card(self, view: ReminderView, lang: str) -> Card:
+        """A proposal with ✅ / 🗑 (a bare yes / no typed next answers it too)."""
+        rid = view.reminder_id
+        text = _t(
+            lang,
+            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid} · 按 ✅ 確認，或回覆「好」",
+            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid} · press ✅, or reply yes",
+        )
+        row = (
+            Button(_t(lang, "✅ 確認", "✅ Confirm"), f"rm:c:{rid}", f"/reminders confirm {rid}"),
+            Button(_t(lang, "🗑 捨棄", "🗑 Discard"), f"rm:d:{rid}", f"/reminders discard {rid}"),
+        )
+        return Card(text, (row,), answers=f"r:{rid}")
+
+    @staticmethod
+    def alert_card(reminder: Reminder, text: str) -> Card:
+        """A reminder ringing, with Done and the three snoozes (both languages: sent by a job)."""
+        rid = reminder.id
+        return Card(
+            text,
+            (
+                (Button("✅ 完成 Done", f"rm:k:{rid}", f"/reminders done {rid}"),),
+                (
+                    Button("💤 10 分鐘 / 10 min", f"rm:10m:{rid}", f"/reminders snooze {rid} 10m"),
+                    Button("💤 1 小時 / 1 h", f"rm:1h:{rid}", f"/reminders snooze {rid} 1h"),
+                    Button(
+                        "💤 明天 / tomorrow", f"rm:tm:{rid}", f"/reminders snooze {rid} tomorrow"
+                    ),
+                ),
+            ),
+        )
+
+    async def listing(self, user_key: str, lang: str) -> Card:
+        """``/reminders``: every live reminder (recurring ones at their next time), to cancel."""
+        listed = await asyncio.to_thread(self.service.listing, user_key)
+        if not listed:
+            return Card(
+                _t(
+                    lang,
+                    "沒有提醒。用 /remind 明天早上九點 打電話給媽媽 新增。",
+                    "No reminders. Add one: /remind tomorrow 9am call mom",
+                )
+            )
+        head = _t(lang, "你的提醒：", "Your reminders:")
+        rows = tuple(
+            (
+                Button(
+                    _t(lang, f"✖ 取消 #{i.reminder.id}", f"✖ Cancel #{i.reminder.id}"),
+                    f"rm:x:{i.reminder.id}",
+                    f"/reminders cancel {i.reminder.id}",
+                ),
+            )
+            for i in listed[:MAX_LISTED]
+        )
+        return Card("\n".join([head, *(i.line for i in listed)]), rows)
+
+    # -- presses and answers ---------------------------------------------------------------
+    def _act(self, user_key: str, rid: int, yes: bool, via: Via) -> Any:
+        action: Literal["confirm", "reject"] = "confirm" if yes else "reject"
+        return self._acts.act(user_key, str(rid), action, via=via, kind="reminder")
+
+    async def press(self, user_key: str, data: str, lang: str, via: Via = "button") -> Pressed:
+        """Run the button whose callback data is ``data`` for its presser."""
+        _, code, arg = [*data.split(":", 2), "", ""][:3]
+        try:
+            if code == "b":
+                return await self._birthday(user_key, arg, lang, via)
+            if not arg.isdigit():
+                return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
+            return await self._on_reminder(user_key, code, int(arg), lang, via)
+        except ReminderError as exc:
+            said = _error(exc, lang)
+            return Pressed(said, said)
+
+    async def _on_reminder(
+        self, user_key: str, code: str, rid: int, lang: str, via: Via
+    ) -> Pressed:
+        service = self.service
+        if code in ("c", "d"):
+            act = self._act(user_key, rid, code == "c", via)
+            if code == "c":
+                row = await asyncio.to_thread(service.confirm, act, user_key, rid)
+                view = service.view(row)
+                said = _t(
+                    lang, f"✅ 已設定。{view.understood_zh}", f"✅ Set. {view.understood_en}"
+                )
+                return Pressed(_t(lang, "已設定", "Set"), said)
+            row = await asyncio.to_thread(service.reject, act, user_key, rid)
+            said = _t(lang, f"🗑 已捨棄提醒：{row.text}", f"🗑 Reminder dropped: {row.text}")
+            return Pressed(said, said)
+        if code == "x":
+            row = await asyncio.to_thread(service.cancel, user_key, rid)
+            fresh = await self.listing(user_key, lang)
+            toast = _t(lang, f"已取消 #{rid}：{row.text}", f"Cancelled #{rid}: {row.text}")
+            return Pressed(toast, f"{toast}\n\n{fresh.text}", fresh.buttons)
+        if code == "k":
+            row = await asyncio.to_thread(service.done, user_key, rid)
+            said = f"✅ 完成 / Done: {row.text}"
+            return Pressed(said, said)
+        if code in SNOOZE_CODES:
+            row = await asyncio.to_thread(service.snooze, user_key, rid, SNOOZE_CODES[code])
+            local = row.due.astimezone(ZoneInfo(row.zone))
+            said = f"💤 {row.text}\n延後到 {when_zh(local)} / snoozed until {when_en(local)}"
+            return Pressed(_t(lang, "已延後", "Snoozed"), said)
+        return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
+
+    async def answer(
+        self, user_key: str, answers: str, yes: bool, lang: str, via: Via
+    ) -> Pressed | None:
+        """A reply or a bare word answering the card that showed ``answers``; None if stale."""
+        kind, _, ident = answers.partition(":")
+        if kind == "r" and ident.isdigit():
+            row = await asyncio.to_thread(self.service.store.by_id, int(ident))
+            if row is None or row.user_key != user_key or row.status != rs.PROPOSED:
+                return None
+            return await self.press(user_key, f"rm:{'c' if yes else 'd'}:{ident}", lang, via)
+        if kind == "b" and ident:
+            if yes:
+                return await self.press(user_key, f"rm:b:{ident}", lang, via)
+            said = _t(lang, "好，不設定提醒。", "OK, no reminder.")
+            return Pressed(said, said)
+        return None
+
+    async def _birthday(self, user_key: str, entry_id: str, lang: str, via: Via) -> Pressed:
+        """The user's press on "remind me the day before?": propose, then confirm with it."""
+        entry = next((e for e in self.memory.entries(user_key) if e.id == entry_id), None)
+        if entry is None:
+            said = _t(lang, "找不到那條記憶了。", "That memory is gone.")
+            return Pressed(said, said)
+        source = f"memory:{entry_id}"
+        live = await asyncio.to_thread(self.service.store.of_user, user_key, (rs.SCHEDULED,))
+        if any(r.source == source for r in live):
+            said = _t(lang, "這個提醒已經設定好了。", "That reminder is already set.")
+            return Pressed(said, said)
+        made = await asyncio.to_thread(self.service.offer_for_memory, user_key, entry.text, source)
+        if made is None:
+            said = _t(lang, "那條記憶裡沒有日期。", "That memory names no date.")
+            return Pressed(said, said)
+        row, _ = made
+        # The press that asked for it is the user's act: seal it for the new proposal.
+        return await self._on_reminder(user_key, "c", row.id, lang, via)
+
+    # -- replies and birthday offers -------------------------------------------------------
+    def tie(self, user_key: str, message_id: str, answers: str) -> None:
+        """Remember that a transport message shows ``answers`` (for a reply to it)."""
+        self._tied[(user_key, message_id)] = answers
+        while len(self._tied) > MAX_TIED:
+            self._tied.popitem(last=False)
+
+    def tied(self, user_key: str, message_id: str) -> str | None:
+        """What a reply to ``message_id`` answers, if that message showed a proposal."""
+        return self._tied.get((user_key, message_id))
+
+    def note_confirmed(self, user_key: str, entry_id: str, text: str) -> None:
+        """A memory was confirmed: if it names a yearly date, offer the day-before reminder."""
+        offer = find_recurring_date(text)
+        if offer is not None and entry_id:
+            self._offers.setdefault(user_key, []).append((entry_id, offer))
+
+    def take_offers(self, user_key: str, lang: str) -> list[Card]:
+        """The birthday offers waiting to be shown to ``user_key`` (each shown once)."""
+        cards = []
+        for entry_id, offer in self._offers.pop(user_key, []):
+            question = _t(lang, f"🎂 {offer.question_zh}", f"🎂 {offer.question_en}")
+            button = Button(
+                _t(lang, "🔔 好，提醒我", "🔔 Yes, remind me"),
+                f"rm:b:{entry_id}"[:64],
+                f"/reminders offer {entry_id}",
+            )
+            cards.append(Card(question, ((button,),), answers=f"b:{entry_id}"))
+        return cards
+
+
+def reminder_desk_for(services: Services) -> ReminderDesk | None:
+    """The desk over the composition root's reminder service (None when there is none)."""
+    from agent.reminders.briefing import BriefingBuilder
+    from memory.short_term import ShortTermStore
+
+    service = services.reminders
+    if service is None:
+        return None
+    builder = BriefingBuilder(
+        service,
+        services.sessions,
+        ShortTermStore(services.state),
+        services.memory,
+        services.access,
+        services.settings.lifecycle,
+    )
+    llm = services.agent.llm if services.agent is not None else None
+    return ReminderDesk(service, services.user_acts, services.memory, BriefingWriter(builder, llm))

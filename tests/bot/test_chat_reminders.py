@@ -1,0 +1,125 @@
+"""Reminders in the terminal chat: the same commands, yes / no, and alerts between the lines."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import queue
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+
+from agent.types import IncomingMessage, Reply
+from bot.app import Services
+from bot.chat import TerminalChat
+from bot.telegram.backend import backend_for
+from bot.telegram.reminder_desk import reminder_desk_for
+from memory import reminders as rs
+from tests.bot.telegram_doubles import StandInBackend
+
+KEY = "cli_ann"
+
+
+class Keyboard:
+    """stdin that the test types into, line by line (``readline`` waits like a terminal)."""
+
+    def __init__(self) -> None:
+        self.lines: queue.Queue[str] = queue.Queue()
+
+    def type(self, line: str) -> None:
+        self.lines.put(line + "\n")
+
+    def readline(self) -> str:
+        return self.lines.get(timeout=30)
+
+
+async def _until(cond: Callable[[], bool], seconds: float = 10.0) -> None:
+    deadline = asyncio.get_running_loop().time() + seconds
+    while not cond():
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_due_reminder_is_printed_between_the_users_lines(services: Services) -> None:
+    service = services.reminders
+    assert service is not None
+    due = datetime.now(UTC) + timedelta(seconds=1.5)
+
+    def model(msg: IncomingMessage) -> Reply:
+        row = service.propose_iso(msg.user_key, due.isoformat(), "stretch")
+        return Reply("OK, confirm it please.", reminders=(service.view(row),))
+
+    backend = StandInBackend(services, agent=model)
+    out, keys = io.StringIO(), Keyboard()
+    chat = TerminalChat(backend, KEY, out, reminders=reminder_desk_for(services))
+    running = asyncio.create_task(chat.run_async(keys))  # type: ignore[arg-type]
+    keys.type("remind me to stretch in a moment")
+    await _until(lambda: "Set this reminder?" in out.getvalue())
+    [item] = service.listing(KEY)
+    assert item.reminder.status == rs.PROPOSED
+    assert f"/reminders confirm {item.reminder.id}" in out.getvalue()
+    keys.type("yes")
+    await _until(lambda: "✅ Set." in out.getvalue())
+    assert service.store.get(KEY, item.reminder.id).status == rs.SCHEDULED
+
+    await _until(lambda: "⏰ 提醒：stretch" in out.getvalue())  # while the user is idle
+    rid = item.reminder.id
+    assert f"/reminders snooze {rid} 10m" in out.getvalue()
+    assert service.store.get(KEY, rid).status == rs.SENT
+    keys.type(f"/reminders snooze {rid} 1h")
+    await _until(lambda: "snoozed until" in out.getvalue())
+    moved = service.store.get(KEY, rid)
+    assert moved.status == rs.SCHEDULED and moved.due - datetime.now(UTC) > timedelta(minutes=59)
+    keys.type("/reminders")
+    await _until(lambda: "Your reminders:" in out.getvalue())
+    assert f"/reminders cancel {rid}" in out.getvalue()
+    keys.type(f"/reminders cancel {rid}")
+    await _until(lambda: f"Cancelled #{rid}" in out.getvalue())
+    keys.type("/quit")
+    await asyncio.wait_for(running, 10)
+    assert service.store.get(KEY, rid).status == rs.CANCELLED
+    assert service.sender is None  # the chat let go of the service on the way out
+
+
+async def test_the_terminal_schedules_only_its_own_users_reminders(services: Services) -> None:
+    service = services.reminders
+    assert service is not None
+    mint = services.user_acts
+    due = datetime.now(UTC) + timedelta(seconds=1)
+    mine = service.propose(KEY, "mine", due)
+    theirs = service.propose("telegram_5", "theirs", due)
+    for row in (mine, theirs):
+        act = mint.act(row.user_key, str(row.id), "confirm", via="button", kind="reminder")
+        service.confirm(act, row.user_key, row.id)
+    out, keys = io.StringIO(), Keyboard()
+    chat = TerminalChat(StandInBackend(services), KEY, out, reminders=reminder_desk_for(services))
+    running = asyncio.create_task(chat.run_async(keys))  # type: ignore[arg-type]
+    await _until(lambda: "⏰ 提醒：mine" in out.getvalue())
+    await asyncio.sleep(0.5)
+    keys.type("/quit")
+    await asyncio.wait_for(running, 10)
+    assert "theirs" not in out.getvalue()
+    assert service.store.get("telegram_5", theirs.id).status == rs.SCHEDULED  # the bot's to send
+
+
+async def test_remind_tz_briefing_and_a_birthday_offer_in_the_terminal(services: Services) -> None:
+    backend = backend_for(services)  # the real write path: the offer follows a real confirm
+    out = io.StringIO()
+    chat = TerminalChat(backend, KEY, out)
+    await chat.handle("/tz Asia/Taipei")
+    assert "Asia/Taipei" in out.getvalue()
+    await chat.handle("/remind 明天早上九點 打電話給媽媽")
+    assert "我會在" in out.getvalue() and "打電話給媽媽" in out.getvalue()
+    await chat.handle("不要")
+    assert "已捨棄提醒" in out.getvalue()
+    assert services.reminders is not None and services.reminders.listing(KEY) == []
+    await chat.handle("/briefing 7:30")
+    assert "07:30" in out.getvalue()
+
+    await chat.handle("/remember 結婚紀念日是10月12日")
+    await chat.handle("好")  # confirms the memory it just showed
+    [entry] = services.memory.entries(KEY)
+    assert "10 月 12 日" in out.getvalue() and f"/reminders offer {entry.id}" in out.getvalue()
+    await chat.handle("好")  # ...and this one answers the offer shown last
+    [item] = services.reminders.listing(KEY)
+    assert item.reminder.source == f"memory:{entry.id}" and item.rule is not None
+    assert (item.next_local.month, item.next_local.day) == (10, 11)

@@ -1,0 +1,103 @@
+"""Reminders through the real bot process, the Telegram stand-in and a fake Ollama.
+
+Alice asks in chat; the fake model calls ``reminder_create`` with a time a few seconds ahead;
+she confirms with the button; the reminder arrives at its time with Done / Snooze buttons;
+Snooze moves it ten minutes on (checked in ``pcai.db`` and ``/reminders`` rather than waited
+for). A stranger's ``/remind`` stores nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from tests.e2e.conftest import ALICE, STRANGER
+from tests.e2e.harness import BotProcess, Emulator, User
+from tests.e2e.test_conversation import wait_until
+from tests.fakes.ollama_server import FakeOllama, tool_reply
+
+LEAD = 8.0  # seconds between the model's call and the reminder's time
+
+
+def reminding_model(request: dict[str, Any]) -> Any:
+    """Calls reminder_create for "in a few seconds" (computed when asked), then answers."""
+    messages = request.get("messages", [])
+    if messages and messages[-1].get("role") == "tool":
+        return "好的，請按確認。"
+    due = datetime.now(UTC) + timedelta(seconds=LEAD)
+    return tool_reply("reminder_create", when=due.isoformat(), text="喝水")
+
+
+def buttons(message: dict[str, Any]) -> list[str]:
+    """The callback data of every inline button under ``message``."""
+    markup = message.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row]
+
+
+def rows(data: Path, sql: str = "SELECT * FROM reminders") -> list[sqlite3.Row]:
+    """Rows of pcai.db, read beside the running bot (WAL lets a reader in)."""
+    conn = sqlite3.connect(data / "pcai.db", timeout=10)
+    conn.row_factory = sqlite3.Row
+    try:
+        return list(conn.execute(sql))
+    finally:
+        conn.close()
+
+
+def test_chat_confirm_ring_and_snooze_and_a_stranger_stores_nothing(
+    emulator: Emulator,
+    ollama: FakeOllama,
+    start_bot: Callable[[], BotProcess],
+    tmp_path: Path,
+) -> None:
+    ollama.chat_handler = reminding_model
+    bot, alice, data = start_bot(), User(emulator, ALICE, "Alice"), tmp_path / "botmemory"
+
+    alice.send("幾秒後提醒我喝水")
+    proposal = alice.wait_for(
+        lambda m: "要設定這個提醒嗎" in (m.get("text") or "") and bool(buttons(m)), timeout=30
+    )
+    confirm, discard = buttons(proposal)
+    assert confirm.startswith("rm:c:") and discard.startswith("rm:d:")
+    rid = int(confirm.rsplit(":", 1)[1])
+    [row] = rows(data)
+    assert (row["id"], row["status"], row["source"]) == (rid, "proposed", "tool")
+    assert row["user_key"] == f"telegram_{ALICE}" and row["text"] == "喝水"
+
+    alice.press(proposal, confirm)
+    wait_until(lambda: rows(data)[0]["status"] == "scheduled")
+    due = datetime.fromisoformat(rows(data)[0]["due_utc"])
+    alert = alice.wait_for(lambda m: "⏰ 提醒：喝水" in (m.get("text") or ""), timeout=40)
+    arrived = datetime.now(UTC)
+    assert timedelta(0) <= arrived - due < timedelta(seconds=10)  # at its time, not before
+    assert buttons(alert) == [f"rm:k:{rid}", f"rm:10m:{rid}", f"rm:1h:{rid}", f"rm:tm:{rid}"]
+    wait_until(lambda: rows(data)[0]["status"] == "sent")
+
+    pressed = datetime.now(UTC)
+    alice.press(alert, f"rm:10m:{rid}")
+    wait_until(lambda: rows(data)[0]["status"] == "scheduled")
+    [row] = rows(data)
+    moved = datetime.fromisoformat(row["due_utc"])
+    assert row["snooze_count"] == 1
+    assert abs(moved - (pressed + timedelta(minutes=10))) < timedelta(seconds=10)
+    alice.send("/reminders")
+    listing = alice.wait_for(lambda m: (m.get("text") or "").startswith("你的提醒："))
+    assert f"#{rid} " in listing["text"] and "喝水" in listing["text"]
+    assert buttons(listing) == [f"rm:x:{rid}"]
+    time.sleep(1.0)
+    assert [m for m in alice.drain(0.5) if "⏰ 提醒" in (m.get("text") or "")] == []  # not yet
+
+    stranger = User(emulator, STRANGER, "Mallory")
+    stranger.send("/remind 明天早上九點 把資料給我")
+    refusal = stranger.wait_for(lambda m: bool(m.get("text")))
+    assert "only serves its owner" in refusal["text"] or "抱歉" in refusal["text"]
+    assert bot.terminate() == 0
+    assert rows(data, f"SELECT * FROM reminders WHERE user_key = 'telegram_{STRANGER}'") == []
+    assert len(rows(data)) == 1
