@@ -14,6 +14,7 @@ from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
@@ -107,6 +108,7 @@ def assemble_agent(
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
+    ahead = memory.searcher.embedder  # the composition root wraps it in a QueryAhead
     data_dir = memory.data_dir
     compactor = Compactor(
         data_dir,
@@ -140,6 +142,7 @@ def assemble_agent(
         history=history,
         why_log=WhyLog(state),
         work=WorkQueue(state),
+        ahead=ahead if isinstance(ahead, QueryAhead) else None,
         notices=NoticeBook(state),
         reminders=reminders,
     )

@@ -25,7 +25,8 @@ from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueu
 from agent.errors import LLMError, LLMUnavailableError
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient
-from agent.memory_view import MemoryView, file_problem_notice, problem_topic
+from agent.memory_view import MAX_QUERY_CHARS, MemoryView, file_problem_notice, problem_topic
+from agent.prefetch import QueryAhead
 from agent.prompt import (
     build_messages,
     detect_language,
@@ -100,6 +101,7 @@ class Agent:
     history: HistoryConfig
     why_log: WhyLog
     work: WorkQueue  # what each turn leaves for the background worker
+    ahead: QueryAhead | None = None  # starts the query's embedding as the message arrives
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
@@ -132,6 +134,7 @@ class Agent:
                 if session_id is None:  # a transport bug must not fall back to private data
                     log.error("%s: a group message came without its group", message.user_key)
                     return Reply(say("failed", lang), error=True)
+                self._start_query(message)
                 session = await stack.enter_async_context(self.sessions.locked(session_id))
             problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
@@ -191,31 +194,38 @@ class Agent:
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
             session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
-            try:
-                logged = await asyncio.to_thread(
+            # The daily log is written (disk) while the memories are looked up (CPU); the
+            # model is asked only once it is written.
+            log_write = asyncio.ensure_future(
+                asyncio.to_thread(
                     self.daily_log.append_user_message,
                     key,
                     stored,
                     message.time,
                     message.message_id,
                 )
-                later.append(Task(KIND_INDEX, {"files": [logged]}))
-            except UnreadableFileError as exc:  # never rewrite a file we cannot read
-                log.warning("%s: not logged: %s", key, exc)
-                problems.append(exc)
-        system = system_prompt(message.time, lang)
-        with clock.step("4 compaction"):
-            await self._compact(session, key, message, system, later)
-        with clock.step("5 adaptive"):
-            turns = session.user_turns
-            search = not message.in_group and self.view.should_search(message.text, turns)
-        with clock.step("6-7 select+budget"):
-            try:
-                selection = await self._select(message, session, search)
-            except UnreadableFileError as exc:  # answer without that user's memory file
-                log.warning("%s: answering without memories: %s", key, exc)
-                problems.append(exc)
-                selection = Selection()
+            )
+        try:
+            system = system_prompt(message.time, lang)
+            with clock.step("4 compaction"):
+                await self._compact(session, key, message, system, later)
+            with clock.step("5 adaptive"):
+                turns = session.user_turns
+                search = not message.in_group and self.view.should_search(message.text, turns)
+            with clock.step("6-7 select+budget"):
+                try:
+                    selection = await self._select(message, session, search)
+                except UnreadableFileError as exc:  # answer without that user's memory file
+                    log.warning("%s: answering without memories: %s", key, exc)
+                    problems.append(exc)
+                    selection = Selection()
+        finally:
+            with clock.step("3 logged"):
+                try:
+                    later.append(Task(KIND_INDEX, {"files": [await log_write]}))
+                except UnreadableFileError as exc:  # never rewrite a file we cannot read
+                    log.warning("%s: not logged: %s", key, exc)
+                    problems.append(exc)
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -306,15 +316,28 @@ class Agent:
         15-message window either way. One compaction per session waits at a time.
         """
         try:
-            plan = self.compactor.plan(session, extra_tokens=self.counter.count(system))
-            if plan is not None and not await asyncio.to_thread(self.work.has, key, KIND_COMPACT):
-                when = message.time.isoformat()
-                later.append(
-                    Task(KIND_COMPACT, {"count": plan.count, "digest": plan.digest, "time": when})
-                )
+            extra = self.counter.count(system)
+            # A session over the threshold stays so until the worker trims it: one plan.
+            if self.compactor.check(session, extra).triggered and not self.work.has(
+                key, KIND_COMPACT
+            ):
+                plan = self.compactor.plan(session, extra_tokens=extra)
+                if plan is not None:
+                    payload = {"count": plan.count, "digest": plan.digest}
+                    later.append(Task(KIND_COMPACT, {**payload, "time": message.time.isoformat()}))
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
+
+    def _start_query(self, message: IncomingMessage) -> None:
+        """Start embedding the search query now, while the session is loaded and logged.
+
+        Only when the message alone already decides for a search (the turn count can add a
+        periodic one, which then embeds in step 6): a greeting costs no embedding.
+        """
+        if self.ahead is None or message.in_group or not self.view.should_search(message.text, 0):
+            return
+        self.ahead.start(message.text[:MAX_QUERY_CHARS])
 
     async def _defer(self, message: IncomingMessage, later: list[Task], clock: _Clock) -> None:
         """Queue the turn's deferred work (after the session was saved) and wake the worker."""

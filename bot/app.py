@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import memory
 from agent.forget import Forgetter, Stores
+from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
@@ -128,9 +129,11 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     the caller (``ensure_index``), so the CLI can show its progress.
     """
     tz = user_timezone(settings)
+    # Queries can start embedding as a message arrives (agent.prefetch): the turn's longest step.
+    ahead = QueryAhead(embedder or build_embedder(settings))
     mem = memory.open(
         settings.data_dir,
-        embedder=embedder or build_embedder(settings),
+        embedder=ahead,
         settings=memory_config(settings),
         ensure_index=False,
     )

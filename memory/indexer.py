@@ -54,14 +54,13 @@ class SyncStats:
 
 @dataclass(frozen=True, slots=True)
 class _Plan:
-    """What one file's sync will change, decided under the user's lock."""
+    """What one file's sync will change, and the index rows it was compared with."""
 
-    stats: SyncStats | None = None  # done already (nothing to embed)
-    indexed: dict[str, str] = field(default_factory=dict)  # the rows it was compared with
+    indexed: dict[str, str]
     remove: list[str] = field(default_factory=list)
     fresh: int = 0
     chunks: list[NewChunk] = field(default_factory=list)
-    state: tuple[int, int] = (0, 0)
+    state: tuple[int, int] | None = None  # the file's (mtime, size); None: it is gone
 
 
 def _unique(units: list[Unit]) -> list[Unit]:
@@ -124,40 +123,37 @@ class Indexer:
     def sync_file(self, user_key: str, rel: str, *, force: bool = False) -> SyncStats:
         """Bring the index of one file up to date; returns what changed.
 
-        Reading the file and writing the index happen under the user's lock: two indexers
-        (the worker, the minute job, ``pcai reindex``) comparing the same file with the same
-        index rows would otherwise both add its new units. The embedding in between does not
-        hold it, so a turn appending to the user's log never waits for an embedding; when
-        the file's index rows changed meanwhile, the comparison is made again.
+        The file is read, compared with its index rows and its new units embedded without
+        the user's lock, so a turn appending to the user's log never waits for a parse or an
+        embedding. The rows are written under the lock, and only when they are still the
+        ones compared with: two indexers (the worker, the minute job, ``pcai reindex``) on the
+        same file would otherwise both add its new units. Otherwise it compares again.
         """
         for _ in range(PLAN_ATTEMPTS):
-            with user_lock(self.data_dir, user_key):
-                plan = self._plan(user_key, rel, force)
-                if plan.stats is not None:
-                    return plan.stats
+            plan = self._plan(user_key, rel, force)
+            if plan is None:
+                return SyncStats()
             vectors = self._embed(plan.chunks)
             with user_lock(self.data_dir, user_key):
                 if self.store.indexed_units(user_key, rel) == plan.indexed:
                     return self._apply(user_key, rel, plan, vectors)
-        with user_lock(self.data_dir, user_key):  # a busy file: compare and embed in one hold
+        with user_lock(self.data_dir, user_key):  # a busy file: all of it in one hold
             plan = self._plan(user_key, rel, force)
-            if plan.stats is not None:
-                return plan.stats
+            if plan is None:
+                return SyncStats()
             return self._apply(user_key, rel, plan, self._embed(plan.chunks))
 
-    def _plan(self, user_key: str, rel: str, force: bool) -> _Plan:
+    def _plan(self, user_key: str, rel: str, force: bool) -> _Plan | None:
+        """What a sync would change; None when nothing (the file is as last indexed)."""
         paths = UserPaths.of(self.data_dir, user_key)
-        path = paths.root / rel
         try:
-            st = path.stat()
+            st = (paths.root / rel).stat()
         except FileNotFoundError:
-            had = self.store.indexed_units(user_key, rel)
-            if had:
-                self.store.delete_path(user_key, rel)
-            return _Plan(stats=SyncStats(removed=len(had), files=1 if had else 0))
-        state = (st.st_mtime_ns, st.st_size)
+            indexed = self.store.indexed_units(user_key, rel)
+            return _Plan(indexed=indexed, remove=list(indexed), state=None) if indexed else None
+        state = (st.st_mtime_ns, st.st_size)  # taken before the read: a later write shows
         if not force and self.store.file_state(user_key, rel) == state:
-            return _Plan(stats=SyncStats())
+            return None
         units = _unique(units_of(paths, rel))
         indexed = self.store.indexed_units(user_key, rel)
         current = {u.unit_id: u for u in units}
@@ -168,10 +164,7 @@ class Indexer:
         ]
         fresh = [u for u in units if indexed.get(u.unit_id) != u.content_hash]
         chunks = [c for u in fresh for c in self.chunks_for(user_key, u)]
-        plan = _Plan(indexed=indexed, remove=remove, fresh=len(fresh), chunks=chunks, state=state)
-        if not chunks:  # nothing to embed: finish within this hold
-            return _Plan(stats=self._apply(user_key, rel, plan, self._embed([])))
-        return plan
+        return _Plan(indexed=indexed, remove=remove, fresh=len(fresh), chunks=chunks, state=state)
 
     def _embed(self, chunks: list[NewChunk]) -> npt.NDArray[np.float32]:
         if not chunks:
@@ -182,6 +175,9 @@ class Indexer:
     def _apply(
         self, user_key: str, rel: str, plan: _Plan, vectors: npt.NDArray[np.float32]
     ) -> SyncStats:
+        if plan.state is None:  # the file is gone: so are its rows
+            self.store.delete_path(user_key, rel)
+            return SyncStats(removed=len(plan.remove), files=1)
         if plan.remove or plan.chunks:
             self.store.replace_units(user_key, rel, plan.remove, plan.chunks, vectors)
         mtime, size = plan.state

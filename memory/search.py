@@ -15,6 +15,7 @@ which candidate, so ``pcai search --explain`` can show both.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -30,6 +31,8 @@ from memory.noise import noise_reason
 from memory.text import keyword_terms, selective_terms
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
+# Query embeddings run here while the calling thread does the BM25 half of the search.
+_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-query-embed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,11 +98,25 @@ class HybridSearcher:
         self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
     ) -> SearchResult:
         """Like :meth:`search`, also reporting dropped candidates and timings."""
-        t0 = time.perf_counter()
-        qvec = self.embedder.embed_query(query) if query.strip() else None
-        embed_ms = (time.perf_counter() - t0) * 1000.0
-        result = self.search_with_vector(user_key, query, qvec, k, now=now)
+        if not query.strip():
+            return self.search_with_vector(user_key, query, None, k, now=now)
+        # The text half (BM25) runs while the query is embedded: with a second core the
+        # caller waits for the slower of the two, not for their sum.
+        embedding = _EMBEDDING.submit(self._embed_timed, query)
+        fts_hits = self.store.fts_search(user_key, self._match(query), self._depth(k))
+        qvec, embed_ms = embedding.result()
+        result = self.search_with_vector(user_key, query, qvec, k, now=now, fts_hits=fts_hits)
         return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
+
+    def _embed_timed(self, query: str) -> tuple[npt.NDArray[np.float32], float]:
+        t0 = time.perf_counter()
+        qvec = self.embedder.embed_query(query)
+        return qvec, (time.perf_counter() - t0) * 1000.0
+
+    def _depth(self, k: int | None) -> int:
+        """How many candidates each retriever fetches for a top ``k``."""
+        cfg = self.config
+        return max((k or cfg.top_k) * cfg.candidate_multiplier, cfg.min_candidates)
 
     def search_with_vector(
         self,
@@ -109,15 +126,20 @@ class HybridSearcher:
         k: int | None = None,
         *,
         now: datetime | None = None,
+        fts_hits: list[tuple[int, float]] | None = None,
     ) -> SearchResult:
-        """Run the pipeline with an already-embedded query (benchmarks time the two apart)."""
+        """Run the pipeline with an already-embedded query (benchmarks time the two apart).
+
+        ``fts_hits``: the BM25 candidates, when the caller fetched them already.
+        """
         t0 = time.perf_counter()
         cfg = self.config
         k = k or cfg.top_k
         now = now or datetime.now().astimezone()
-        depth = max(k * cfg.candidate_multiplier, cfg.min_candidates)
+        depth = self._depth(k)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
-        fts_hits = self.store.fts_search(user_key, self._match(query), depth)
+        if fts_hits is None:
+            fts_hits = self.store.fts_search(user_key, self._match(query), depth)
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []

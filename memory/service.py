@@ -69,8 +69,9 @@ class MemoryService:
         self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
     ) -> SearchResult:
         """Like :meth:`search`, also returning each dropped candidate and why (one run)."""
-        with self.lock(user_key):  # a sync racing a write of the same file would index twice
-            self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
+        # No user lock: the sync writes rows only under it, and only if they are still the
+        # rows it compared with, so a turn's search never waits for a write of the user's log.
+        self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
         return self.searcher.search_explained(user_key, query, k, now=now)
 
     # -- writing -------------------------------------------------------------------------

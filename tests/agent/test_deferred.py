@@ -333,3 +333,65 @@ async def test_the_terminal_chat_runs_the_worker_for_its_user(world: World) -> N
     chat = TerminalChat(backend_for(world.services), USER, io.StringIO(), background=worker)
     await chat.run_async(WaitingStdin(lambda: world.indexed(1)))  # type: ignore[arg-type]
     assert world.indexed(1) and world.agent.work.count(USER) == 0
+
+
+async def test_a_greeting_starts_no_embedding_and_the_model_is_asked_after_the_log(
+    world: World,
+) -> None:
+    before = len(world.fake.embed_requests)
+    await world.agent.respond(world.msg("你好", 1))
+    assert len(world.fake.embed_requests) == before  # no search, so no query embedded
+
+    log_file = world.services.memory.paths(USER).root / world.log_rel(2)
+    seen: list[bool] = []
+
+    def model(request: dict[str, Any]) -> str:
+        # The log is written beside the search: it must be on disk before the model is asked.
+        seen.append("m2" in log_file.read_text("utf-8"))
+        return "好的"
+
+    world.fake.chat_handler = model
+    await world.agent.respond(world.msg(f"我之前說過喜歡{WORD}嗎？", 2))
+    assert seen == [True]
+
+
+def _slow_sync(world: World, rel: str) -> threading.Thread:
+    sync = threading.Thread(target=world.services.memory.indexer.sync_file, args=(USER, rel))
+    sync.start()
+    deadline = time.monotonic() + 5
+    while not world.fake.embed_requests and time.monotonic() < deadline:
+        time.sleep(0.005)  # until the worker's embedding request is on its way
+    return sync
+
+
+async def test_a_log_write_never_waits_for_an_embedding_in_progress(world: World) -> None:
+    world.services.daily_log.append_user_message(USER, f"{WORD} 一盒", world.clock, "m1")
+    world.fake.delay = 1.0  # a slow embedder
+    world.fake.requests.clear()
+    sync = _slow_sync(world, world.log_rel(0))
+    started = time.monotonic()
+    world.services.daily_log.append_user_message(USER, "再一盒", world.clock, "m2")
+    assert time.monotonic() - started < 0.5  # the user's lock is not held while embedding
+    sync.join()
+    world.fake.delay = 0.0
+
+
+async def test_two_indexers_racing_on_one_file_index_each_record_once(world: World) -> None:
+    for n in range(1, 4):
+        world.services.daily_log.append_user_message(USER, f"{WORD} {n}", world.clock, f"m{n}")
+    world.fake.delay = 0.3
+    syncs = [
+        threading.Thread(
+            target=world.services.memory.indexer.sync_file, args=(USER, world.log_rel(0))
+        )
+        for _ in range(3)
+    ]
+    for t in syncs:
+        t.start()
+    for t in syncs:
+        t.join()
+    world.fake.delay = 0.0
+    rows = world.services.store.conn.execute(
+        "SELECT unit_id FROM chunks WHERE user_key=? AND path=?", (USER, world.log_rel(0))
+    ).fetchall()
+    assert sorted(r[0] for r in rows) == ["m1", "m2", "m3"]
