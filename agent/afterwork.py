@@ -166,9 +166,5 @@ def build_worker(
     """The worker over these services (``owns``: the users its front end serves)."""
     after = AfterWork(queue, indexer, topics, compactor, sessions)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
-
-    def cancellable(flag: bool) -> None:
-        worker.cancellable = flag
-
-    after.on_cancellable = cancellable
+    after.on_cancellable = worker.cancellable
     return worker

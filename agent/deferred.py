@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +34,7 @@ KIND_COMPACT = "compact"  # {"count", "digest", "time", "summary"?}: seed 003's 
 # minute index job and the next turn's compaction check pick up what it would have done.
 MAX_ATTEMPTS = 6
 TICK_SECONDS = 1.0  # the worker also looks at the queue this often without being woken
+MAX_LANES = 4  # users worked on at once: one per core, up to this
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +203,7 @@ class DeferredWorker:
         *,
         owns: Callable[[str], bool] | None = None,
         tick: float = TICK_SECONDS,
+        lanes: int = 0,
     ) -> None:
         self.queue = queue
         self.handle = handle
@@ -210,7 +213,8 @@ class DeferredWorker:
         self._stopping = False
         self._task: asyncio.Task[None] | None = None
         self._busy = False
-        self.cancellable = False  # set by a handler around a model call a stop may cut short
+        self._cuttable: set[asyncio.Task[Any]] = set()  # lanes in a model call
+        self.lanes = lanes or max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
         queue.listen(self.wake)
 
     def wake(self) -> None:
@@ -218,25 +222,45 @@ class DeferredWorker:
         self._wake.set()
 
     async def run_once(self) -> int:
-        """Do every row due now; returns how many rows were finished."""
+        """Do every row due now; returns how many rows were finished.
+
+        Up to ``lanes`` users at a time (one lane per core): each user's rows stay in order,
+        and a backlog left by a busy hour is worked off with every core.
+        """
         self._busy = True
         try:
             rows = await asyncio.to_thread(self.queue.pending, self.owns)
             by_user: dict[str, list[Work]] = {}
             for work in rows:
                 by_user.setdefault(work.user_key, []).append(work)
-            finished = 0
-            for user_key, works in by_user.items():
-                if self._stopping:
-                    break
-                await asyncio.to_thread(self.queue.started, [w.seq for w in works])
-                try:
-                    finished += len(await self.handle(user_key, works))
-                except Exception:  # a bug: the rows stay for the next tick
-                    log.exception("%s: deferred work failed", user_key)
-            return finished
+            gate = asyncio.Semaphore(self.lanes)
+
+            async def one(user_key: str, works: list[Work]) -> int:
+                async with gate:
+                    if self._stopping:
+                        return 0
+                    await asyncio.to_thread(self.queue.started, [w.seq for w in works])
+                    try:
+                        return len(await self.handle(user_key, works))
+                    except Exception:  # a bug: the rows stay for the next tick
+                        log.exception("%s: deferred work failed", user_key)
+                        return 0
+
+            lanes = [asyncio.create_task(one(u, w)) for u, w in by_user.items()]
+            done = await asyncio.gather(*lanes, return_exceptions=True)  # a cut model call too
+            return sum(n for n in done if isinstance(n, int))
         finally:
             self._busy = False
+
+    def cancellable(self, flag: bool) -> None:
+        """Mark the calling lane as waiting on a model call a stop may cut (or no longer)."""
+        task = asyncio.current_task()
+        if task is None:
+            return
+        if flag:
+            self._cuttable.add(task)
+        else:
+            self._cuttable.discard(task)
 
     async def _run(self) -> None:
         while not self._stopping:
@@ -267,8 +291,8 @@ class DeferredWorker:
             return
         self._stopping = True
         self._wake.set()
-        if self.cancellable:
-            task.cancel()
+        for lane in list(self._cuttable):
+            lane.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
 
