@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable
-from datetime import datetime
+from datetime import UTC, datetime
 
 from agent.deferred import (
     KIND_COMPACT,
@@ -24,6 +24,7 @@ from agent.deferred import (
     Work,
     WorkQueue,
 )
+from agent.turn_notes import compacted_line
 from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
 from history.summarize import ConversationSummary
@@ -31,6 +32,7 @@ from history.topic_index import TopicIndex, iso_z
 from memory.errors import UnreadableFileError
 from memory.guards import mask
 from memory.indexer import Indexer
+from memory.notices import NoticeBook
 
 log = logging.getLogger(__name__)
 
@@ -45,14 +47,18 @@ class AfterWork:
         topics: TopicIndex,
         compactor: Compactor,
         sessions: SessionStore,
+        notices: NoticeBook | None = None,
     ) -> None:
         self.queue = queue
+        self.notices = notices
         self.indexer = indexer
         self.topics = topics
         self.compactor = compactor
         self.sessions = sessions
-        # Set by the worker: whether a stop may cancel what runs now (the model's summary).
+        # Set by the worker: whether a stop may cancel what runs now (the model's summary),
+        # and who hands a user the notice just queued.
         self.on_cancellable: Callable[[bool], None] = lambda flag: None
+        self.on_told: Callable[[str], Awaitable[None]] | None = None
 
     async def __call__(self, user_key: str, works: list[Work]) -> list[int]:
         """Do ``works`` (due rows of ``user_key``) in order; the seqs finished.
@@ -139,6 +145,16 @@ class AfterWork:
             result = await self.compactor.apply(session, user_key, when, plan, summary)
         if result is None:
             log.info("%s: the planned compaction no longer matches the session", user_key)
+        elif self.notices is not None:  # seed 003 §6.1's line, now that it is true; once
+            line = compacted_line(result, str(p.get("lang") or "zh"))
+            queued = await asyncio.to_thread(
+                self.notices.queue_batch, plan.ref, [(user_key, line)], datetime.now(UTC)
+            )
+            if queued and self.on_told is not None:
+                try:
+                    await self.on_told(user_key)
+                except Exception:  # still in the outbox: the minute job delivers it
+                    log.warning("%s: the compaction line waits for the next tick", user_key)
         # Also after a stop between the writes and the row's deletion: syncing twice is free.
         await self._index(user_key, self.compactor.written_paths(when))
 
@@ -160,11 +176,18 @@ def build_worker(
     compactor: Compactor,
     sessions: SessionStore,
     *,
+    notices: NoticeBook | None = None,
     owns: Callable[[str], bool] | None = None,
     tick: float = TICK_SECONDS,
 ) -> DeferredWorker:
     """The worker over these services (``owns``: the users its front end serves)."""
-    after = AfterWork(queue, indexer, topics, compactor, sessions)
+    after = AfterWork(queue, indexer, topics, compactor, sessions, notices)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
     after.on_cancellable = worker.cancellable
+
+    async def told(user_key: str) -> None:
+        if worker.told is not None:
+            await worker.told(user_key)
+
+    after.on_told = told
     return worker

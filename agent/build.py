@@ -83,6 +83,7 @@ def agent_worker(
         agent.topics,
         agent.compactor,
         agent.sessions,
+        notices=agent.notices,
         owns=owns,
         **extra,
     )
@@ -119,13 +120,14 @@ def assemble_agent(
         on_written=lambda user_key, rel: _index_summary(memory, user_key, rel),
     )
     topics = TopicIndex(data_dir, topic_index)
+    short_term = ShortTermStore(state)
     view = MemoryView(
         memory,
         topics,
         budget,
         counter,
         decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
-        short_term=short_term_lookup(ShortTermStore(state)),
+        short_term=short_term_lookup(short_term),
     )
     return Agent(
         llm=llm,
@@ -144,5 +146,6 @@ def assemble_agent(
         work=WorkQueue(state),
         ahead=ahead if isinstance(ahead, QueryAhead) else None,
         notices=NoticeBook(state),
+        short_term=short_term,
         reminders=reminders,
     )

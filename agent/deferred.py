@@ -60,7 +60,7 @@ class WorkQueue:
     """The ``deferred_work`` table: append, read in order, finish, retry."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state  # the table is migration m003_deferred_work's
+        self.state = state  # the table is migration m004_deferred_work's
         self._listeners: list[Callable[[], None]] = []
 
     def listen(self, wake: Callable[[], None]) -> None:
@@ -214,6 +214,9 @@ class DeferredWorker:
         self._task: asyncio.Task[None] | None = None
         self._busy = False
         self._cuttable: set[asyncio.Task[Any]] = set()  # lanes in a model call
+        # Set by the front end: hands a user the notices the work just queued (else the
+        # minute job does).
+        self.told: Callable[[str], Awaitable[object]] | None = None
         self.lanes = lanes or max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
         queue.listen(self.wake)
 

@@ -2,17 +2,17 @@
 
 ``forget`` deletes the entry (and the versions it replaced) from MEMORY.md and the index,
 keeping one undo copy in ``pcai.db``; then it redacts what the memory said, and the message it
-came from, out of the user's daily logs, summaries, session, pending proposals, short-term
-rows and /why record, re-indexes the files it changed, and scrubs both databases so no
-deleted text stays readable in them. ``undo`` puts the entries back within the window (the
-redactions stay); the expiry job drops the copies after it.
+came from, out of the user's daily logs, summaries, MEMORY.md's keyword index, session, pending
+proposals, short-term rows and /why record, re-indexes the files it changed, and scrubs both
+databases so no deleted text stays readable in them. ``undo`` puts the entries back within
+the window (the redactions stay); the expiry job drops the copies after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent.texts import both, say
@@ -195,7 +195,20 @@ class Forgetter:
                     changed.append(rel)
             except CorruptFileError:
                 unreadable.append(rel)
+        try:
+            self._redact_keywords(user_key, redactor)
+        except CorruptFileError:
+            unreadable.append("MEMORY.md")
         return changed, unreadable
+
+    def _redact_keywords(self, user_key: str, redactor: Redactor) -> None:
+        """Drop the keywords of MEMORY.md's index that name what is forgotten."""
+        terms = {t.lower() for t in redactor.terms}
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            kept = tuple(k for k in doc.keywords if k.lower() not in terms and redactor(k) == k)
+            if kept != doc.keywords:
+                self.memory.write_document(user_key, replace(doc, keywords=kept), index=False)
 
     def _redact_rows(self, user_key: str, redactor: Redactor, ids: frozenset[str]) -> None:
         self.stores.pending.redact(user_key, redactor, ids, FORGOTTEN)

@@ -21,6 +21,7 @@ from agent.texts import conflict_note, error_text
 from agent.tools import ToolBox
 from agent.types import ProposalView, ReminderView
 from memory.confirm import ConfirmationService
+from memory.emphasis import emphasis, model_weight
 from memory.errors import ProposalRefusedError
 from memory.governance import Governance
 from memory.pending import Proposal
@@ -39,6 +40,8 @@ def proposal_view(p: Proposal) -> ProposalView:
         section=p.section,
         expires_at=p.expires_at,
         conflict_note=conflict_note(p.conflicts_shown),
+        weight=int(p.fields.get("user_weight", 0)),
+        scope=str(p.fields.get("scope", "")),
     )
 
 
@@ -56,6 +59,7 @@ class TurnTools:
     counter: TokenCounter
     reminders: ReminderService | None = None
     proposals: list[Proposal] = field(default_factory=list)
+    user_text: str = ""  # the user's message: their "這很重要" sets the weight, not the model's
     refusals: list[str] = field(default_factory=list)  # why memory_save refused, as told
     reminder_views: list[ReminderView] = field(default_factory=list)
 
@@ -75,7 +79,12 @@ class TurnTools:
         same = next((p for p in self.proposals if p.text == str(args["text"]).strip()), None)
         if same is not None:  # a small model repeating its call gets the same proposal
             return {"status": "pending_confirmation", "proposal_id": same.id}
-        fields = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        fields: dict[str, Any] = {"canonical_topic": args["topic"]} if args.get("topic") else {}
+        if args.get("scope"):
+            fields["scope"] = args["scope"]  # checked (and refused if malformed) by propose
+        weight = emphasis(self.user_text).weight or model_weight(args.get("weight"))
+        if weight is not None:
+            fields["user_weight"] = weight
         try:
             proposal = await asyncio.to_thread(
                 self.confirm.propose,

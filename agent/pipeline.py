@@ -40,6 +40,7 @@ from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
+from agent.turn_notes import note_short_term
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
 from history.compaction import Compactor
@@ -55,6 +56,7 @@ from memory.errors import UnreadableFileError
 from memory.governance import Governance
 from memory.guards import mask, secrets_in
 from memory.notices import NoticeBook
+from memory.short_term import ShortTermStore
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -105,6 +107,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
+    short_term: ShortTermStore | None = None  # seed 004 §3.2.1's weather/calendar/mail notes
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
@@ -207,8 +210,6 @@ class Agent:
             )
         try:
             system = system_prompt(message.time, lang)
-            with clock.step("4 compaction"):
-                await self._compact(session, key, message, system, later)
             with clock.step("5 adaptive"):
                 turns = session.user_turns
                 search = not message.in_group and self.view.should_search(message.text, turns)
@@ -219,6 +220,11 @@ class Agent:
                     log.warning("%s: answering without memories: %s", key, exc)
                     problems.append(exc)
                     selection = Selection()
+            with clock.step("4 compaction"):
+                # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) +
+                # history.
+                extra = self.counter.count(system) + self.counter.count(_block(selection))
+                await self._compact(session, key, message, extra, later)
         finally:
             with clock.step("3 logged"):
                 try:
@@ -238,6 +244,7 @@ class Agent:
                 self.governance,
                 self.counter,
                 self.reminders,
+                user_text=message.text,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
@@ -306,25 +313,29 @@ class Agent:
         session: Session,
         key: str,
         message: IncomingMessage,
-        system: str,
+        extra_tokens: int,
         later: list[Task],
     ) -> None:
         """Step 4: plan seed 003's compaction (the worker does it) and seed 001's summaries.
 
         The session is trimmed only after the summary is written (seed 003's order), by the
         worker, so this turn answers from the untrimmed session: its prompt holds the same
-        15-message window either way. One compaction per session waits at a time.
+        15-message window either way. One compaction per session waits at a time. The line
+        that tells the user (seed 003 §6.1) comes once it is written: the worker queues it.
         """
         try:
-            extra = self.counter.count(system)
             # A session over the threshold stays so until the worker trims it: one plan.
-            if self.compactor.check(session, extra).triggered and not self.work.has(
+            if self.compactor.check(session, extra_tokens).triggered and not self.work.has(
                 key, KIND_COMPACT
             ):
-                plan = self.compactor.plan(session, extra_tokens=extra)
+                plan = self.compactor.plan(session, extra_tokens=extra_tokens)
                 if plan is not None:
-                    payload = {"count": plan.count, "digest": plan.digest}
-                    later.append(Task(KIND_COMPACT, {**payload, "time": message.time.isoformat()}))
+                    when, lang = (
+                        message.time.isoformat(),
+                        detect_language(message.text, message.language),
+                    )
+                    payload = {"count": plan.count, "digest": plan.digest, "lang": lang}
+                    later.append(Task(KIND_COMPACT, {**payload, "time": when}))
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
@@ -364,8 +375,7 @@ class Agent:
         self, message: IncomingMessage, session: Session, system: str, selection: Selection
     ) -> list[dict[str, object]]:
         """Step 8: system, the memory block as data, the hybrid history, the message."""
-        fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
-        block = memory_block(selection.lines, fallback=fallback)
+        block = _block(selection)
         # The message being answered is the last one in the session: it goes last, once.
         window = history_window(session.messages[:-1], self.history)
         user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
@@ -391,6 +401,7 @@ class Agent:
         self.access.bump(key, ids, message.time)
         if message.in_group:
             return []
+        note_short_term(self.short_term, key, message)
         # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
         sections = [
             s.candidate.section
@@ -408,6 +419,12 @@ class Agent:
             "time": message.time.isoformat(),
         }
         return [Task(KIND_TOPICS, payload)]
+
+
+def _block(selection: Selection) -> str:
+    """The memory block of the prompt for ``selection`` (seed 004 §3.2's preface and lines)."""
+    fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
+    return memory_block(selection.lines, fallback=fallback)
 
 
 def _session_notice(kept_as: str) -> str:

@@ -49,6 +49,15 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "text": {"type": "string", "description": "The fact, in the user's language."},
             "section": {"type": "string", "description": "MEMORY.md section, e.g. 偏好."},
             "topic": {"type": "string", "description": "canonical topic, e.g. food:coffee"},
+            "scope": {
+                "type": "string",
+                "description": "global (default), project:<name> or lang:<name> when the fact "
+                "holds only there",
+            },
+            "weight": {
+                "type": "integer",
+                "description": "importance 1-8 (default 5); higher when the user stresses it",
+            },
         },
         ["text"],
     ),

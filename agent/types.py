@@ -30,6 +30,8 @@ class ProposalView:
     section: str
     expires_at: datetime
     conflict_note: str = ""  # e.g. "replaces m-...: ..." when a same-topic memory exists
+    weight: int = 0  # the proposed user_weight, 0 when left at the default
+    scope: str = ""  # the proposed scope, "" when global
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,6 +28,8 @@ from bot.telegram.texts import detect_language, help_text, proposal_text, say
 from memory.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
+# The terminal has no buttons: what /memory's 📌 / ✏️ / 🗑 do, as commands.
+BUTTON_HINT = "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>"
 Notify = Callable[[str, str], Awaitable[None]]
 # Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
@@ -151,6 +153,8 @@ class TerminalChat:
         """Print an answer: text, document, notices, proposals with how to answer them."""
         if answer.text:
             self.say(answer.text)
+        if answer.buttons:
+            self.say(BUTTON_HINT)
         if answer.document is not None:
             self.say(answer.document.content)
         for notice in answer.notices:

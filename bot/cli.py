@@ -11,7 +11,8 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -221,7 +222,7 @@ def _serve(settings: Settings) -> int:
             return cmd_chat(services, argparse.Namespace(user=_chat_name(settings.user)))
         finally:
             services.close()
-    from bot.jobs import JobRunner, ptb_job_setup
+    from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
     from bot.telegram.backend import backend_for
 
@@ -236,10 +237,22 @@ def _serve(settings: Settings) -> int:
         backend.job_status = runner.summary
         # The terminal chat beside the service works off its own (cli_) users' queue.
         worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
-        run_polling(build_application(settings, backend, jobs=jobs, background=worker))
+        application = build_application(settings, backend, jobs=jobs, background=worker)
+        worker.told = _deliver_now(services, telegram_notifier(application))
+        run_polling(application)
     finally:
         services.close()
     return 0
+
+
+def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
+    """Hand one user their queued notices now (a compaction's line, as it is written)."""
+    from bot.isolation import deliver_outbox
+
+    def deliver(user_key: str) -> Awaitable[int]:
+        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
+
+    return deliver
 
 
 def _chat_name(user_key: str) -> str | None:

@@ -1,4 +1,5 @@
-"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle.
+"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle,
+and the weekly "these memories are fading: keep?" notice that must come before any archiving.
 
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
 log. :class:`JobRunner` runs a body: never two runs of one job at once, every run logged,
@@ -27,6 +28,7 @@ from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from agent.texts import say
+from bot.fading import FADE_EVERY, Offer, fade_every, fading_body, telegram_offer, text_offer
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
@@ -199,8 +201,16 @@ def _with_notifier(
     return bound
 
 
-def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
-    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules."""
+def default_jobs(
+    notifier: Notifier | None = None,
+    offer: Offer | None = None,
+    fade_every: timedelta = FADE_EVERY,
+) -> list[JobSpec]:
+    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules.
+
+    ``offer`` sends the fading notice with its keep buttons (the notifier's text otherwise).
+    """
+    fading = fading_body(notifier, offer or text_offer(notifier))
     return [
         JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
         JobSpec(
@@ -212,11 +222,14 @@ def default_jobs(notifier: Notifier | None = None) -> list[JobSpec]:
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
         JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
         JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
+        JobSpec("fading", fading, every=fade_every, first=min(timedelta(seconds=15), fade_every)),
     ]
 
 
-def user_jobs(user_key: str, notifier: Notifier | None = None) -> list[JobSpec]:
-    """The same four jobs, schedules and names over one user's files only.
+def user_jobs(
+    user_key: str, notifier: Notifier | None = None, fade_every: timedelta = FADE_EVERY
+) -> list[JobSpec]:
+    """The same jobs, schedules and names over one user's files only.
 
     The terminal chat runs these: a service on the same data dir runs the jobs for everyone
     else, and a second runner over their files would summarise, expire and archive them
@@ -240,13 +253,15 @@ def user_jobs(user_key: str, notifier: Notifier | None = None) -> list[JobSpec]:
         return f"{dropped} undo copies of {user_key} dropped"
 
     bodies: dict[str, JobBody] = {
+        "fading": fading_body(notifier, text_offer(notifier), user_key),
         "idle_summaries": idle,
         "forget_undo": forget_undo,
         "index": index,
         "pending_expiry": pending_expiry_job(notifier, user_key),
         "lifecycle": lifecycle,
     }
-    return [replace(spec, body=bodies[spec.name]) for spec in default_jobs(notifier)]
+    specs = default_jobs(notifier, fade_every=fade_every)
+    return [replace(spec, body=bodies[spec.name]) for spec in specs]
 
 
 # -- running -----------------------------------------------------------------------------
@@ -390,13 +405,17 @@ def telegram_notifier(application: Any) -> Notifier:
 def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callable[[Any], None]:
     """The ``jobs=`` hook of ``build_application``: every job on the bot's JobQueue.
 
-    Expired proposals are announced to their owners in their private chat. Reminders and
-    briefings go on the same JobQueue (:func:`bot.telegram.reminders.wire_reminders`).
+    Expired proposals are announced to their owners in their private chat; fading memories
+    come with keep buttons. Reminders and briefings go on the same JobQueue
+    (:func:`bot.telegram.reminders.wire_reminders`).
     """
     runner = runner or JobRunner(services, tz=services.tz)
 
     def setup(application: Any) -> None:
-        register_ptb_jobs(application, runner, default_jobs(telegram_notifier(application)))
+        specs = default_jobs(
+            telegram_notifier(application), telegram_offer(application), fade_every(services)
+        )
+        register_ptb_jobs(application, runner, specs)
         if services.reminders is not None:
             from bot.telegram.reminders import wire_reminders
 
@@ -418,7 +437,12 @@ async def scheduled(
     out the scheduler stops and a job still running is given time to finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
-    specs = default_jobs(notifier) if user_key is None else user_jobs(user_key, notifier)
+    every = fade_every(services)
+    specs = (
+        default_jobs(notifier, None, every)
+        if user_key is None
+        else user_jobs(user_key, notifier, every)
+    )
     scheduler = start_scheduler(runner, specs)
     try:
         yield runner

@@ -6,7 +6,10 @@ or the session holds ``auto_write_threshold_turns`` (15) user turns, the older h
 summarised (topic, decisions, todos, numbers, names, dates; chit-chat in one line), the
 summary is appended to ``MEMORY_FULL.md`` under ``## 對話摘要 (YYYY-MM-DD)`` and to the daily
 log, both are indexed, and the session keeps one note pointing at those files plus the last
-``history_turns_after`` (5) user turns.
+``history_turns_after`` (5) user turns. The conversation's keywords that the summary names and
+MEMORY.md's keyword index lacks are added to it (seed 003 §3.2, "有資料才設索引": only words the
+written summary holds), and :attr:`CompactionResult.keywords` says which, for the one line
+that tells the user (seed 003 §6.1).
 
 The agent defers this work (DESIGN "Work that can wait"): during the turn it only takes a
 :class:`CompactionPlan` (how many of the oldest messages to summarise, and their digest); the
@@ -26,14 +29,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from history import extractive as ex
 from history.config import HistoryConfig
 from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
 from history.summarize import ConversationSummary, SummaryService
+from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
-from memory.guards import mask
+from memory.guards import REDACTED, mask
 from memory.locks import user_lock
 from memory.logs import parse_log
+from memory.markdown import parse_memory, render_memory
 from memory.tokens import TokenCounter
 from memory.users import UserPaths
 
@@ -43,6 +49,7 @@ log = logging.getLogger(__name__)
 MESSAGE_OVERHEAD_TOKENS = 4
 FULL_TITLE = "# MEMORY_FULL — 對話摘要 (conversation summaries)\n"
 NOTE_PREFIX = "[先前討論已寫入記憶]"
+KEYWORDS_PER_SUMMARY = 5
 
 # Called with (user_key, path relative to the user's folder) after a file was written.
 IndexCallback = Callable[[str, str], object]
@@ -72,6 +79,21 @@ class CompactionResult:
     removed: int  # messages replaced by the note
     tokens_before: int
     tokens_after: int
+    keywords: tuple[str, ...] = ()  # added to MEMORY.md's keyword index by this compaction
+
+
+def summary_keywords(messages: Sequence[Message], summary: ConversationSummary) -> list[str]:
+    """The conversation's keywords that its written summary names (masked text only)."""
+    talk = [
+        m.content for m in messages if m.kind != KIND_COMPACTION and not ex.is_chitchat(m.content)
+    ]
+    body = summary.body.lower()
+    out = []
+    for word in ex.keywords(talk, KEYWORDS_PER_SUMMARY * 3):
+        word = mask(word)
+        if word.lower() in body and REDACTED[1:-1] not in word:
+            out.append(word)
+    return out[:KEYWORDS_PER_SUMMARY]
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +254,7 @@ class Compactor:
 
     def written_paths(self, now: datetime) -> list[str]:
         """The files a compaction at ``now`` writes (relative to the user's folder)."""
-        return ["MEMORY_FULL.md", self.daily_log.rel_path(now)]
+        return ["MEMORY_FULL.md", self.daily_log.rel_path(now), "MEMORY.md"]
 
     async def summarise_all(
         self, session: Session, user_key: str, now: datetime
@@ -286,6 +308,8 @@ class Compactor:
         )
         session.messages = [note, *kept]
         session.compactions += 1
+        words = summary_keywords(older, summary)
+        added = await asyncio.to_thread(self.add_keywords, user_key, words)
         return CompactionResult(
             summary=summary,
             heading=heading,
@@ -293,7 +317,28 @@ class Compactor:
             removed=len(older) + len(notes),
             tokens_before=tokens_before,
             tokens_after=self.history_tokens(session.messages),
+            keywords=added,
         )
+
+    def add_keywords(self, user_key: str, words: Sequence[str]) -> tuple[str, ...]:
+        """Add the words MEMORY.md's keyword index lacks; returns those added.
+
+        A MEMORY.md that cannot be read is left alone (the summary is written all the same).
+        """
+        if not words:
+            return ()
+        path = UserPaths.of(self.data_dir, user_key).memory_md
+        with user_lock(self.data_dir, user_key):
+            try:
+                doc = parse_memory(read_text(path))
+            except UnreadableFileError as exc:
+                log.warning("%s: keyword index not updated: %s", user_key, exc)
+                return ()
+            grown = doc.with_keywords(words)
+            added = tuple(k for k in grown.keywords if k not in doc.keywords)
+            if added:
+                atomic_write_text(path, render_memory(grown))
+        return added
 
     def _write(
         self,

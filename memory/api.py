@@ -33,6 +33,7 @@ from memory.confirm import ConfirmationService
 from memory.consent import UserActMint
 from memory.embedders import E5Embedder, Embedder
 from memory.errors import EntryNotFoundError
+from memory.fading import FadeBook
 from memory.governance import LIVE, Governance, chains_markdown, export_records
 from memory.index import IndexStore
 from memory.indexer import Indexer, Progress, SyncStats
@@ -123,7 +124,8 @@ class Memory:
         self.governance = Governance(
             self.service, cfg.pending.conflict_top_k, cfg.pending.conflict_similarity
         )
-        self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle)
+        # Archives only what its owner was told is fading (the bot's weekly notice).
+        self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle, FadeBook(self.state))
         # Seals the user's answers to proposals. It stays with whoever holds this object (a
         # script, the bot layer, the CLI); the agent gets the single services, never this.
         self.user_acts = UserActMint()  # a fresh secret each open: acts never outlive it

@@ -60,8 +60,6 @@ class RetrievalConfig:
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
-    # Seed 004 §3.2: at most 3 long-term chunks, each cut to 1,500 tokens.
-    max_snippet_tokens: int = 1500
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +105,10 @@ class LifecycleConfig:
     access_saturation: int = 20
     # After a person restores an entry, the nightly job leaves it alone for this many days.
     restore_grace_days: int = 14
+    # Nothing is archived unless its owner was told it is fading at least this many days
+    # before (memory.lifecycle); the fading check runs every fade_every_hours (weekly).
+    fade_notice_days: int = 7
+    fade_every_hours: float = 168.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from datetime import datetime
 from typing import Any
 
 from memory.consent import ActCheck, UserAct
+from memory.emphasis import emphasis
 from memory.errors import (
     DuplicateMemoryError,
     InvalidProposalError,
@@ -124,9 +125,8 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     level = out.get("enforcement_level")
     if level is not None and level not in ENFORCEMENT_LEVELS:
         raise InvalidProposalError("refused_enforcement")
-    scope = out.get("scope")
-    if scope is not None and not re.fullmatch(r"global|(?:project|lang):\S+", str(scope)):
-        raise InvalidProposalError("refused_scope")
+    if "scope" in out:
+        out["scope"] = check_scope(str(out["scope"]))
     if "summary" in out:
         out["summary"] = str(out["summary"]).strip()[:50]
     if "user_weight" in out:
@@ -136,6 +136,17 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     if "claims" in out:
         out["claims"] = [str(c) for c in out["claims"]]
     return out
+
+
+_SCOPE = re.compile(r"(global)|(project|lang):(\S+)", re.IGNORECASE)
+
+
+def check_scope(value: str) -> str:
+    """A scope (seed 002 §3.1) as stored: ``global``, ``project:<name>`` or ``lang:<name>``."""
+    m = _SCOPE.fullmatch(value.strip())
+    if m is None:
+        raise InvalidProposalError("refused_scope")
+    return "global" if m.group(1) else f"{m.group(2).lower()}:{m.group(3)}"
 
 
 class ConfirmationService:
@@ -194,14 +205,20 @@ class ConfirmationService:
     ) -> Proposal:
         """Check ``text`` and store it as a proposal waiting for its owner's answer.
 
-        ``replaces`` names the entries this one is a new version of (the library's
-        ``update``): they are its conflicts, instead of those a search would find.
+        "這很重要" / "this is important" in the text is the user's emphasis, not the fact: it is
+        taken out and proposes a higher ``user_weight`` (:mod:`memory.emphasis`), unless
+        ``fields`` already name one. ``replaces`` names the entries this one is a new version
+        of (the library's ``update``): they are its conflicts, instead of those a search would
+        find.
         """
-        text = self.check_text(user_key, text, replaces=replaces)
+        said = emphasis(text)
+        text = self.check_text(user_key, said.text, replaces=replaces)
         # The text is refused when it holds a secret; the model's section and topic are masked.
         clean = {
             k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
         }
+        if said.weight is not None:
+            clean.setdefault("user_weight", said.weight)
         if replaces:
             ids, shown = tuple(replaces), ""
         else:

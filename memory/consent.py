@@ -2,15 +2,17 @@
 
 Confirmation is a capability of the user, not of the model (DESIGN.md "Where each promise
 lives"). A :class:`UserAct` says exactly what one user did to one proposal ("confirm",
-"replace", "reject", or "edit" to a given text), of which kind (a memory or a reminder) and
-how ("button", "reply", "command", "word", "operator"). Only a :class:`UserActMint` makes
-valid ones: it seals each act with an HMAC under a secret drawn fresh in every process. The
-composition root builds one mint, hands the mint to the bot layer (Telegram, the terminal
-chat, the operator CLI) and only its :class:`ActCheck` to the confirmation and reminder
-services, which refuse any act whose seal does not verify. Code that holds those services (the
-agent and its tools) can therefore propose but never answer: it has no mint, an act it builds
-itself has no valid seal, and changing any field of a real act (another proposal, "replace"
-instead of "confirm", other text, another kind) breaks the seal.
+"replace", "reject", or "edit" to a given text), or decided about one confirmed memory ("pin",
+"unpin", "scope" to a given scope, "revise" to a given text, "keep", "restore"), of which kind
+(a memory or a reminder) and how ("button", "reply", "command", "word", "operator"). Only a
+:class:`UserActMint` makes valid ones: it seals each act with an HMAC under a secret drawn
+fresh in every process. The composition root builds one mint, hands the mint to the bot layer
+(Telegram, the terminal chat, the operator CLI) and only its :class:`ActCheck` to the
+services (confirmation, curation, reminders), which refuse any act whose seal does not verify.
+Code that holds those services (the agent and its tools) can therefore propose but never
+answer or decide: it has no mint, an act it builds itself has no valid seal, and changing any
+field of a real act (another proposal, "replace" instead of "confirm", other text, another
+kind) breaks the seal.
 """
 
 from __future__ import annotations
@@ -23,8 +25,14 @@ from typing import Literal
 
 from memory.errors import NotTheUsersActError
 
-Action = Literal["confirm", "replace", "reject", "edit"]
-ACTIONS: tuple[Action, ...] = ("confirm", "replace", "reject", "edit")
+Action = Literal[
+    "confirm", "replace", "reject", "edit", "pin", "unpin", "scope", "revise", "keep", "restore"
+]
+ACTIONS: tuple[Action, ...] = (
+    "confirm", "replace", "reject", "edit", "pin", "unpin", "scope", "revise", "keep", "restore"
+)  # fmt: skip
+# The acts that carry text: a proposal's or a memory's new text, a memory's new scope.
+WITH_TEXT: tuple[Action, ...] = ("edit", "revise", "scope")
 # What was proposed: a memory (memory/confirm.py) or a reminder (agent/reminders).
 Kind = Literal["memory", "reminder"]
 KINDS: tuple[Kind, ...] = ("memory", "reminder")
@@ -32,13 +40,13 @@ KINDS: tuple[Kind, ...] = ("memory", "reminder")
 
 @dataclass(frozen=True, slots=True)
 class UserAct:
-    """One user's answer to one proposal, sealed by the mint that saw the user do it."""
+    """One user's answer to one proposal (or decision about one memory), sealed by the mint."""
 
     user_key: str
-    proposal_id: str
+    proposal_id: str  # the proposal answered, or the memory id a memory act is about
     action: Action
     via: str  # which user event: "button", "reply", "command", "word", "operator"
-    text: str = ""  # the new text of an "edit"; empty otherwise
+    text: str = ""  # the new text of an "edit" / "revise", the scope of a "scope"; else empty
     kind: Kind = "memory"  # a reminder's act never answers a memory proposal, nor back
     seal: str = ""
 
@@ -99,8 +107,8 @@ class UserActMint:
             raise ValueError(f"unknown act {action!r}")
         if kind not in KINDS:
             raise ValueError(f"unknown kind {kind!r}")
-        if action != "edit" and text:
-            raise ValueError("only an edit carries text")
+        if action not in WITH_TEXT and text:
+            raise ValueError(f"a {action!r} carries no text")
         unsealed = UserAct(user_key, proposal_id.strip(), action, via, text, kind)
         return UserAct(
             unsealed.user_key,

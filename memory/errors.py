@@ -74,6 +74,31 @@ class EntryNotFoundError(MemoryStoreError):
         self.entry_id = entry_id
 
 
+class EntryNotLiveError(MemoryStoreError):
+    """The entry is archived or replaced: pinning, scoping or editing it needs the live one.
+
+    ``code``: ``entry_archived`` (``entry_id``), ``entry_replaced`` (``entry_id``, ``newer``:
+    the version that replaced it) or ``entry_superseded`` (replaced, the newer one unknown).
+    """
+
+    def __init__(self, entry_id: str, *, archived: bool, newer: str = "") -> None:
+        if archived:
+            code, why = "entry_archived", f"is archived; /restore {entry_id} first"
+        else:
+            code, why = (
+                ("entry_replaced", f"was replaced by {newer}")
+                if newer
+                else (
+                    "entry_superseded",
+                    "was replaced",
+                )
+            )
+        super().__init__(f"memory {entry_id!r} {why}", entry_id=entry_id, newer=newer)
+        self.code = code
+        self.entry_id = entry_id
+        self.newer = newer
+
+
 class NotTheUsersActError(MemoryStoreError):
     """An answer to a proposal came without a valid proof of the user's own act."""
 

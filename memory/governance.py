@@ -13,7 +13,9 @@ Derived fields, used when the proposer gives none:
 
 Every status change is written into the entry itself: ``status``, ``status_changed`` and a
 ``history:`` line ``<time> <old> -> <new>: <reason>``, so a person reading MEMORY.md sees what
-happened and can undo it by editing the line (or with :meth:`Governance.restore`).
+happened and can undo it by editing the line (or with :meth:`Governance.restore`). The user's
+own changes from chat (pin, scope, keep, edit: :mod:`memory.curation`) get a history line
+too, ``<time> active -> active: pinned by the user``.
 """
 
 from __future__ import annotations
@@ -277,8 +279,26 @@ class Governance:
         return changed
 
     def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
-        """Make a deprecated, low-priority or archived entry active again."""
-        return self.set_status(user_key, entry_id, MemoryStatus.ACTIVE, now=now, reason="restored")
+        """Make a deprecated, low-priority or archived entry active again.
+
+        Its health's recency starts again from ``now`` (``refreshed``): what the user brought
+        back should not fade straight back into the archive.
+        """
+        stamp = now.isoformat(timespec="seconds")
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == MemoryStatus.ACTIVE:
+                return entry
+            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+            changed = replace(restored, refreshed_at=stamp)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def archived(self, user_key: str) -> list[Entry]:
+        """The user's archived entries, most recently archived first."""
+        gone = [e for e in self.memory.entries(user_key) if e.status == MemoryStatus.ARCHIVED]
+        return sorted(gone, key=lambda e: e.status_changed_at, reverse=True)
 
     def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
         """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""

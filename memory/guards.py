@@ -226,9 +226,17 @@ def _password_span(text: str, start: int, end: int) -> int:
     return end
 
 
+_KEYWORD_ONLY = re.compile(rf"^(?:{_PW_WORD}|{_PW_WORD_ZH})$", re.IGNORECASE)
+
+
 def _password_ok(value: str) -> bool:
     word = value.lower()
-    return len(word) >= 3 and word not in _NOT_A_PASSWORD and not word.startswith(_QUESTION_WORDS)
+    return (
+        len(word) >= 3
+        and word not in _NOT_A_PASSWORD
+        and not word.startswith(_QUESTION_WORDS)
+        and not _KEYWORD_ONLY.match(value)  # "密碼是 password: x": the value comes after
+    )
 
 
 _DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?$|^\d{1,2}:\d{2}$")
@@ -248,11 +256,19 @@ def _bare_password_ok(value: str) -> bool:
 def _passwords(text: str) -> list[Finding]:
     found = []
     for pattern, check in ((_PASSWORD, _password_ok), (_PASSWORD_BARE, _bare_password_ok)):
-        for m in pattern.finditer(text):
+        pos = 0
+        # Searched from each value's start, not its end: in "密碼是 password: x" the first
+        # match's "value" is the next keyword, whose own value is the secret.
+        while (m := pattern.search(text, pos)) is not None:
             start = m.start("value")
+            pos = start
+            if text.startswith(REDACTED, start):  # masked already: masking twice changes nothing
+                pos = start + len(REDACTED)
+                continue
             end = _password_span(text, start, m.end("value"))
             if check(text[start:end]):
                 found.append(Finding("password", start, end))
+                pos = end
     return found
 
 

@@ -2,16 +2,25 @@
 
 Scores are pure functions with the seed's formulas. Days are whole days, as in the seed's
 ``recency_decay`` example (``(now - created).days``), and the decay rate is the seed's
-``0.693 / half_life_days``. An entry without a readable ``created`` (a bullet a person typed
-by hand) counts as new: the job never retires what it cannot date.
+``0.693 / half_life_days``. Recency counts from ``created``, or from ``refreshed`` when the
+user kept or restored the memory since. An entry without a readable ``created`` (a bullet a
+person typed by hand) counts as new: the job never retires what it cannot date.
 
 The nightly job moves each entry to the status its health calls for and records the change
 in MEMORY.md (``status``, ``status_changed``, a ``history:`` line):
 
     health >= 0.3          -> active
     0.15 <= health < 0.3   -> low_priority   (still retrieved, ranked lower)
-    health < 0.15          -> archived       (no longer retrieved)
+    health < 0.15          -> archived       (no longer retrieved), once the user was told
     archived over 60 days  -> deleted from MEMORY.md and the index
+
+Nothing is archived silently. A memory is *fading* when its health will be below 0.15 within
+``fade_notice_days`` (7); the fading job tells its owner ("these memories are fading: keep?",
+with a keep button each) and records that in :class:`~memory.fading.FadeBook`. The nightly
+job archives a memory only when its owner was told at least ``fade_notice_days`` before, and
+after the memory was last kept or restored; until then it stays (low priority). Seven days
+because the notice is weekly: every fading memory is in at least one message, and the user
+has a full week to press keep, before anything leaves retrieval.
 
 Core memories (``is_core`` or ``user_weight >= 9``) and deprecated versions in a supersedes
 chain are never touched. Every step is reversible until deletion: :meth:`Governance.restore`
@@ -23,12 +32,14 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Final, Literal
 
 from memory.access import AccessCounter, AccessStat
 from memory.config import LifecycleConfig
+from memory.fading import FadeBook
 from memory.governance import with_status
 from memory.markdown import Entry, MemoryStatus
 from memory.service import MemoryService
@@ -86,9 +97,10 @@ def is_core(entry: Entry) -> bool:
 
 
 def entry_health(entry: Entry, stat: AccessStat, now: datetime, config: LifecycleConfig) -> float:
-    """The health score of one entry as of ``now``."""
+    """The health score of one entry as of ``now`` (recency since created or refreshed)."""
+    since = entry.refreshed_at or entry.created_at
     return health_score(
-        recency_decay(days_between(entry.created_at, now), config.recency_half_life_days),
+        recency_decay(days_between(since, now), config.recency_half_life_days),
         access_frequency(stat.count, config.access_saturation),
         weight_factor(entry.user_weight),
     )
@@ -119,6 +131,49 @@ def next_status(
     return target if target != entry.status else None
 
 
+def is_fading(entry: Entry, stat: AccessStat, now: datetime, config: LifecycleConfig) -> bool:
+    """Whether ``entry`` is live, not core, and below the archive line within the notice."""
+    if is_core(entry) or entry.status not in (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY):
+        return False
+    later = now + timedelta(days=config.fade_notice_days)
+    return entry_health(entry, stat, later, config) < config.archive_below
+
+
+def notice_counts(entry: Entry, told: datetime | None) -> bool:
+    """Whether a fading notice told at ``told`` is about the entry as it is now.
+
+    A notice from before the user last kept or restored the memory is about a memory they
+    since said they want: it does not count.
+    """
+    if told is None:
+        return False
+    try:
+        since = datetime.fromisoformat(entry.refreshed_at or entry.created_at)
+    except ValueError:
+        return True
+    if since.tzinfo is None:
+        since = since.replace(tzinfo=told.tzinfo)
+    return told >= since
+
+
+def may_archive(
+    entry: Entry, told: datetime | None, now: datetime, config: LifecycleConfig
+) -> bool:
+    """Archive only what the owner was told about at least ``fade_notice_days`` before."""
+    if not notice_counts(entry, told):
+        return False
+    assert told is not None
+    return now - told >= timedelta(days=config.fade_notice_days)
+
+
+@dataclass(frozen=True, slots=True)
+class Fading:
+    """A memory that is fading, and its health now."""
+
+    entry: Entry
+    health: float
+
+
 @dataclass(frozen=True, slots=True)
 class Change:
     """One status change the job made."""
@@ -147,11 +202,41 @@ class Lifecycle:
     """The nightly lifecycle over every user's MEMORY.md."""
 
     def __init__(
-        self, memory: MemoryService, access: AccessCounter, config: LifecycleConfig
+        self,
+        memory: MemoryService,
+        access: AccessCounter,
+        config: LifecycleConfig,
+        fades: FadeBook | None = None,
     ) -> None:
         self.memory = memory
         self.access = access
         self.config = config
+        # Without a book of notices nobody can have been told: nothing is ever archived.
+        self.fades = fades
+
+    def _told(self, user_key: str) -> dict[str, datetime]:
+        return self.fades.told_at(user_key) if self.fades is not None else {}
+
+    def fading(self, user_key: str, now: datetime) -> list[Fading]:
+        """The user's fading memories, weakest first."""
+        stats = self.access.get_many(user_key)
+        out = []
+        for entry in self.memory.entries(user_key):
+            stat = stats.get(entry.id, AccessStat())
+            if is_fading(entry, stat, now, self.config):
+                out.append(Fading(entry, entry_health(entry, stat, now, self.config)))
+        return sorted(out, key=lambda f: (f.health, f.entry.id))
+
+    def to_tell(self, user_key: str, now: datetime) -> list[Fading]:
+        """Fading memories the user has not been told about (since they last kept them)."""
+        told = self._told(user_key)
+        fading = self.fading(user_key, now)
+        return [f for f in fading if not notice_counts(f.entry, told.get(f.entry.id))]
+
+    def told(self, user_key: str, entry_ids: Iterable[str], now: datetime) -> None:
+        """Record that the user was told, at ``now``, that these memories are fading."""
+        if self.fades is not None:
+            self.fades.told(user_key, entry_ids, now)
 
     def health(self, user_key: str, entry: Entry, now: datetime) -> float:
         """One entry's health as of ``now``."""
@@ -160,12 +245,20 @@ class Lifecycle:
     def run_user(self, user_key: str, now: datetime) -> list[Change]:
         """Apply the lifecycle to one user; writes MEMORY.md once if anything changed."""
         stats = self.access.get_many(user_key)
+        told = self._told(user_key)
         changes: list[Change] = []
         with self.memory.lock(user_key):
             doc = self.memory.document(user_key)
             for entry in doc.entries:
                 health = entry_health(entry, stats.get(entry.id, AccessStat()), now, self.config)
                 new = next_status(entry, health, now, self.config)
+                if new == MemoryStatus.ARCHIVED and not may_archive(
+                    entry, told.get(entry.id), now, self.config
+                ):
+                    # told first
+                    new = (
+                        MemoryStatus.LOW_PRIORITY if entry.status == MemoryStatus.ACTIVE else None
+                    )
                 if new is None:
                     continue
                 changes.append(Change(user_key, entry.id, entry.status, new, health))
@@ -180,6 +273,9 @@ class Lifecycle:
         for c in changes:
             if c.new == DELETED:
                 self.access.forget(user_key, c.entry_id)
+        if told and self.fades is not None:  # archived, recovered or gone: no notice pending
+            still = {f.entry.id for f in self.fading(user_key, now)}
+            self.fades.drop(user_key, [eid for eid in told if eid not in still])
         return changes
 
     def run_lifecycle(self, now: datetime) -> LifecycleReport:

@@ -12,7 +12,12 @@ The format a person reads and edits::
       - topic: food:coffee
       - weight: 7
 
-Sections are the ``##`` headings (seed 000). An entry is a top-level bullet; its text may
+Sections are the ``##`` headings (seed 000). One line before them may hold the keyword index
+(seed 003 §3.2: keywords of the conversation summaries, added by compaction)::
+
+    關鍵字 Keywords: 咖啡, 部署, PostgreSQL
+
+ An entry is a top-level bullet; its text may
 continue on lines indented by two spaces; its governance fields (seed 002 §3) follow as
 indented ``- key: value`` lines, written only when they differ from the default. A bullet a
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
@@ -24,13 +29,15 @@ one codec every write and read of MEMORY.md goes through, and ``parse(render(d))
 for any text, section and field value. A text line that looks like a field or a heading
 is written with a Markdown backslash (``  \\- weight: 72``, ``  \\# title``); line
 separators, control characters and blank ends are written as ``&#x2028;``-style references
-(:mod:`memory.escaping`); a section or field value is always one line.
+(:mod:`memory.escaping`); a section or field value is always one line. A note before the
+first section that reads like the keyword line is written with a backslash too.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from enum import StrEnum
@@ -77,6 +84,10 @@ _CLOSING_HASHES = re.compile(r"\s#+$")
 # Text lines that would read as a field or a heading, or start with a backslash escape.
 _NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
 _BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
+KEYWORDS_LABEL = "關鍵字 Keywords:"
+# The keyword line, and notes that read like it (with one more backslash each on render).
+_KEYWORDS_LINE = re.compile(rf"^{KEYWORDS_LABEL}\s?(.*)$")
+_KEYWORDS_LOOKALIKE = re.compile(rf"^\\*{KEYWORDS_LABEL}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +110,8 @@ class Entry:
     importance: float = 0.7
     created_at: str = ""
     status_changed_at: str = ""
+    # When the user last kept or restored it: the health's recency counts from here on.
+    refreshed_at: str = ""
     history: tuple[str, ...] = field(default=())
 
     def content_hash(self) -> str:
@@ -129,6 +142,7 @@ _KEYS: dict[str, str] = {
     "supersedes": "supersedes",
     "status": "status",
     "status_changed": "status_changed_at",
+    "refreshed": "refreshed_at",
     "claims": "claims",
     "core": "is_core",
     "enforcement": "enforcement_level",
@@ -160,6 +174,8 @@ class MemoryDocument:
     entries: tuple[Entry, ...] = ()
     # (section, line) for lines that are not entries; section "" is the text before any heading.
     notes: tuple[tuple[str, str], ...] = ()
+    # Seed 003 §3.2's keyword index: words of the conversation summaries, oldest first.
+    keywords: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Entry]:
         """Entries keyed by id."""
@@ -182,6 +198,18 @@ class MemoryDocument:
     def without(self, entry_id: str) -> MemoryDocument:
         """Return a copy without the entry ``entry_id``."""
         return replace(self, entries=tuple(e for e in self.entries if e.id != entry_id))
+
+    def with_keywords(self, words: Iterable[str], limit: int = 200) -> MemoryDocument:
+        """Return a copy whose keyword index also holds ``words`` (new ones only, the newest
+        ``limit`` kept); each word is one stripped line, compared case-insensitively."""
+        known = {k.lower() for k in self.keywords}
+        added = list(self.keywords)
+        for word in words:
+            word = " ".join(word.split())
+            if word and word.lower() not in known:
+                known.add(word.lower())
+                added.append(word)
+        return replace(self, keywords=tuple(added[-limit:]) if limit > 0 else ())
 
 
 def _coerce(attr: str, raw: str) -> object:
@@ -226,6 +254,24 @@ def _text_line(line: str) -> str:
     return _BACKSLASHED.sub("", line, count=1)
 
 
+def _keywords_line(words: tuple[str, ...]) -> str:
+    return f"{KEYWORDS_LABEL} " + ", ".join(escape(w, also=",") for w in words)
+
+
+def _parse_keywords(raw: str) -> list[str]:
+    return [w for w in (unescape(p.strip()) for p in raw.split(",")) if w]
+
+
+def _note_out(line: str) -> str:
+    """A note before the first section as written: never mistaken for the keyword line."""
+    return "\\" + line if _KEYWORDS_LOOKALIKE.match(line) else line
+
+
+def _note_in(line: str) -> str:
+    line = line.rstrip()
+    return line[1:] if line.startswith("\\") and _KEYWORDS_LOOKALIKE.match(line) else line
+
+
 def _heading(section: str) -> str:
     text = escape(section)
     if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
@@ -239,6 +285,7 @@ def parse_memory(text: str) -> MemoryDocument:
     sections: list[str] = []
     entries: list[Entry] = []
     notes: list[tuple[str, str]] = []
+    keywords: list[str] = []
     section = DEFAULT_SECTION
     seen_heading = False
     current: dict[str, object] | None = None
@@ -276,9 +323,14 @@ def parse_memory(text: str) -> MemoryDocument:
             flush()
             current, body = {}, [_text_line(bullet.group(1))]
             continue
+        keyword_line = None if seen_heading else _KEYWORDS_LINE.match(line)
+        if keyword_line:
+            flush()
+            keywords.extend(_parse_keywords(keyword_line.group(1)))
+            continue
         if current is None:
             if line.strip():
-                notes.append((section if seen_heading else "", line.rstrip()))
+                notes.append((section, line.rstrip()) if seen_heading else ("", _note_in(line)))
             continue
         field_line = _FIELD_LINE.match(line)
         if field_line and field_line.group(1) in _KEYS:
@@ -294,13 +346,14 @@ def parse_memory(text: str) -> MemoryDocument:
             body.append("")  # a blank line inside an entry; trailing ones are stripped
         else:
             flush()
-            notes.append((section if seen_heading else "", line.rstrip()))
+            notes.append((section, line.rstrip()) if seen_heading else ("", _note_in(line)))
     flush()
     return MemoryDocument(
         title=title or "# MEMORY",
         sections=tuple(sections),
         entries=tuple(entries),
         notes=tuple(notes),
+        keywords=tuple(keywords),
     )
 
 
@@ -326,7 +379,9 @@ def render_entry(entry: Entry) -> str:
 def render_memory(doc: MemoryDocument) -> str:
     """Render a document back to MEMORY.md text (parse(render(d)) == d)."""
     out = [doc.title, ""]
-    preamble = [line for sec, line in doc.notes if sec == ""]
+    if doc.keywords:
+        out.extend([_keywords_line(doc.keywords), ""])
+    preamble = [_note_out(line) for sec, line in doc.notes if sec == ""]
     if preamble:
         out.extend([*preamble, ""])
     order = list(doc.sections)

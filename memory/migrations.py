@@ -203,7 +203,20 @@ def m002_conflicts_shown(conn: Any) -> None:
             )
 
 
-# -- 3: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
+# -- 3: which fading memories each user was told about (memory.fading) -------------------
+def m003_fading_notices(conn: Any) -> None:
+    """``fading_notices``: the lifecycle archives only what its owner was told is fading."""
+    conn.execute(
+        """CREATE TABLE IF NOT EXISTS fading_notices (
+    user_key TEXT NOT NULL,
+    entry_id TEXT NOT NULL,
+    told_ts REAL NOT NULL,
+    PRIMARY KEY (user_key, entry_id)
+)"""
+    )
+
+
+# -- 4: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
 _DEFERRED_WORK = (
     """CREATE TABLE IF NOT EXISTS deferred_work (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -219,7 +232,7 @@ _DEFERRED_WORK = (
 )
 
 
-def m003_deferred_work(conn: Any) -> None:
+def m004_deferred_work(conn: Any) -> None:
     """``deferred_work``: indexing, compaction and topic turns waiting for the worker."""
     _run(conn, _DEFERRED_WORK)
 
@@ -227,7 +240,8 @@ def m003_deferred_work(conn: Any) -> None:
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
-    Migration("m003_deferred_work", m003_deferred_work),
+    Migration("m003_fading_notices", m003_fading_notices),
+    Migration("m004_deferred_work", m004_deferred_work),
 )
 
 

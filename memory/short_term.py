@@ -1,9 +1,11 @@
 """Short-term keyword memory (seed 004 §3.2): the ``short_term_memory`` table in ``pcai.db``.
 
-Rows are short, dated notes filed under a category (weather, calendar, mail, ...), written by
-e.g. a morning briefing. When a message names a category's keyword (天氣, 行事曆, 信件, weather,
-calendar/schedule, mail/email), the latest three rows of that category, of that user only, go
-into the prompt without a vector search.
+Rows are short, dated notes filed under a category (weather, calendar, mail, ...): every
+private message that names a category's keyword is kept here (masked, with its time) by the
+agent after it answered, and a morning briefing may add its own. When a later message names a
+category's keyword (天氣, 行事曆, 信件, weather, calendar/schedule, mail/email), the latest three
+rows of that category, of that user only, go into the prompt without a vector search. Only the
+newest ``KEEP_PER_CATEGORY`` rows of a user's category are kept: the table is short-term.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ KEYWORDS: dict[str, tuple[str, ...]] = {
     "mail": ("信件", "郵件", "邮件", "電郵", "电邮", "mail", "email", "e-mail", "inbox"),
 }
 _ASCII_WORD = re.compile(r"^[a-z-]+$")
+KEEP_PER_CATEGORY = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,12 @@ class ShortTermStore:
                 "INSERT INTO short_term_memory (user_key, category, content, created_at) "
                 "VALUES (?, ?, ?, ?)",
                 (row.user_key, row.category, row.content, row.created_at),
+            )
+            conn.execute(
+                "DELETE FROM short_term_memory WHERE user_key = ? AND category = ? AND id NOT IN "
+                "(SELECT id FROM short_term_memory WHERE user_key = ? AND category = ? "
+                "ORDER BY created_at DESC, id DESC LIMIT ?)",
+                (row.user_key, row.category, row.user_key, row.category, KEEP_PER_CATEGORY),
             )
         return row
 

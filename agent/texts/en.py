@@ -55,6 +55,40 @@ TEXTS: dict[str, str] = {
         "My state database was damaged and rebuilt: your pending memory proposals {shown}{more} "
         "were lost and not saved; ask me to remember them again."
     ),
+    # -- governance from chat: pin, scope, edit, archived/restore, keep (bot/, issue 13)
+    "usage_pin": "Usage: /pin <id> (see /memory)",
+    "usage_unpin": "Usage: /unpin <id> (see /memory)",
+    "usage_edit": "Usage: /edit <id> <new text>",
+    "usage_scope": "Usage: /scope <id> project:<name> | lang:<name> | global",
+    "usage_restore": "Usage: /restore <id> (see /archived)",
+    "usage_keep": "Usage: /keep <id>",
+    "pinned": "📌 Pinned; it goes into every reply now: ",
+    "unpinned": "📍 Unpinned: ",
+    "scoped": "🏷 Scope is now {scope}: ",
+    "revised": "✏️ Edited ({new} replaces {old}): ",
+    "kept": "✅ I'll keep remembering: ",
+    "restored": "♻️ Restored: ",
+    "no_archived": "No archived memories.",
+    "archived_head": "Archived memories (/restore <id> brings one back):",
+    "memory_legend": "📌 pin · 📍 unpin · ✏️ edit · 🗑 forget (/undo brings it back)",
+    "revise_prompt": "✏️ Reply to this message with the new text for {entry_id}.",
+    "replaced": " (replaces {ids})",
+    "button_add": "➕ Add",
+    "button_replace": "🔁 Replace",
+    "keep_word": "keep",
+    "fading_head": (
+        "These memories have not been used in a long time and will be archived in a week (no "
+        "longer searched; /restore brings one back). Keep them?"
+    ),
+    "proposal_weight": "⭐ weight {weight}/10",
+    "proposal_core": " (core: in every reply)",
+    "proposal_scope": "🏷 scope {scope}",
+    # -- compaction's one line (agent/turn_notes.py, seed 003 §6.1)
+    "compacted": (
+        "📝 I wrote the earlier conversation into memory (MEMORY_FULL.md § {heading}{keywords}); "
+        "from here on I keep only the last few turns."
+    ),
+    "compacted_keywords": "; new keywords: {words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
     "down": (
         "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
@@ -104,7 +138,7 @@ TEXTS: dict[str, str] = {
     "refused_field": "Unknown memory field {field!r}.",
     "refused_class": "memory_class must be one of {allowed}.",
     "refused_enforcement": "enforcement_level must be soft or hard.",
-    "refused_scope": "scope must be global, project:<name> or lang:<name>.",
+    "refused_scope": "Scope must be global, project:<name> or lang:<name>.",
     "refused": "Not saved.",
     "list_sep": ", ",
     "secret_password": "a password",
@@ -125,6 +159,9 @@ TEXTS: dict[str, str] = {
     "proposal_resolved": "That proposal was already {status}.",
     "not_the_users_act": "Only the user can answer a proposal (a button, a reply, /confirm).",
     "entry_missing": "No memory {entry_id!r} of yours.",
+    "entry_archived": "{entry_id} is archived; /restore {entry_id} first.",
+    "entry_replaced": "{entry_id} was replaced by {newer}; change that one.",
+    "entry_superseded": "{entry_id} was replaced by the newer version; change that one.",
     "reminder_missing": "No reminder {reminder_id} of yours.",
     "invalid_user_key": "Not a valid user: {user_key!r}.",
     "file_corrupt": (

@@ -48,6 +48,38 @@ TEXTS: dict[str, str] = {
         "⚠️ 我的狀態資料庫損壞，已另存並重建；你等待確認的記憶 {shown}{more} 遺失了，"
         "沒有寫入，請再要求我記住一次。"
     ),
+    # -- governance from chat: pin, scope, edit, archived/restore, keep (bot/, issue 13)
+    "usage_pin": "用法：/pin <id>（id 見 /memory）",
+    "usage_unpin": "用法：/unpin <id>（id 見 /memory）",
+    "usage_edit": "用法：/edit <id> <新內容>",
+    "usage_scope": "用法：/scope <id> project:名稱 | lang:語言 | global",
+    "usage_restore": "用法：/restore <id>（id 見 /archived）",
+    "usage_keep": "用法：/keep <id>",
+    "pinned": "📌 已釘選，之後每次回答都會帶入：",
+    "unpinned": "📍 已取消釘選：",
+    "scoped": "🏷 範圍改為 {scope}：",
+    "revised": "✏️ 已修改（{new} 取代 {old}）：",
+    "kept": "✅ 會繼續記得：",
+    "restored": "♻️ 已找回：",
+    "no_archived": "沒有封存的記憶。",
+    "archived_head": "已封存的記憶（/restore <id> 找回）：",
+    "memory_legend": "📌 釘選 · 📍 取消釘選 · ✏️ 修改 · 🗑 忘記（/undo 可復原）",
+    "revise_prompt": "✏️ 請回覆這則訊息，輸入 {entry_id} 的新內容。",
+    "replaced": "（取代 {ids}）",
+    "button_add": "➕ 新增",
+    "button_replace": "🔁 取代",
+    "keep_word": "保留",
+    "fading_head": (
+        "🍂 這些記憶很久沒用到，一週後會封存（不再被搜尋到，可用 /restore 找回）。要保留嗎？"
+    ),
+    "proposal_weight": "⭐ 重要程度 {weight}/10",
+    "proposal_core": "（核心：每次回答都會帶入）",
+    "proposal_scope": "🏷 範圍 {scope}",
+    # -- compaction's one line (agent/turn_notes.py, seed 003 §6.1)
+    "compacted": (
+        "📝 前面的討論重點已寫入記憶（MEMORY_FULL.md § {heading}{keywords}），之後只帶最近幾輪。"
+    ),
+    "compacted_keywords": "；新關鍵字：{words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
     "down": "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
     "garbage": "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
@@ -78,7 +110,7 @@ TEXTS: dict[str, str] = {
     "refused_field": "不認得的記憶欄位 {field!r}。",
     "refused_class": "memory_class 不正確。",
     "refused_enforcement": "enforcement_level 不正確。",
-    "refused_scope": "scope 不正確。",
+    "refused_scope": "scope 必須是 global、project:<名稱> 或 lang:<名稱>。",
     "refused": "不會記住這條。",
     "list_sep": "、",
     "secret_password": "密碼",
@@ -95,6 +127,9 @@ TEXTS: dict[str, str] = {
     "proposal_resolved": "這個提議已經處理過了。",
     "not_the_users_act": "只有使用者本人能確認或捨棄提議。",
     "entry_missing": "找不到這條記憶。",
+    "entry_archived": "這條已封存，請先 /restore {entry_id}。",
+    "entry_replaced": "這條已被 {newer} 取代。",
+    "entry_superseded": "這條已被新版本取代。",
     "reminder_missing": "找不到這個提醒。",
     "invalid_user_key": "這不是有效的使用者。",
     "file_corrupt": (

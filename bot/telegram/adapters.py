@@ -1,4 +1,5 @@
-"""Adapters from the memory write path to the bot's ports (confirm flow, forget, history)."""
+"""Adapters from the memory write path to the bot's ports (confirm flow, curation, forget,
+history)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,20 @@ from agent.forget import Forgetter
 from agent.handlers import proposal_view
 from agent.texts import both, error_both
 from agent.types import ProposalView
-from bot.telegram.ports import BackendError, Decision, Outcome, Via
+from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via
 from memory.confirm import ConfirmationService
-from memory.consent import UserActMint
+from memory.consent import Action, UserActMint
+from memory.curation import Curation
 from memory.errors import (
+    EntryNotFoundError,
+    EntryNotLiveError,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalRefusedError,
     ProposalResolvedError,
 )
 from memory.governance import Governance
+from memory.markdown import Entry
 from memory.pending import Proposal
 
 
@@ -29,6 +34,11 @@ def _now() -> datetime:
 def view_of(p: Proposal) -> ProposalView:
     """The transport's view of a stored proposal."""
     return proposal_view(p)
+
+
+def line_of(e: Entry) -> MemoryLine:
+    """One memory as a front end lists it."""
+    return MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
 
 
 class ConfirmAdapter:
@@ -57,7 +67,7 @@ class ConfirmAdapter:
             if decision != "reject":
                 proposal = self.service.store.live(user_key, proposal_id, now)
                 entry = self.service.confirm(act, now=now)  # "confirm" adds beside a conflict
-                return Outcome("confirmed", proposal.text, entry.id)
+                return Outcome("confirmed", proposal.text, entry.id, replaced=entry.supersedes)
             rejected = self.service.reject(act, now=now)
             return Outcome("rejected", rejected.text)
         except ProposalExpiredError:
@@ -92,6 +102,60 @@ class ConfirmAdapter:
         return p.id if p else None
 
 
+class CurationAdapter:
+    """:class:`~bot.telegram.ports.Curations` over :class:`Curation`, sealing each user act.
+
+    Like :class:`ConfirmAdapter` it holds the mint: pinning, editing, keeping and restoring
+    a confirmed memory are the user's decisions, made only through a front end.
+    """
+
+    def __init__(self, service: ConfirmationService, acts: UserActMint) -> None:
+        self.curation = Curation(service, acts.check)
+        self._acts = acts
+
+    def _do(
+        self, user_key: str, entry_id: str, action: Action, via: Via, text: str = ""
+    ) -> MemoryLine:
+        act = self._acts.act(user_key, entry_id, action, via=via, text=text)
+        run = {
+            "pin": self.curation.pin,
+            "unpin": self.curation.pin,
+            "scope": self.curation.scope,
+            "revise": self.curation.revise,
+            "keep": self.curation.keep,
+            "restore": self.curation.restore,
+        }[action]
+        try:
+            return line_of(run(act, now=_now()))
+        except (EntryNotFoundError, EntryNotLiveError, ProposalRefusedError) as exc:
+            # an unknown or archived memory, a new text or scope the guards refuse
+            raise BackendError(error_both(exc)) from exc
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Pin or unpin."""
+        return self._do(user_key, entry_id, "pin" if core else "unpin", via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """A new scope (checked)."""
+        return self._do(user_key, entry_id, "scope", via, scope)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """A new version that supersedes the memory (guards apply)."""
+        return self._do(user_key, entry_id, "revise", via, text)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Keep a fading memory."""
+        return self._do(user_key, entry_id, "keep", via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Bring an archived memory back."""
+        return self._do(user_key, entry_id, "restore", via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Archived memories, most recently archived first."""
+        return [line_of(e) for e in self.curation.archived(user_key)]
+
+
 class GovernanceKeeper:
     """Forget, undo and archaeology over :class:`Governance` and the :class:`Forgetter`."""
 
@@ -118,7 +182,11 @@ class GovernanceKeeper:
         chain = self.governance.archaeology(user_key, topic)
         if not chain:
             return both("no_history_topic", first="en", topic=topic)
-        return "\n".join(f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}" for e in chain)
+        return "\n".join(
+            f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}"
+            + (f"  (← {', '.join(e.supersedes)})" if e.supersedes else "")
+            for e in chain
+        )
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

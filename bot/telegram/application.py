@@ -26,7 +26,7 @@ from telegram.request import BaseRequest
 from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
-from bot.telegram.confirm import on_button
+from bot.telegram.confirm import on_button, on_memory_button
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, PerUserProcessor
 from bot.telegram.desk import Desk
 from bot.telegram.errors import on_error
@@ -115,6 +115,7 @@ def add_handlers(application: BotApp) -> None:
     new = filters.UpdateType.MESSAGE
     application.add_handler(CommandHandler(names, on_command, filters=new))
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
+    application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
     application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
     application.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)

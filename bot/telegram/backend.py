@@ -20,6 +20,7 @@ from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.telegram.ports import (
     BackendError,
     Confirmations,
+    Curations,
     Decision,
     Found,
     MemoryLine,
@@ -87,6 +88,7 @@ class ServicesBackend:
     responder: Responder | None = None
     confirmations: Confirmations | None = None
     keeper: Keeper | None = None
+    curations: Curations | None = None
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
@@ -96,6 +98,11 @@ class ServicesBackend:
         if self.confirmations is None:
             raise BackendError("Confirming memories is not available in this build yet.")
         return self.confirmations
+
+    def _cur(self) -> Curations:
+        if self.curations is None:
+            raise BackendError("Changing memories from chat is not available in this build yet.")
+        return self.curations
 
     def _keeper(self) -> Keeper:
         if self.keeper is None:
@@ -149,10 +156,34 @@ class ServicesBackend:
     def memories(self, user_key: str) -> Sequence[MemoryLine]:
         """Every entry that is not archived."""
         return [
-            MemoryLine(e.id, e.text, e.section, e.status)
+            MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
             for e in self.memory.entries(user_key)
             if e.status != MemoryStatus.ARCHIVED
         ]
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().pin(user_key, entry_id, core, via=via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().set_scope(user_key, entry_id, scope, via=via)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().revise(user_key, entry_id, text, via=via)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().keep(user_key, entry_id, via=via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Through the curation adapter, as the user's act."""
+        return self._cur().restore(user_key, entry_id, via=via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Through the curation adapter (none when it is missing)."""
+        return self.curations.archived(user_key) if self.curations else ()
 
     def search(self, user_key: str, query: str) -> Sequence[Found]:
         """Hybrid search over the user's own files."""
@@ -236,15 +267,16 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
     The confirmation adapter gets the process's user-act mint: the front ends that hold this
     backend are the only code that can answer a proposal.
     """
-    from bot.telegram.adapters import ConfirmAdapter, GovernanceKeeper
+    from bot.telegram.adapters import ConfirmAdapter, CurationAdapter, GovernanceKeeper
 
     settings = services.settings
     confirm = getattr(services, "confirm", None)
     acts = getattr(services, "user_acts", None)
     governance = getattr(services, "governance", None)
-    confirmations = None
+    confirmations = curations = None
     if confirm is not None and acts is not None:
         confirmations = ConfirmAdapter(confirm, acts)
+        curations = CurationAdapter(confirm, acts)
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
@@ -253,6 +285,7 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
         keeper=(
             GovernanceKeeper(governance, services.forgetter) if governance is not None else None
         ),
+        curations=curations,
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
         reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
     )

@@ -5,20 +5,32 @@ button, a reply to its message, /confirm, or a short word typed when exactly one
 waiting and it is the bot's last message to the user (``BotDeps.last_shown``). A bare word
 with several waiting gets "which one?" and the proposals again. The ✏️ Edit state lasts only
 while its proposal waits; after that the next message is ordinary chat.
+
+The buttons under /memory (📌 pin, 📍 unpin, ✏️ edit, 🗑 forget) and under the weekly fading
+notice (✅ keep) are the user's decisions too (``mm:<code>:<memory id>``); after ✏️ the user's
+next message is that memory's new text.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 
 from telegram import Bot, ForceReply, Update
 
 from agent.types import ProposalView
-from bot.telegram.context import BotContext, BotDeps, user_key_of
+from bot.telegram.access import in_group
+from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
 from bot.telegram.desk import outcome_text
 from bot.telegram.ports import Answer, BackendError, Decision, Via
-from bot.telegram.sending import edit_outcome, send_document, send_proposal, send_text
+from bot.telegram.sending import (
+    buttons_markup,
+    edit_outcome,
+    send_document,
+    send_proposal,
+    send_text,
+)
 from bot.telegram.texts import detect_language, say
 
 log = logging.getLogger(__name__)
@@ -41,7 +53,7 @@ async def show_answer(
     """Send an :class:`Answer`: its text, its document, its notices, then its proposals."""
     deps.spoke(key)
     if answer.text and answer.document is None:
-        await send_text(bot, chat_id, answer.text)
+        await send_text(bot, chat_id, answer.text, markup=buttons_markup(answer.buttons))
     if answer.document is not None:
         await send_document(bot, chat_id, answer.document, answer.text)
     for notice in answer.notices:
@@ -64,13 +76,14 @@ async def on_button(update: Update, context: BotContext) -> None:
             await query.answer(say("missing", lang))
             return
         deps.awaiting_edit[key] = proposal_id
+        deps.awaiting_revise.pop(key, None)  # one edit prompt at a time
         await query.answer()
         deps.spoke(key)
         await context.bot.send_message(
             chat_id, say("edit_prompt", lang), reply_markup=ForceReply(selective=True)
         )
         return
-    decision: Decision = "confirm" if code == "c" else "reject"
+    decision: Decision = "confirm" if code == "c" else "replace" if code == "r" else "reject"
     outcome = await asyncio.to_thread(
         deps.backend.decide, key, proposal_id, decision, via="button"
     )
@@ -78,6 +91,33 @@ async def on_button(update: Update, context: BotContext) -> None:
     await query.answer(text[:190])
     if query.message is not None:
         await edit_outcome(context.bot, chat_id, query.message.message_id, text)
+
+
+async def on_memory_button(update: Update, context: BotContext) -> None:
+    """A press on 📌 / 📍 / ✏️ / 🗑 under /memory, or ✅ keep under the fading notice."""
+    query = update.callback_query
+    if query is None or query.data is None or update.effective_chat is None:
+        return
+    deps, key = context.deps, user_key_of(update)
+    lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
+    _, code, entry_id = [*query.data.split(":", 2), "", ""][:3]
+    if in_group(update):  # memories are never shown or changed in a group
+        await query.answer(say("group_private", lang)[:190])
+        return
+    deps.spoke(key)
+    if code == "e":
+        deps.awaiting_revise[key] = (entry_id, time.monotonic())
+        deps.awaiting_edit.pop(key, None)  # one edit prompt at a time
+        await query.answer()
+        await context.bot.send_message(
+            update.effective_chat.id,
+            say("revise_prompt", lang, entry_id=entry_id),
+            reply_markup=ForceReply(selective=True),
+        )
+        return
+    said = await deps.desk.memory_button(key, code, entry_id, lang)
+    await query.answer(said[:190])
+    await send_text(context.bot, update.effective_chat.id, said)
 
 
 async def try_confirm_flow(update: Update, context: BotContext, text: str, lang: str) -> bool:
@@ -88,6 +128,15 @@ async def try_confirm_flow(update: Update, context: BotContext, text: str, lang:
     chat_id = update.effective_chat.id
     # Whatever this message turns out to be, the bot's next message answers it.
     shown_last = deps.last_shown.pop(key, None)
+    revising, pressed = deps.awaiting_revise.pop(key, ("", 0.0))
+    if revising and time.monotonic() - pressed < REVISE_WINDOW:
+        # The message after ✏️ under /memory is that memory's new text.
+        try:
+            said = await deps.desk.revise(key, revising, text, lang, via="reply")
+        except BackendError as exc:  # refused (a secret, noise, archived): say why
+            said = str(exc)
+        await send_text(context.bot, chat_id, said)
+        return True
     live = {p.proposal_id for p in await asyncio.to_thread(deps.backend.pending, key)}
     editing = deps.awaiting_edit.pop(key, None)
     if editing is not None and editing in live:

@@ -30,6 +30,9 @@ class BotDeps:
     # user key -> the proposal the bot's last message in the private chat showed, if it did:
     # a bare "ok" may answer only that one.
     last_shown: dict[str, str] = field(default_factory=dict)
+    # user key -> (memory id, monotonic time of the ✏️ press under /memory): the user's next
+    # message is that memory's new text, if it comes within REVISE_WINDOW seconds.
+    awaiting_revise: dict[str, tuple[str, float]] = field(default_factory=dict)
 
     @property
     def reminders(self) -> ReminderDesk | None:
@@ -43,6 +46,7 @@ class BotDeps:
 
 
 DEPS = "deps"
+REVISE_WINDOW = 600.0  # an edit prompt answered ten minutes later is ordinary chat again
 
 
 class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[str, Any]]):

@@ -10,8 +10,18 @@ import asyncio
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
-from bot.telegram.ports import Answer, Backend, BackendError, Decision, Document, Outcome
-from bot.telegram.texts import help_text, proposal_text, say
+from bot.telegram.ports import (
+    Answer,
+    Backend,
+    BackendError,
+    Button,
+    Decision,
+    Document,
+    MemoryLine,
+    Outcome,
+    Via,
+)
+from bot.telegram.texts import MEMORY_BUTTONS, help_text, proposal_text, say
 from memory.errors import UnreadableFileError
 
 PAGE_SIZE = 10
@@ -45,18 +55,95 @@ class Desk:
         return Answer(help_text(lang))
 
     async def cmd_memory(self, user_key: str, arg: str, lang: str) -> Answer:
-        """A page of the user's memories with their ids."""
+        """A page of the user's memories with their ids, and 📌 / ✏️ / 🗑 under each."""
         lines = await asyncio.to_thread(self.backend.memories, user_key)
         if not lines:
             return Answer(say("no_memories", lang))
         pages = (len(lines) + PAGE_SIZE - 1) // PAGE_SIZE
         page = min(max(int(arg) if arg.isdigit() else 1, 1), pages)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
-        out = [f"{m.id}  [{m.section}] {m.text}" for m in shown]
+        first = (page - 1) * PAGE_SIZE + 1
+        out = [f"{n}. {memory_line(m)}" for n, m in enumerate(shown, first)]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
             out.append(say("page", lang, page=page, pages=pages, next=nxt))
+        out.append(say("memory_legend", lang))
+        rows = tuple(memory_buttons(n, m) for n, m in enumerate(shown, first))
+        return Answer("\n".join(out), buttons=rows)
+
+    async def cmd_pin(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Pin a memory: it goes into every prompt (seed 002 L0)."""
+        return await self._act(user_key, arg, "pin", lang)
+
+    async def cmd_unpin(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Unpin a memory."""
+        return await self._act(user_key, arg, "unpin", lang)
+
+    async def cmd_keep(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Keep a fading memory (the weekly notice's button, typed)."""
+        return await self._act(user_key, arg, "keep", lang)
+
+    async def cmd_restore(self, user_key: str, arg: str, lang: str) -> Answer:
+        """Bring an archived memory back."""
+        return await self._act(user_key, arg, "restore", lang)
+
+    async def cmd_edit(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/edit <id> <new text>``: a new version supersedes the memory."""
+        entry_id, _, text = arg.partition(" ")
+        if not entry_id or not text.strip():
+            return Answer(say("usage_edit", lang))
+        return Answer(await self.revise(user_key, entry_id, text.strip(), lang, via="command"))
+
+    async def cmd_scope(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/scope <id> project:x | lang:y | global``."""
+        parts = arg.split()
+        if len(parts) != 2:
+            return Answer(say("usage_scope", lang))
+        line = await asyncio.to_thread(
+            self.backend.set_scope, user_key, parts[0], parts[1], via="command"
+        )
+        return Answer(say("scoped", lang, scope=line.scope) + line.text)
+
+    async def cmd_archived(self, user_key: str, arg: str, lang: str) -> Answer:
+        """The archived memories, with their ids for /restore."""
+        gone = await asyncio.to_thread(self.backend.archived, user_key)
+        if not gone:
+            return Answer(say("no_archived", lang))
+        out = [say("archived_head", lang)] + [memory_line(m) for m in gone[:50]]
         return Answer("\n".join(out))
+
+    async def revise(self, user_key: str, entry_id: str, text: str, lang: str, *, via: Via) -> str:
+        """The user's new text for a memory (a command or a reply to ✏️); one line back."""
+        line = await asyncio.to_thread(self.backend.revise, user_key, entry_id, text, via=via)
+        return say("revised", lang, new=line.id, old=entry_id) + line.text
+
+    async def memory_button(self, user_key: str, code: str, entry_id: str, lang: str) -> str:
+        """A press of 📌 / 📍 / 🗑 under /memory, or ✅ keep under the fading notice."""
+        action = {"p": "pin", "u": "unpin", "k": "keep"}.get(code)
+        try:
+            if action is not None:
+                return (await self._act(user_key, entry_id, action, lang, via="button")).text
+            if code == "f":
+                return await self.backend.forget(user_key, entry_id)
+        except BackendError as exc:
+            return str(exc)
+        return say("missing", lang)
+
+    async def _act(
+        self, user_key: str, arg: str, action: str, lang: str, via: Via = "command"
+    ) -> Answer:
+        entry_id = arg.split()[0] if arg else ""
+        if not entry_id:
+            return Answer(say(f"usage_{action}", lang))
+        b = self.backend
+        if action in ("pin", "unpin"):
+            line = await asyncio.to_thread(b.pin, user_key, entry_id, action == "pin", via=via)
+        elif action == "keep":
+            line = await asyncio.to_thread(b.keep, user_key, entry_id, via=via)
+        else:
+            line = await asyncio.to_thread(b.restore, user_key, entry_id, via=via)
+        done = {"pin": "pinned", "unpin": "unpinned", "keep": "kept", "restore": "restored"}
+        return Answer(say(done[action], lang) + f"{line.text} ({line.id})")
 
     async def cmd_search(self, user_key: str, arg: str, lang: str) -> Answer:
         """Search the user's memories."""
@@ -167,10 +254,27 @@ class Desk:
         return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
 
 
+def memory_line(m: MemoryLine) -> str:
+    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
+    marks = "📌 " if m.core else ""
+    marks += f"⭐{m.weight} " if m.weight != 5 else ""
+    marks += f"🏷{m.scope} " if m.scope != "global" else ""
+    return f"{m.id}  {marks}[{m.section}] {m.text}"
+
+
+def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
+    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
+    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
+    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
+    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
+
+
 def outcome_text(outcome: Outcome, lang: str) -> str:
     """One line saying what became of a proposal."""
     if outcome.status == "confirmed":
         suffix = f" ({outcome.entry_id})" if outcome.entry_id else ""
+        if outcome.replaced:
+            suffix += say("replaced", lang, ids=", ".join(outcome.replaced))
         return say("confirmed", lang) + outcome.text + suffix
     if outcome.status == "rejected":
         return say("rejected", lang) + outcome.text

@@ -20,6 +20,8 @@ from bot.errors import BackendError as BackendError
 Decision = Literal["confirm", "replace", "reject"]
 # The user event that answered a proposal (sealed into the user's act, kept in the log).
 Via = Literal["button", "reply", "command", "word", "edit"]
+# An inline button: (label, callback data). The front end lays them out in rows.
+Button = tuple[str, str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,6 +32,7 @@ class Outcome:
     text: str = ""
     entry_id: str = ""
     proposal: ProposalView | None = None  # the new proposal after an edit
+    replaced: tuple[str, ...] = ()  # the memories a Replace deprecated
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +43,9 @@ class MemoryLine:
     text: str
     section: str
     status: str = "active"
+    core: bool = False  # pinned: in every prompt
+    weight: int = 5
+    scope: str = "global"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +75,7 @@ class Answer:
     document: Document | None = None
     notices: tuple[str, ...] = field(default=())
     error: bool = False
+    buttons: tuple[tuple[Button, ...], ...] = ()  # rows of inline buttons under the text
 
 
 class Confirmations(Protocol):
@@ -103,7 +110,40 @@ class Confirmations(Protocol):
         ...
 
 
-class Backend(Confirmations, Protocol):
+class Curations(Protocol):
+    """The user's decisions about their confirmed memories (each turned into a sealed act).
+
+    Called only by the front ends, for a command or a button press of that user. Each
+    returns the memory as it is now, or raises BackendError with one sentence (unknown id,
+    archived, a guard refusing the new text).
+    """
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Pin (in every prompt) or unpin one memory."""
+        ...
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Give one memory a scope: global, project:<name> or lang:<name>."""
+        ...
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """A new version of one memory, superseding it; returns the new one."""
+        ...
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Keep a fading memory."""
+        ...
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Bring an archived memory back."""
+        ...
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """The user's archived memories, most recently archived first."""
+        ...
+
+
+class Backend(Confirmations, Curations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
     async def respond(self, msg: IncomingMessage) -> Reply:

@@ -13,23 +13,40 @@ from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, TelegramError
 
 from agent.types import ProposalView
-from bot.telegram.ports import Document
-from bot.telegram.texts import BUTTONS, proposal_text, split_text
+from bot.telegram.ports import Button, Document
+from bot.telegram.texts import BUTTONS, CONFLICT_BUTTONS, proposal_text, split_text
 
 log = logging.getLogger(__name__)
 _TAG = re.compile(r"</?[a-z]+>")
 TYPING_EVERY = 4.0  # Telegram shows "typing" for about 5 seconds
 
 
-def proposal_keyboard(proposal_id: str, lang: str) -> InlineKeyboardMarkup:
-    """✅ Confirm / ✏️ Edit / 🗑 Discard for one proposal (callback data ``pm:<c|e|d>:<id>``)."""
-    labels = BUTTONS["zh" if lang == "zh" else "en"]
+def proposal_keyboard(proposal_id: str, lang: str, conflict: bool = False) -> InlineKeyboardMarkup:
+    """✅ Confirm / ✏️ Edit / 🗑 Discard for one proposal (callback data ``pm:<c|e|d>:<id>``).
+
+    A proposal that conflicts with a memory gets ➕ Add / 🔁 Replace (``pm:r:<id>``) instead
+    of ✅ Confirm: Replace deprecates the old memory and links ``supersedes``.
+    """
+    key = "zh" if lang == "zh" else "en"
+    labels, codes = (CONFLICT_BUTTONS[key], "cred") if conflict else (BUTTONS[key], "ced")
     return InlineKeyboardMarkup(
         [
             [
                 InlineKeyboardButton(label, callback_data=f"pm:{code}:{proposal_id}"[:64])
-                for label, code in zip(labels, "ced", strict=True)
+                for label, code in zip(labels, codes, strict=True)
             ]
+        ]
+    )
+
+
+def buttons_markup(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
+    """Rows of ``(label, callback data)`` as an inline keyboard (None when there are none)."""
+    if not rows:
+        return None
+    return InlineKeyboardMarkup(
+        [
+            [InlineKeyboardButton(label, callback_data=data[:64]) for label, data in row]
+            for row in rows
         ]
     )
 
@@ -78,9 +95,8 @@ async def send_text(
 
 async def send_proposal(bot: Bot, chat_id: int, p: ProposalView, lang: str) -> Message:
     """Show one proposal with its three buttons."""
-    messages = await send_text(
-        bot, chat_id, proposal_text(p, lang), markup=proposal_keyboard(p.proposal_id, lang)
-    )
+    keyboard = proposal_keyboard(p.proposal_id, lang, conflict=bool(p.conflict_note))
+    messages = await send_text(bot, chat_id, proposal_text(p, lang), markup=keyboard)
     return messages[-1]
 
 

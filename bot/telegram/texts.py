@@ -9,10 +9,11 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from agent.texts import LANGUAGES, say
+from agent.texts import LANGUAGES, both, say
 from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
+CORE_WEIGHT = 9  # seed 002 L0: a weight of 9 or more is core
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # (command, zh, en): registered with setMyCommands and shown by /help.
@@ -24,6 +25,17 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("remember", "記住一件事（會先請你確認）", "remember something (asks to confirm)"),
     ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
     ("undo", "復原剛才忘記的記憶", "bring back the memory you just forgot"),
+    ("pin", "釘選記憶（每次回答都帶入）：/pin <id>", "pin a memory (in every reply): /pin <id>"),
+    ("unpin", "取消釘選：/unpin <id>", "unpin a memory: /unpin <id>"),
+    ("edit", "修改記憶：/edit <id> <新內容>", "edit a memory: /edit <id> <new text>"),
+    (
+        "scope",
+        "設定範圍：/scope <id> project:名稱 | lang:語言 | global",
+        "set a scope: /scope <id> project:x | lang:y | global",
+    ),
+    ("archived", "已封存的記憶", "archived memories"),
+    ("restore", "找回封存的記憶：/restore <id>", "bring an archived memory back: /restore <id>"),
+    ("keep", "保留正在淡出的記憶：/keep <id>", "keep a fading memory: /keep <id>"),
     ("pending", "等待確認的記憶", "memories waiting for confirmation"),
     ("confirm", "確認等待中的記憶：/confirm [id]", "confirm a pending memory: /confirm [id]"),
     ("discard", "捨棄等待中的記憶：/discard [id]", "discard a pending memory: /discard [id]"),
@@ -46,6 +58,20 @@ BUTTONS = {
     lang: (say("button_confirm", lang), say("button_edit", lang), say("button_discard", lang))
     for lang in LANGUAGES
 }
+# A proposal that conflicts with a memory: add beside it, or replace it (seed 002 §5.2).
+CONFLICT_BUTTONS = {
+    lang: (
+        say("button_add", lang),
+        say("button_replace", lang),
+        say("button_edit", lang),
+        say("button_discard", lang),
+    )
+    for lang in LANGUAGES
+}
+MEMORY_BUTTONS = {"pin": "📌", "unpin": "📍", "edit": "✏️", "forget": "🗑"}
+KEEP_BUTTON = f"✅ {both('keep_word')}"
+# The weekly fading notice names each memory and how to keep it; bilingual (no chat to read).
+FADING_HEAD = f"{say('fading_head', 'zh')}\n{say('fading_head', 'en')}"
 
 
 def detect_language(language_code: str | None, text: str = "") -> str:
@@ -75,6 +101,11 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     lines = [say("propose_head", lang), "", body, ""]
     if p.conflict_note:
         lines.append(p.conflict_note)
+    if p.weight:
+        core = say("proposal_core", lang) if p.weight >= CORE_WEIGHT else ""
+        lines.append(say("proposal_weight", lang, weight=p.weight) + core)
+    if p.scope and p.scope != "global":
+        lines.append(say("proposal_scope", lang, scope=p.scope))
     lines.append(f"[{p.section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
     return "\n".join(lines)
 

@@ -22,6 +22,7 @@ from telegram.request import BaseRequest, RequestData
 
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.app import Services
+from bot.telegram.adapters import CurationAdapter
 from bot.telegram.ports import BackendError, Decision, Found, MemoryLine, Outcome, Via
 from bot.telegram.reminder_desk import ReminderDesk
 
@@ -314,6 +315,33 @@ class StandInBackend:
     def export_markdown(self, user_key: str) -> str:
         """Real export."""
         return self.services.memory.export_markdown(user_key)
+
+    def _curation(self) -> CurationAdapter:
+        return CurationAdapter(self.services.confirm, self.services.user_acts)
+
+    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+        """Real pin, as the user's act."""
+        return self._curation().pin(user_key, entry_id, core, via=via)
+
+    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+        """Real scope change."""
+        return self._curation().set_scope(user_key, entry_id, scope, via=via)
+
+    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+        """Real edit (a superseding version)."""
+        return self._curation().revise(user_key, entry_id, text, via=via)
+
+    def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Real keep."""
+        return self._curation().keep(user_key, entry_id, via=via)
+
+    def restore(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
+        """Real restore."""
+        return self._curation().restore(user_key, entry_id, via=via)
+
+    def archived(self, user_key: str) -> Sequence[MemoryLine]:
+        """Real archived list."""
+        return self._curation().archived(user_key)
 
     def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
         """Counts."""

@@ -90,6 +90,7 @@ async def test_apscheduler_runs_the_jobs(services: Services) -> None:
             "pending_expiry",
             "forget_undo",
             "lifecycle",
+            "fading",
         }
         await asyncio.wait_for(ran.wait(), timeout=10)
     finally:
@@ -100,9 +101,16 @@ async def test_apscheduler_runs_the_jobs(services: Services) -> None:
 async def test_ptb_job_queue_gets_every_job(services: Services) -> None:
     application = ApplicationBuilder().token("123:TEST").build()
     runner = JobRunner(services)
-    assert register_ptb_jobs(application, runner, default_jobs()) == 5
+    assert register_ptb_jobs(application, runner, default_jobs()) == 6
     names = sorted(job.name for job in application.job_queue.jobs())
-    assert names == ["forget_undo", "idle_summaries", "index", "lifecycle", "pending_expiry"]
+    assert names == [
+        "fading",
+        "forget_undo",
+        "idle_summaries",
+        "index",
+        "lifecycle",
+        "pending_expiry",
+    ]
 
 
 async def test_the_terminal_scheduler_stops_with_its_block(services: Services) -> None:
@@ -121,4 +129,4 @@ async def test_the_terminal_scheduler_stops_with_its_block(services: Services) -
 def test_ptb_setup_hook_registers_on_the_application(services: Services) -> None:
     application = ApplicationBuilder().token("123:TEST").build()
     ptb_job_setup(services)(application)
-    assert len(application.job_queue.jobs()) == 5
+    assert len(application.job_queue.jobs()) == 6

@@ -116,6 +116,8 @@ def test_nightly_run_changes_statuses_records_them_and_is_idempotent(library: Me
     for _ in range(4):
         library.access.bump(USER, ["m-used", "m-used"], NOW - timedelta(days=1))
     assert library.access.get(USER, "m-used").count == 4
+    # Archiving needs a fading notice at least a week old (the week's message said so).
+    library.lifecycle.told(USER, ["m-stale"], NOW - timedelta(days=7))
 
     report = library.lifecycle.run_lifecycle(NOW)
     changes = {(c.entry_id, c.old, c.new) for c in report.changes}
@@ -145,18 +147,27 @@ def test_nightly_run_changes_statuses_records_them_and_is_idempotent(library: Me
     assert library.lifecycle.run_lifecycle(NOW + timedelta(hours=1)).changes == []
 
 
-def test_restore_is_kept_for_the_grace_period_then_health_rules_again(library: Memory) -> None:
+def test_restore_starts_a_new_life_and_an_old_notice_no_longer_counts(library: Memory) -> None:
     stale = Entry(id="m-stale", text="I once tried the durian ice cream", created_at=_iso(60))
     library.service.write_document(USER, _doc([stale]))
+    library.lifecycle.told(USER, ["m-stale"], NOW - timedelta(days=8))
     library.lifecycle.run_lifecycle(NOW)
+    assert library.service.document(USER).by_id()["m-stale"].status == "archived"
     restored = library.governance.restore(USER, "m-stale", now=NOW + timedelta(hours=8))
-    assert restored.status == "active"
+    assert restored.status == "active" and restored.refreshed_at.startswith("2026-11-22T11")
     assert restored.history[-1].endswith("archived -> active: restored")
     hits = library.search(USER, "durian ice cream", 10)
     assert "m-stale" in [h.chunk.unit_id for h in hits]
 
     assert library.lifecycle.run_lifecycle(NOW + timedelta(days=1)).changes == []
-    later = library.lifecycle.run_lifecycle(NOW + timedelta(days=15))
-    assert [(c.entry_id, c.new) for c in later.changes] == [("m-stale", "archived")]
+    # Recency counts from the restore: two weeks later it is healthy.
+    assert library.lifecycle.run_lifecycle(NOW + timedelta(days=15)).changes == []
+    # Two months later it fades again; the notice from before the restore does not count.
+    later = library.lifecycle.run_lifecycle(NOW + timedelta(days=70))
+    assert [(c.entry_id, c.new) for c in later.changes] == [("m-stale", "low_priority")]
+    library.lifecycle.told(USER, ["m-stale"], NOW + timedelta(days=70))
+    assert library.lifecycle.run_lifecycle(NOW + timedelta(days=76)).changes == []
+    last = library.lifecycle.run_lifecycle(NOW + timedelta(days=77))
+    assert [(c.entry_id, c.new) for c in last.changes] == [("m-stale", "archived")]
     history = library.service.document(USER).by_id()["m-stale"].history
-    assert len(history) == 3  # archived, restored, archived again: all readable
+    assert len(history) == 4  # archived, restored, low priority, archived: all readable

@@ -435,7 +435,7 @@ def test_a_stored_conflict_sentence_becomes_the_list_it_showed(tmp_path: Path) -
         )
     conn.commit()
     conn.close()
-    assert _open(db, MIGRATIONS[:2]) == ["m002_conflicts_shown"]
+    assert _open(db) == NAMES[1:]  # migration 2 and those after it
     state = StateDB(db)
     try:
         store = PendingStore(state, PendingConfig())
@@ -443,3 +443,34 @@ def test_a_stored_conflict_sentence_becomes_the_list_it_showed(tmp_path: Path) -
     finally:
         state.close()
     assert got == {"p-1": shown, "p-2": "", "p-3": "hand-edited note"}
+
+
+# -- 3: fading notices ---------------------------------------------------------------------
+def test_a_file_from_before_fading_notices_gains_the_table_and_keeps_its_rows(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "pcai.db"
+    _open(db, MIGRATIONS[:2])  # the version before migration 3
+    assert "fading_notices" not in _tables_of(db)
+    assert _open(db) == NAMES[2:]  # migration 3 and those after it
+    assert "fading_notices" in _tables_of(db)
+    assert [name for name, _ in _record(db)] == NAMES
+
+
+# -- 4: the deferred-work queue -------------------------------------------------------------
+def test_a_file_from_before_the_deferred_queue_gains_it(tmp_path: Path) -> None:
+    db = tmp_path / "pcai.db"
+    _open(db, MIGRATIONS[:3])  # the version before migration 4
+    assert "deferred_work" not in _tables_of(db)
+    assert _open(db) == ["m004_deferred_work"]
+    assert "deferred_work" in _tables_of(db)
+    assert [name for name, _ in _record(db)] == NAMES
+
+
+def _tables_of(db: Path) -> set[str]:
+    conn = connect(db, vec=False)
+    try:
+        rows = conn.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall()
+    finally:
+        conn.close()
+    return {str(r[0]) for r in rows}

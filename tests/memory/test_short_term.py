@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.short_term import ShortTermStore, categories_in
+from memory.short_term import KEEP_PER_CATEGORY, ShortTermStore, categories_in
 from memory.state import StateDB
 
 T0 = datetime(2026, 3, 1, 7, 0)
@@ -55,3 +55,14 @@ def test_rows_survive_a_restart(tmp_path: Path) -> None:
 def test_empty_note_is_refused(store: ShortTermStore) -> None:
     with pytest.raises(ValueError):
         store.add("tg_1", "weather", "   ", T0)
+
+
+def test_only_the_newest_rows_of_a_category_are_kept(store: ShortTermStore) -> None:
+    for i in range(KEEP_PER_CATEGORY + 5):
+        store.add("telegram_1", "weather", f"天氣筆記 {i}", T0 + timedelta(minutes=i))
+    store.add("telegram_1", "mail", "信件筆記", T0)
+    store.add("telegram_2", "weather", "別人的天氣", T0)
+    rows = store.latest("telegram_1", "weather", limit=1000)
+    assert len(rows) == KEEP_PER_CATEGORY and rows[-1].content == "天氣筆記 5"
+    assert len(store.latest("telegram_1", "mail")) == 1
+    assert len(store.latest("telegram_2", "weather")) == 1

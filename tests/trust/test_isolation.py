@@ -124,6 +124,7 @@ async def test_every_job_still_processes_the_other_user_and_tells_the_bad_one_on
     old = T0 - timedelta(days=200)  # health ~0.13 by now: the lifecycle archives it
     services.memory.remember(ALICE, "Alice's old note about a bike lock", now=old)
     bob_old = services.memory.remember(BOB, "Bob's old note about a bike lock", now=old)
+    services.lifecycle.told(BOB, [bob_old.id], T0 - timedelta(days=8))  # the week's notice
     offset = _break_memory_md(services, ALICE)
     for user in (ALICE, BOB):
         services.daily_log.append_user_message(user, f"{user} asks about solar panels", T0)

@@ -249,7 +249,7 @@ class _QuitWhenJobsRan(io.StringIO):
     def readline(self, size: int | None = -1) -> str:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if self.runners and len(self.runners[0].status) >= 5:
+            if self.runners and len(self.runners[0].status) >= 6:  # all six jobs ran
                 break
             time.sleep(0.05)
         return "/quit\n"
@@ -301,6 +301,7 @@ def test_the_terminal_chat_runs_the_jobs_over_its_own_user_only(
 
     statuses = runners[0].status
     assert sorted(statuses) == [
+        "fading",
         "forget_undo",
         "idle_summaries",
         "index",
@@ -317,8 +318,13 @@ def test_the_terminal_chat_runs_the_jobs_over_its_own_user_only(
         assert not (data_dir / "users" / OTHER / "auto_summaries.md").exists()
         assert "memory/" not in " ".join(after.store.indexed_paths(OTHER))
         assert (data_dir / "users" / OTHER / "MEMORY.md").read_bytes() == memory_md
+        assert after.lifecycle.fades is not None
+        assert after.lifecycle.fades.told_at(OTHER) == {}  # not told from this terminal
         # ... though each of those jobs had work to do for OTHER.
         assert after.pending.expire_due(now, OTHER)
         assert after.lifecycle.run_user(OTHER, now)
+        assert [f.entry.text for f in after.lifecycle.to_tell(OTHER, now)] == [
+            "I used to collect stamps"
+        ]
     finally:
         after.close()

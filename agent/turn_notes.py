@@ -1,0 +1,39 @@
+"""What a turn tells or notes besides its answer: the compaction line and short-term notes."""
+
+from __future__ import annotations
+
+import logging
+
+from agent.texts import say
+from agent.types import IncomingMessage
+from history.compaction import CompactionResult
+from memory.guards import mask
+from memory.short_term import ShortTermStore, categories_in
+
+log = logging.getLogger(__name__)
+
+
+def compacted_line(result: CompactionResult, lang: str) -> str:
+    """The one line saying the conversation was written to memory (seed 003 §6.1) and its new
+    keywords."""
+    words = say("list_sep", lang).join(result.keywords)
+    if words:
+        words = say("compacted_keywords", lang, words=words)
+    return say("compacted", lang, heading=result.heading, keywords=words)
+
+
+def note_short_term(store: ShortTermStore | None, key: str, message: IncomingMessage) -> None:
+    """Seed 004 §3.2.1: a message about the weather, the calendar or mail is kept (masked)
+    with its date under each category it names, for the keyword lookup of later turns."""
+    if store is None:
+        return
+    for category in categories_in(message.text):
+        try:
+            store.add(key, category, mask(message.text), message.time)
+        except Exception:  # a note the lookup misses later; the answer is not affected
+            log.warning("%s: short-term note not stored", key, exc_info=True)
+
+
+def with_line(text: str, result: CompactionResult | None, lang: str) -> str:
+    """``text``, and the compaction line under it when this turn compacted."""
+    return text if result is None else f"{text}\n\n{compacted_line(result, lang)}"

@@ -1,0 +1,47 @@
+"""The terminal chat has the same governance commands; the fading notice says /keep <id>."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+from bot.app import Services
+from bot.chat import BUTTON_HINT, TerminalChat
+from bot.jobs import JobRunner, user_jobs
+from bot.telegram.backend import backend_for
+
+USER = "cli_ann"
+
+
+async def test_terminal_pin_edit_keep_and_the_fading_notice(services: Services) -> None:
+    now = datetime.now(UTC)
+    e = services.memory.remember(USER, "I once tried durian ice cream", now=now)
+    doc = services.memory.document(USER)
+    old = (now - timedelta(days=90)).isoformat(timespec="seconds")
+    services.memory.write_document(USER, doc.with_entry(replace(e, created_at=old)))
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services), USER, out)
+
+    await chat.handle("/memory")
+    assert BUTTON_HINT in out.getvalue()  # no buttons in a terminal: the commands instead
+    await chat.handle(f"/pin {e.id}")
+    assert services.memory.entries(USER)[0].is_core
+    await chat.handle(f"/unpin {e.id}")
+
+    told: list[tuple[str, str]] = []
+
+    async def notify(user_key: str, text: str) -> None:
+        told.append((user_key, text))
+
+    [fading] = [s for s in user_jobs(USER, notify) if s.name == "fading"]
+    status = await JobRunner(services, now=lambda: now).run(fading)
+    assert status is not None and status.ok
+    [(who, text)] = told
+    assert who == USER and f"/keep {e.id}" in text and "durian" in text
+    await chat.handle(f"/keep {e.id}")
+    assert "keep remembering" in out.getvalue()
+    [kept] = services.memory.entries(USER)
+    assert kept.refreshed_at and kept.history[-1].endswith("kept by the user")
+    await chat.handle(f"/edit {e.id} I tried durian ice cream in Penang")
+    assert [x.status for x in services.memory.entries(USER)] == ["deprecated", "active"]
