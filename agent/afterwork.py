@@ -48,9 +48,11 @@ class AfterWork:
         compactor: Compactor,
         sessions: SessionStore,
         notices: NoticeBook | None = None,
+        warm: Callable[[str], object] | None = None,
     ) -> None:
         self.queue = queue
         self.notices = notices
+        self.warm = warm  # reads a user's changed MEMORY.md into the turn's cache
         self.indexer = indexer
         self.topics = topics
         self.compactor = compactor
@@ -143,6 +145,9 @@ class AfterWork:
             await asyncio.to_thread(self.queue.save_payload, work.seq, p)
         async with self.sessions.locked(user_key) as session:
             result = await self.compactor.apply(session, user_key, when, plan, summary)
+        if result is not None and result.keywords and self.warm is not None:
+            # The keywords rewrote MEMORY.md: parse it here, not in the user's next turn.
+            await asyncio.to_thread(self.warm, user_key)
         if result is None:
             log.info("%s: the planned compaction no longer matches the session", user_key)
         elif self.notices is not None:  # seed 003 §6.1's line, now that it is true; once
@@ -177,11 +182,12 @@ def build_worker(
     sessions: SessionStore,
     *,
     notices: NoticeBook | None = None,
+    warm: Callable[[str], object] | None = None,
     owns: Callable[[str], bool] | None = None,
     tick: float = TICK_SECONDS,
 ) -> DeferredWorker:
     """The worker over these services (``owns``: the users its front end serves)."""
-    after = AfterWork(queue, indexer, topics, compactor, sessions, notices)
+    after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
     after.on_cancellable = worker.cancellable
 

@@ -84,6 +84,7 @@ def agent_worker(
         agent.compactor,
         agent.sessions,
         notices=agent.notices,
+        warm=agent.view.parsed,
         owns=owns,
         **extra,
     )
