@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 
 from agent.deferred import (
@@ -24,6 +24,7 @@ from agent.deferred import (
     Work,
     WorkQueue,
 )
+from agent.sections import SUMMARY_CHARS
 from agent.turn_notes import compacted_line
 from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
@@ -32,6 +33,7 @@ from history.topic_index import TopicIndex, iso_z
 from memory.errors import UnreadableFileError
 from memory.guards import mask
 from memory.indexer import Indexer
+from memory.markdown import Entry
 from memory.notices import NoticeBook
 
 log = logging.getLogger(__name__)
@@ -49,10 +51,12 @@ class AfterWork:
         sessions: SessionStore,
         notices: NoticeBook | None = None,
         warm: Callable[[str], object] | None = None,
+        entries: Callable[[str], Mapping[str, Entry]] | None = None,
     ) -> None:
         self.queue = queue
         self.notices = notices
         self.warm = warm  # reads a user's changed MEMORY.md into the turn's cache
+        self.entries = entries  # a user's memories by id (the turn's cached parse)
         self.indexer = indexer
         self.topics = topics
         self.compactor = compactor
@@ -113,9 +117,28 @@ class AfterWork:
         when = parse_time(str(p.get("time", "")))
         sections = [str(s) for s in p.get("sections", [])]
         known = [str(s) for s in p.get("known", [])]
+        raw = p.get("entries")
+        ids = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
+        summaries = await asyncio.to_thread(self._summaries, user_key, ids)
         if work.attempts and await asyncio.to_thread(self._recorded, user_key, sections, when):
             return  # the stop came after the turn was written, before its row was deleted
-        await asyncio.to_thread(self.topics.record, user_key, sections, when, known)
+        await asyncio.to_thread(
+            self.topics.record, user_key, sections, when, known, summaries=summaries
+        )
+
+    def _summaries(self, user_key: str, ids: dict[str, str]) -> dict[str, str]:
+        """Section -> the one line of the memory ``ids`` names (gone ones are left out)."""
+        if not ids or self.entries is None:
+            return {}
+        try:
+            by_id = self.entries(user_key)
+        except UnreadableFileError:
+            return {}
+        return {
+            section: " ".join((by_id[i].summary or by_id[i].text).split())[:SUMMARY_CHARS]
+            for section, i in ids.items()
+            if i in by_id
+        }
 
     def _recorded(self, user_key: str, sections: list[str], when: datetime) -> bool:
         state = self.topics.load(user_key)
@@ -183,11 +206,12 @@ def build_worker(
     *,
     notices: NoticeBook | None = None,
     warm: Callable[[str], object] | None = None,
+    entries: Callable[[str], Mapping[str, Entry]] | None = None,
     owns: Callable[[str], bool] | None = None,
     tick: float = TICK_SECONDS,
 ) -> DeferredWorker:
     """The worker over these services (``owns``: the users its front end serves)."""
-    after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm)
+    after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm, entries)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
     after.on_cancellable = worker.cancellable
 

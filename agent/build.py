@@ -85,6 +85,7 @@ def agent_worker(
         agent.sessions,
         notices=agent.notices,
         warm=agent.view.parsed,
+        entries=lambda user_key: agent.view.parsed(user_key).by_id,
         owns=owns,
         **extra,
     )

@@ -17,9 +17,11 @@ from datetime import datetime
 
 from agent.texts import both, say
 from agent.why import WhyLog
+from history.config import TopicIndexConfig
 from history.dailylog import DailyLog
 from history.redact import Redactor, redact_log, redact_session, redact_summaries, said_in_log
 from history.sessions import SessionStore
+from history.topic_index import TopicIndex
 from memory.access import AccessCounter
 from memory.errors import CorruptFileError, EntryNotFoundError
 from memory.fsutil import read_text
@@ -195,6 +197,8 @@ class Forgetter:
                     changed.append(rel)
             except CorruptFileError:
                 unreadable.append(rel)
+        # MEMORY_TOPIC.md's summary may quote the memory (it is not indexed: nothing to sync).
+        TopicIndex(self.memory.data_dir, TopicIndexConfig()).redact(user_key, redactor)
         try:
             self._redact_keywords(user_key, redactor)
         except CorruptFileError:

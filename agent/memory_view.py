@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
     Candidate,
@@ -30,11 +31,14 @@ from agent.selection import (
     select,
 )
 from agent.texts import error_both
-from history.topic_index import TopicIndex
+from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.config import BudgetConfig
+from memory.embedders import Vector
 from memory.errors import UnreadableFileError
 from memory.fsutil import file_stamp, read_text
+from memory.index import Chunk
 from memory.markdown import Entry, MemoryDocument, parse_memory
+from memory.passages import PassageCache
 from memory.search import SearchHit
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
@@ -60,6 +64,7 @@ class _Parsed:
     core: tuple[Candidate, ...]  # L0 does not depend on the message
     scoped: tuple[Entry, ...]  # the only entries L1 can pick (non-global scope)
     fallback: Candidate | None
+    descriptions: dict[str, str]  # section -> what its meaning is matched on (seed 000)
 
 
 class MemoryView:
@@ -73,6 +78,7 @@ class MemoryView:
         counter: TokenCounter,
         decide: SearchDecider,
         short_term: ShortTermLookup | None = None,
+        matcher: SectionMatcher | None = None,
     ) -> None:
         self.memory = memory
         self.topics = topics
@@ -80,6 +86,8 @@ class MemoryView:
         self.counter = counter
         self.decide = decide
         self.short_term = short_term
+        searcher = memory.searcher
+        self.matcher = matcher or SectionMatcher(PassageCache(searcher.embedder), searcher.floor)
         self._cache: dict[str, _Parsed] = {}
         self._lock = threading.Lock()
 
@@ -104,6 +112,7 @@ class MemoryView:
             tuple(core_layer(doc.entries, self.budget)),
             tuple(e for e in doc.entries if scope_name(e.scope)),
             fallback_candidate(doc.entries, self.budget),
+            section_descriptions(doc.entries),
         )
         with self._lock:
             self._cache[user_key] = parsed
@@ -114,16 +123,24 @@ class MemoryView:
         return list(self.parsed(user_key).doc.sections)
 
     def select(
-        self, user_key: str, text: str, recent: str, search: bool, now: datetime
+        self,
+        user_key: str,
+        text: str,
+        recent: str,
+        search: bool,
+        now: datetime,
+        shown: Callable[[Chunk], bool] | None = None,
     ) -> Selection:
         """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback.
 
         ``now`` is the message's time: recency and decay are scored relative to it.
+        ``shown``: chunks the prompt holds already (the history window's log records, indexed
+        seconds after they were said), which L2 must not spend the budget on again.
         """
         parsed = self.parsed(user_key)
         l0 = list(parsed.core)
         l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
-        l2 = self._search_layer(user_key, text, parsed, now) if search else []
+        l2 = self._search_layer(user_key, text, parsed, now, shown) if search else []
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)
@@ -132,20 +149,39 @@ class MemoryView:
         return select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
 
     def _search_layer(
-        self, user_key: str, text: str, parsed: _Parsed, now: datetime
+        self,
+        user_key: str,
+        text: str,
+        parsed: _Parsed,
+        now: datetime,
+        shown: Callable[[Chunk], bool] | None = None,
     ) -> list[Candidate]:
-        allowed = self.topics.sections_to_query(user_key, text, parsed.doc.sections)
+        query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
-        # Gating drops hits after the search, so ask for more when it is active.
         try:
-            hits = self.memory.search(
-                user_key, text[:MAX_QUERY_CHARS], limit * 3 if allowed else limit, now=now
-            )
+            # Embedded once: gating compares sections with it, and search uses it.
+            qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
+            allowed = self._allowed(user_key, text, parsed, qvec)
+            # Gating (and what the prompt shows already) drops hits after the search, so ask
+            # for more then.
+            k = limit * 3 if allowed or shown is not None else limit
+            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
+            hits = [h for h in hits if shown is None or not shown(h.chunk)]
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+    def _allowed(
+        self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None
+    ) -> list[str] | None:
+        """Seed 000 §4.1: the sections L2 may use (None: all), by keyword and by meaning."""
+        state = self.topics.load(user_key)
+        if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
+            return None  # no gating: do not spend the section embeddings
+        about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
+        return sections_to_query(state, text, parsed.doc.sections, about=about)
 
 
 def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:

@@ -55,8 +55,10 @@ from memory.confirm import ConfirmationService
 from memory.errors import UnreadableFileError
 from memory.governance import Governance
 from memory.guards import mask, secrets_in
+from memory.index import Chunk
 from memory.notices import NoticeBook
 from memory.short_term import ShortTermStore
+from memory.sources import KIND_LOG
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -341,14 +343,17 @@ class Agent:
             log.exception("%s: compaction failed", key)
 
     def _start_query(self, message: IncomingMessage) -> None:
-        """Start embedding the search query now, while the session is loaded and logged.
+        """Start the search query's embedding and BM25 now, while the session is loaded.
 
         Only when the message alone already decides for a search (the turn count can add a
         periodic one, which then embeds in step 6): a greeting costs no embedding.
         """
         if self.ahead is None or message.in_group or not self.view.should_search(message.text, 0):
             return
-        self.ahead.start(message.text[:MAX_QUERY_CHARS])
+        query = message.text[:MAX_QUERY_CHARS]
+        self.ahead.start(query)
+        # Its text half too, for as many hits as the view asks for when gating (3x l2_max).
+        self.view.memory.searcher.start_text(message.user_key, query, 3 * self.view.budget.l2_max)
 
     async def _defer(self, message: IncomingMessage, later: list[Task], clock: _Clock) -> None:
         """Queue the turn's deferred work (after the session was saved) and wake the worker."""
@@ -367,8 +372,17 @@ class Agent:
         if message.in_group:
             return Selection()  # memories are never shown in a group
         recent = " ".join(m.content for m in session.messages[-6:])
+        # The log records of what the history window shows (indexed seconds after they were
+        # said) are in the prompt already: search finds other memories instead.
+        window = history_window(session.messages, self.history).messages
+        said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
+        ids = frozenset(m.id for m in window if m.id)
+
+        def shown(chunk: Chunk) -> bool:
+            return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
+
         return await asyncio.to_thread(
-            self.view.select, message.user_key, message.text, recent, search, message.time
+            self.view.select, message.user_key, message.text, recent, search, message.time, shown
         )
 
     def _prompt(
@@ -416,9 +430,22 @@ class Agent:
         payload = {
             "sections": [mask(s) for s in sections],
             "known": [mask(s) for s in known],
+            # Which memory gave each section its line (MEMORY_TOPIC.md): ids, never the text,
+            # so a /forget meanwhile leaves no copy here; the worker reads the text then.
+            "entries": section_entries(selection),
             "time": message.time.isoformat(),
         }
         return [Task(KIND_TOPICS, payload)]
+
+
+def section_entries(selection: Selection) -> dict[str, str]:
+    """Section -> the first memory this turn looked up in it (L1/L2), by id."""
+    out: dict[str, str] = {}
+    for item in selection.items:
+        c = item.candidate
+        if c.section and c.layer in (L1, L2) and c.section not in out:
+            out[mask(c.section)] = c.id
+    return out
 
 
 def _block(selection: Selection) -> str:

@@ -3,40 +3,34 @@
 Each turn records the sections it hit in ``users/<key>/index_state.json`` (the seed's schema),
 keeps the last ``window_size`` (5) turns, and recomputes every section's proportion by the
 seed's "section occurrence" definition. A section at or above ``dominant_threshold`` (0.7)
-dominates: the next turn queries only it plus the sections the message names. Sections
-missed ``miss_suggest_after`` (3) turns in a row are suggested for pruning, and a section that
-stays dominant for ``topic_stable_turns`` (2) turns is written to ``MEMORY_TOPIC.md``.
+dominates: the next turn queries only it plus the sections the message is about — those it
+names (the whole heading, either half of a bilingual one like ``偏好 Preferences``, or a
+keyword of the section in Chinese or English: :func:`section_words`) and those the caller
+found close in meaning (``about``, from the embedder). Sections missed ``miss_suggest_after``
+(3) turns in a row are suggested for pruning, and a section that stays dominant for
+``topic_stable_turns`` (2) turns is written to ``MEMORY_TOPIC.md``; :meth:`TopicIndex.overview`
+hands both to ``/stats`` and the memory page.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import re
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from history.config import TopicIndexConfig
+from history.section_words import named, section_words
 from memory.fsutil import atomic_write_text
 from memory.guards import mask
 from memory.locks import user_lock
 from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
-
-# Words that name the seed's example sections, so "what's on my todo list" reaches 待辦.
-DEFAULT_SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
-    "關於我": ("我是", "我的", "about me", "myself"),
-    "重要決定": ("決定", "決策", "decision", "decided", "decide"),
-    "待辦": ("待辦", "要做", "todo", "to-do", "task"),
-    "教訓": ("教訓", "學到", "lesson", "learned"),
-    "時間／近期": ("最近", "近期", "今天", "recent", "schedule"),
-    "技術／記憶": ("技術", "程式", "記憶", "tech", "code", "memory"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,42 +161,45 @@ def stable_dominant(state: TopicState, stable_turns: int) -> str | None:
     return only
 
 
-def _named(message: str, words: Iterable[str]) -> bool:
-    folded = message.casefold()
-    for word in words:
-        w = word.casefold().strip()
-        if not w:
-            continue
-        if w.isascii():
-            if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", folded):
-                return True
-        elif w in folded:
-            return True
-    return False
-
-
 def sections_to_query(
     state: TopicState | None,
     message: str,
     known_sections: Sequence[str],
     keywords: Mapping[str, Iterable[str]] | None = None,
+    about: Iterable[str] = (),
 ) -> list[str] | None:
     """Seed 000 §4.1: which sections this turn may query; None means all of them.
 
-    With a dominant section: the dominant one plus every section whose name or keywords the
-    message names. Without one (or without any state): None.
+    With a dominant section: the dominant one, every section the message names
+    (:func:`section_words`), and every section of ``about`` (close to the message in meaning,
+    found by the caller). Without one (or without any state): None.
     """
     if state is None:
         return None
     top = dominant_section(state.proportions, state.dominant_threshold)
     if top is None:
         return None
-    words = {**DEFAULT_SECTION_KEYWORDS, **(keywords or {})}
+    close = set(about)
     allowed = [top]
     for section in known_sections:
-        if section != top and _named(message, [section, *words.get(section, ())]):
+        if section == top:
+            continue
+        if section in close or named(message, section_words(section, keywords)):
             allowed.append(section)
     return allowed
+
+
+@dataclass(frozen=True, slots=True)
+class TopicOverview:
+    """What the index knows that a person may act on (``/stats``, the memory page)."""
+
+    current_topic: str = ""  # MEMORY_TOPIC.md's topic ("" until one section stays dominant)
+    topic_summary: str = ""
+    share: float = 0.0  # the current topic's proportion in the window
+    dominant: str | None = None  # the section gating the next turn, if any
+    proportions: Mapping[str, float] = field(default_factory=dict)
+    prune: tuple[str, ...] = ()  # sections missed 3+ turns running: merge or drop them?
+    turns: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,21 +257,25 @@ class TopicIndex:
         now: datetime,
         known_sections: Iterable[str] = (),
         summary: str = "",
+        summaries: Mapping[str, str] | None = None,
     ) -> TurnUpdate:
         """Record one turn's hits (seed 000 §4.2) and return the new state and its advice.
 
-        Section names and the summary are masked like every user-derived text, so the state
-        and MEMORY_TOPIC.md never hold a secret (PCAI writes sections masked, so they match).
+        ``summary`` is the topic's one-line summary; ``summaries`` maps sections to one, and
+        the stable dominant section's is used (the pipeline passes what this turn used of each
+        section). Section names and summaries are masked like every user-derived text, so the
+        state and MEMORY_TOPIC.md never hold a secret (PCAI writes sections masked).
         """
         sections_hit = [mask(s) for s in sections_hit]
         known_sections = [mask(s) for s in known_sections]
-        summary = mask(summary)
+        by_section = {mask(k): v for k, v in (summaries or {}).items()}
         with user_lock(self.data_dir, user_key):
             state = record_turn(
                 self.load(user_key) or self.fresh(), sections_hit, now, known_sections
             )
             prune = tuple(prune_suggestions(state.miss_count, self.config.miss_suggest_after))
             stable = stable_dominant(state, self.config.topic_stable_turns)
+            summary = mask(summary or (by_section.get(stable, "") if stable else ""))
             written = False
             if stable and (
                 stable != state.current_topic or (summary and summary != state.topic_summary)
@@ -301,9 +302,49 @@ class TopicIndex:
         message: str,
         known_sections: Sequence[str],
         keywords: Mapping[str, Iterable[str]] | None = None,
+        about: Iterable[str] = (),
     ) -> list[str] | None:
         """Which sections this turn may query for ``user_key`` (None: all of them)."""
-        return sections_to_query(self.load(user_key), message, known_sections, keywords)
+        return sections_to_query(self.load(user_key), message, known_sections, keywords, about)
+
+    def overview(self, user_key: str) -> TopicOverview:
+        """The current topic, its summary and the sections suggested for pruning (seed 000 §8).
+
+        Read-only: ``/stats`` and the memory page call it; nothing is written.
+        """
+        state = self.load(user_key)
+        if state is None:
+            return TopicOverview()
+        return TopicOverview(
+            current_topic=state.current_topic,
+            topic_summary=state.topic_summary,
+            share=state.proportions.get(state.current_topic, 0.0),
+            dominant=dominant_section(state.proportions, state.dominant_threshold),
+            proportions=dict(state.proportions),
+            prune=tuple(prune_suggestions(state.miss_count, self.config.miss_suggest_after)),
+            turns=len(state.turns),
+        )
+
+    def redact(self, user_key: str, redact: Callable[[str], str]) -> bool:
+        """Pass the topic summary through ``redact`` (``/forget``); True when it changed.
+
+        The summary quotes what a turn used of a memory, so forgetting that memory must
+        reach it too (index_state.json and MEMORY_TOPIC.md). The file's other values stay.
+        """
+        path = self._paths(user_key).index_state
+        with user_lock(self.data_dir, user_key):
+            try:
+                state = TopicState.from_json(json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError, TypeError, KeyError):
+                return False  # nothing readable to redact; a turn sets a corrupt one aside
+            summary = redact(state.topic_summary)
+            if summary == state.topic_summary:
+                return False
+            state = replace(state, topic_summary=summary)
+            self.save(user_key, state)
+            if state.current_topic:
+                self._write_topic(user_key, state)
+        return True
 
     def _write_topic(self, user_key: str, state: TopicState) -> None:
         share = state.proportions.get(state.current_topic, 0.0)

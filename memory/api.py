@@ -43,6 +43,7 @@ from memory.pending import PendingStore, Reconciled
 from memory.search import HybridSearcher, SearchHit, SearchResult
 from memory.service import MemoryService
 from memory.short_term import ShortTermStore
+from memory.signals import MemorySignals
 from memory.state import StateDB
 from memory.tokens import TokenCounter, load_counter
 from memory.undo import FORGOTTEN, UndoStore
@@ -115,10 +116,11 @@ class Memory:
             raise
         self._closed = False
         self.indexer = Indexer(data_dir, self.store, self.embedder, self.counter, cfg.index)
-        self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval)
+        self.access = AccessCounter(self.state)
+        signals = MemorySignals(data_dir, self.access)  # seed 002 §4.1A ranks by these
+        self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval, signals)
         self.service = MemoryService(data_dir, self.indexer, self.searcher)
         self.pending = PendingStore(self.state, cfg.pending)
-        self.access = AccessCounter(self.state)
         self.short_term = ShortTermStore(self.state)
         self.undo = UndoStore(self.state, cfg.forget_undo_minutes)
         self.governance = Governance(

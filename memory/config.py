@@ -60,6 +60,12 @@ class RetrievalConfig:
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
+    # Seed 002 §4.1A's retrieval score orders the kept hits (memory.scoring.retrieval_score).
+    # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
+    # already counts age and the seed's 0.05 lowers LoCoMo recall (bench/RESULTS.md).
+    signal_recency_rate: float = 0.0
+    # A low_priority entry's score is multiplied by this (seed 002 §4.4: ranked lower).
+    low_priority_factor: float = 0.8
 
 
 @dataclass(frozen=True, slots=True)

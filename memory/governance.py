@@ -24,7 +24,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import asdict, replace
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
 
 from memory.errors import EntryNotFoundError
 from memory.markdown import (
@@ -36,8 +37,12 @@ from memory.markdown import (
     MemoryDocument,
     MemoryStatus,
 )
+from memory.passages import PassageCache
 from memory.service import MemoryService
 from memory.sources import KIND_MEMORY
+
+if TYPE_CHECKING:
+    from memory.archaeology import ChainMatch
 
 LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 # Called with the entries a forget is about to delete (the undo copy is taken there).
@@ -249,7 +254,11 @@ class Governance:
         return list({e.id: e for e in found}.values())
 
     def archaeology(self, user_key: str, topic_or_id: str) -> list[Entry]:
-        """Every version of a memory, oldest first: by entry id, or all chains of a topic."""
+        """Every version of a memory, oldest first: by id, by topic, else by meaning.
+
+        An entry id gives its chain, a ``canonical_topic`` every chain of it; anything else
+        gives the chains the words are about (:meth:`history`).
+        """
         entries = self.memory.entries(user_key)
         key = topic_or_id.strip()
         if any(e.id == key for e in entries):
@@ -263,7 +272,19 @@ class Governance:
                 found.append(chain)
         # Chains of one topic, each oldest first, the chain that started earliest first.
         found.sort(key=lambda chain: (chain[0].created_at, chain[0].id))
+        if not found:  # not an id or a topic as written: what the words are about
+            found = [list(m.chain) for m in self.history(user_key, key)]
         return [e for chain in found for e in chain]
+
+    @cached_property
+    def _topic_vectors(self) -> PassageCache:
+        return PassageCache(self.memory.searcher.embedder)
+
+    def history(self, user_key: str, query: str) -> list[ChainMatch]:
+        """The supersedes chains ``query`` is about, by id, topic or meaning (``/history``)."""
+        from memory.archaeology import find_history  # it builds on this module's chains
+
+        return find_history(self.memory, self._topic_vectors, user_key, query)
 
     def set_status(
         self, user_key: str, entry_id: str, status: str, *, now: datetime, reason: str

@@ -1,9 +1,9 @@
 """The staged scoring pipeline of seed 004 §5, one pure function per stage.
 
 Order (DESIGN.md "Search"): calibration -> fusion -> min_score -> recency boost -> importance
-weight -> length normalisation -> time decay -> hard minimum -> noise filter -> MMR. Every
-parameter comes from :class:`memory.config.RetrievalConfig`; the defaults quoted below are the
-seed's.
+weight -> length normalisation -> time decay -> hard minimum -> noise filter -> seed 002's
+retrieval score -> low-priority demotion -> MMR. Every parameter comes from
+:class:`memory.config.RetrievalConfig`; the defaults quoted below are the seeds'.
 
 Scale: the cosine is first calibrated to the embedder (:func:`calibrate`: 0 = as similar as
 unrelated text, 1 = identical), then every fusion method returns a score in [0, 1.15] whose
@@ -197,3 +197,64 @@ def apply_stages(
         score = fn(score)
         out[name] = score
     return out
+
+
+# Seed 002 §4.1A's weights: relevance, recency, access frequency, user weight.
+RETRIEVAL_WEIGHTS = (0.4, 0.25, 0.2, 0.15)
+# A chunk that is not a MEMORY.md entry (a log line, a summary) has no access count and no
+# weight of its own: it counts as never used and of the default weight 5.
+NEUTRAL_WEIGHT = 5
+
+
+def signal_recency(age_days: float | None, rate: float = 0.05) -> float:
+    """Seed 002 §4.2 ``recency_decay = exp(-0.05 * days_since_created)``.
+
+    ``rate`` 0 holds the term at 1 for every chunk (the pipeline's own recency stage already
+    counts age; bench/RESULTS.md); an unknown age counts as new, a future date as age 0.
+    """
+    if age_days is None or rate <= 0:
+        return 1.0
+    return math.exp(-rate * max(age_days, 0.0))
+
+
+def access_frequency(access_count: int, saturation: int = 20) -> float:
+    """Seed 002 §4.2 ``access_frequency = min(access_count / 20, 1)``."""
+    if saturation <= 0:
+        return 0.0
+    return min(max(access_count, 0) / saturation, 1.0)
+
+
+def weight_factor(user_weight: int) -> float:
+    """Seed 002 §4.2 ``user_weight / 10``, the weight clamped to 0-10."""
+    return max(0, min(10, user_weight)) / 10.0
+
+
+def retrieval_score(
+    relevance: float,
+    recency: float,
+    frequency: float,
+    weight: float,
+    weights: tuple[float, float, float, float] = RETRIEVAL_WEIGHTS,
+) -> float:
+    """Seed 002 §4.1A, scene A (ranking with a query)::
+
+        retrieval_score = 0.4 * relevance + 0.25 * recency_decay
+                          + 0.2 * access_frequency + 0.15 * user_weight
+
+    ``relevance`` is the pipeline's score after its own stages (0 to about 1.1: the seed's
+    "hybrid search score"), the other three are :func:`signal_recency`,
+    :func:`access_frequency` and :func:`weight_factor`. With no access counts and one weight
+    (a store of logs only, as LoCoMo is) the score is a rising function of relevance alone, so
+    the stage keeps the pipeline's order.
+    """
+    w_rel, w_rec, w_acc, w_wt = weights
+    return w_rel * max(relevance, 0.0) + w_rec * recency + w_acc * frequency + w_wt * weight
+
+
+def priority_factor(score: float, status: str, low_priority_factor: float = 0.8) -> float:
+    """``score *= 0.8`` for a ``low_priority`` entry (seed 002 §4.4: still found, ranked lower).
+
+    Applied after the thresholds, so a fading memory is demoted below an equally relevant
+    active one but never dropped by this stage; every other status is left alone.
+    """
+    return score * low_priority_factor if status == "low_priority" else score

@@ -7,15 +7,20 @@ vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 - flo
 0.7 for e5, 0 for Ollama's models; :func:`memory.scoring.calibrate`); fusion ("vector_bonus" =
 the seed's "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
 or true "rrf"); ``min_score`` drop; recency boost, importance weight, length normalisation,
-time decay; ``hard_min_score`` drop; noise filter; MMR; top k.
+time decay; ``hard_min_score`` drop; noise filter; seed 002's retrieval score (relevance,
+recency, access count, user weight: :func:`memory.scoring.retrieval_score`, signals from a
+:class:`memory.signals.SignalSource`) and the low-priority demotion; MMR; top k.
 :meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
 """
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from collections import OrderedDict
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -28,11 +33,15 @@ from memory.embedders import Embedder, similarity_floor
 from memory.index import Chunk, IndexStore
 from memory.markdown import MemoryStatus
 from memory.noise import noise_reason
+from memory.signals import EntrySignal, SignalSource
+from memory.sources import KIND_MEMORY
 from memory.text import keyword_terms, selective_terms
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
-# Query embeddings run here while the calling thread does the BM25 half of the search.
-_EMBEDDING = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-query-embed")
+NEUTRAL = EntrySignal()
+# The BM25 half of a search runs here while the caller embeds the query (:meth:`start_text`).
+_TEXT = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-bm25")
+_TEXT_KEEP = 32  # started text searches nobody used are dropped past this
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,36 +91,80 @@ class _Cand:
 class HybridSearcher:
     """Vector + BM25 search with the staged scoring pipeline."""
 
-    def __init__(self, store: IndexStore, embedder: Embedder, config: RetrievalConfig) -> None:
+    def __init__(
+        self,
+        store: IndexStore,
+        embedder: Embedder,
+        config: RetrievalConfig,
+        signals: SignalSource | None = None,
+    ) -> None:
         self.store = store
         self.embedder = embedder
         self.config = config
         self.floor = similarity_floor(embedder)
+        self._ahead: OrderedDict[tuple[str, str], tuple[int, Future[list[tuple[int, float]]]]]
+        self._ahead = OrderedDict()  # (user, query) -> (depth, its BM25 half, started early)
+        self._ahead_lock = threading.Lock()
+        self.signals = signals  # None: every memory counts as never used, default weight
 
     def search(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> list[SearchHit]:
         """Return the best ``k`` chunks of ``user_key`` for ``query`` as of ``now``."""
-        return self.search_explained(user_key, query, k, now=now).hits
+        return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
 
     def search_explained(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
         """Like :meth:`search`, also reporting dropped candidates and timings."""
-        if not query.strip():
-            return self.search_with_vector(user_key, query, None, k, now=now)
-        # The text half (BM25) runs while the query is embedded: with a second core the
-        # caller waits for the slower of the two, not for their sum.
-        embedding = _EMBEDDING.submit(self._embed_timed, query)
-        fts_hits = self.store.fts_search(user_key, self._match(query), self._depth(k))
-        qvec, embed_ms = embedding.result()
-        result = self.search_with_vector(user_key, query, qvec, k, now=now, fts_hits=fts_hits)
+        self.start_text(user_key, query, k)  # BM25 runs while the query is embedded
+        t0 = time.perf_counter()
+        qvec = self.embedder.embed_query(query) if query.strip() else None
+        embed_ms = (time.perf_counter() - t0) * 1000.0
+        result = self.search_with_vector(user_key, query, qvec, k, now=now, statuses=statuses)
         return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
 
-    def _embed_timed(self, query: str) -> tuple[npt.NDArray[np.float32], float]:
-        t0 = time.perf_counter()
-        qvec = self.embedder.embed_query(query)
-        return qvec, (time.perf_counter() - t0) * 1000.0
+    def start_text(self, user_key: str, query: str, k: int | None = None) -> None:
+        """Begin the BM25 half of a search for ``query`` now, in the background.
+
+        The next search of the same user and query (for at most ``k`` hits) uses it, so the
+        caller's wait for the query's embedding covers it: with a second core a turn waits
+        for the slower of the two, not their sum.
+        """
+        depth = self._depth(k)
+        with self._ahead_lock:
+            started = self._ahead.get((user_key, query))
+            if started is not None and started[0] >= depth:
+                return
+            self._ahead[(user_key, query)] = (
+                depth,
+                _TEXT.submit(self._text, user_key, query, depth),
+            )
+            while len(self._ahead) > _TEXT_KEEP:
+                self._ahead.popitem(last=False)
+
+    def _text(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        return self.store.fts_search(user_key, self._match(query), depth)
+
+    def _text_hits(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        """The BM25 candidates: the ones :meth:`start_text` began, else fetched now."""
+        with self._ahead_lock:
+            started = self._ahead.pop((user_key, query), None)
+        if started is not None and started[0] >= depth:
+            return started[1].result()[:depth]  # best first: a longer list starts the same
+        return self._text(user_key, query, depth)
 
     def _depth(self, k: int | None) -> int:
         """How many candidates each retriever fetches for a top ``k``."""
@@ -126,11 +179,12 @@ class HybridSearcher:
         k: int | None = None,
         *,
         now: datetime | None = None,
-        fts_hits: list[tuple[int, float]] | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
-        """Run the pipeline with an already-embedded query (benchmarks time the two apart).
+        """Run the pipeline with an already-embedded query (the turn embeds it once).
 
-        ``fts_hits``: the BM25 candidates, when the caller fetched them already.
+        ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
+        history (``/history`` finds deprecated versions too).
         """
         t0 = time.perf_counter()
         cfg = self.config
@@ -138,13 +192,13 @@ class HybridSearcher:
         now = now or datetime.now().astimezone()
         depth = self._depth(k)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
-        if fts_hits is None:
-            fts_hits = self.store.fts_search(user_key, self._match(query), depth)
+        fts_hits = self._text_hits(user_key, query, depth)
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
+        signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
         for c in cands:
-            if c.chunk.status not in SEARCHABLE:
+            if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
                 continue
             c.score = self._fuse(c)
@@ -173,6 +227,7 @@ class HybridSearcher:
                 if why:
                     dropped.append(self._drop(c, "noise", why))
                     continue
+            self._rank(c, signals, now)
             live.append(c)
         mmr = scoring.mmr_demote(
             [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold
@@ -201,6 +256,20 @@ class HybridSearcher:
         return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
 
     # -- helpers -----------------------------------------------------------------------
+    def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], now: datetime) -> None:
+        """Seed 002 §4.1A's retrieval score, then the low-priority demotion: the final order."""
+        cfg = self.config
+        sig = signals.get(c.chunk.unit_id, NEUTRAL) if c.chunk.kind == KIND_MEMORY else NEUTRAL
+        c.score = scoring.retrieval_score(
+            c.score,
+            scoring.signal_recency(scoring.age_days(c.chunk.date, now), cfg.signal_recency_rate),
+            scoring.access_frequency(sig.access_count),
+            scoring.weight_factor(sig.user_weight),
+        )
+        c.stages["retrieval"] = c.score
+        c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
+        c.stages["priority"] = c.score
+
     def _candidates(
         self,
         user_key: str,

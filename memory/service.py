@@ -7,6 +7,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from memory.embedders import Vector
 from memory.errors import EntryNotFoundError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import mask
@@ -20,7 +21,7 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.search import HybridSearcher, SearchHit, SearchResult
+from memory.search import SEARCHABLE, HybridSearcher, SearchHit, SearchResult
 from memory.users import UserPaths, check_user_key
 
 
@@ -60,19 +61,47 @@ class MemoryService:
         return list(self.document(user_key).entries)
 
     def search(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        qvec: Vector | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> list[SearchHit]:
-        """Search one user's memories, logs and summaries (picking up hand edits first)."""
-        return self.search_explained(user_key, query, k, now=now).hits
+        """Search one user's memories, logs and summaries (picking up hand edits first).
+
+        ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
+        once); ``statuses`` the entry statuses searched (history looks at old versions too).
+        """
+        if qvec is None:
+            return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
+        self._sync(user_key)
+        return self.searcher.search_with_vector(
+            user_key, query, qvec, k, now=now, statuses=statuses
+        ).hits
 
     def search_explained(
-        self, user_key: str, query: str, k: int | None = None, *, now: datetime | None = None
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
         """Like :meth:`search`, also returning each dropped candidate and why (one run)."""
-        # No user lock: the sync writes rows only under it, and only if they are still the
-        # rows it compared with, so a turn's search never waits for a write of the user's log.
+        self._sync(user_key)
+        return self.searcher.search_explained(user_key, query, k, now=now, statuses=statuses)
+
+    def _sync(self, user_key: str) -> None:
+        """Index a hand edit of MEMORY.md before searching it.
+
+        No user lock: the sync writes rows only under it, and only if they are still the
+        rows it compared with, so a turn's search never waits for a write of the user's log.
+        """
         self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
-        return self.searcher.search_explained(user_key, query, k, now=now)
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:

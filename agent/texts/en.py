@@ -49,6 +49,9 @@ TEXTS: dict[str, str] = {
     "button_edit": "✏️ Edit",
     "button_discard": "🗑 Discard",
     "chat_how_to_answer": "Type yes or /confirm {id}; /discard {id} to drop it",
+    "stats_topic": "topic",
+    "stats_prune": "unused sections",
+    "stats_prune_advice": "unused for several turns: merge or drop?",
     "no_history_topic": "No memory about {topic!r}.",
     "proposal_expiry_notice": "This memory proposal expired and was not saved.",
     "lost_proposals": (

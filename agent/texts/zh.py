@@ -42,6 +42,9 @@ TEXTS: dict[str, str] = {
     "button_edit": "✏️ 修改",
     "button_discard": "🗑 捨棄",
     "chat_how_to_answer": "回覆「確認」或 /confirm {id}；/discard {id} 捨棄",
+    "stats_topic": "當前主題",
+    "stats_prune": "少用的區塊",
+    "stats_prune_advice": "連續多輪沒用到，可考慮合併或移除",
     "no_history_topic": "沒有關於「{topic}」的記憶。",
     "proposal_expiry_notice": "⌛ 待確認的記憶已過期，沒有寫入：「{short}」",
     "lost_proposals": (

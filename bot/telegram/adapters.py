@@ -8,8 +8,9 @@ from datetime import datetime
 
 from agent.forget import Forgetter
 from agent.handlers import proposal_view
-from agent.texts import both, error_both
+from agent.texts import error_both
 from agent.types import ProposalView
+from bot.telegram.desk import history_lines
 from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via
 from memory.confirm import ConfirmationService
 from memory.consent import Action, UserActMint
@@ -178,15 +179,8 @@ class GovernanceKeeper:
         return said.text
 
     def archaeology(self, user_key: str, topic: str) -> str:
-        """Every version of the topic's memories, oldest first."""
-        chain = self.governance.archaeology(user_key, topic)
-        if not chain:
-            return both("no_history_topic", first="en", topic=topic)
-        return "\n".join(
-            f"{e.created_at[:16]} [{e.status}] {e.id}: {e.text}"
-            + (f"  (← {', '.join(e.supersedes)})" if e.supersedes else "")
-            for e in chain
-        )
+        """The supersedes timelines the topic is about (by id, topic or meaning)."""
+        return history_lines(topic, self.governance.history(user_key, topic))
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from agent.texts import both
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from bot.telegram.desk import topic_rows
 from bot.telegram.ports import (
     BackendError,
     Confirmations,
@@ -28,6 +29,7 @@ from bot.telegram.ports import (
     Via,
 )
 from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
+from history.topic_index import TopicIndex
 from memory.confirm import parse_reply
 from memory.markdown import MemoryStatus
 from memory.service import MemoryService
@@ -92,6 +94,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
+    topics: TopicIndex | None = None  # seed 000's current topic and prune advice, for /stats
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
 
     def _conf(self) -> Confirmations:
@@ -229,6 +232,7 @@ class ServicesBackend:
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
+            *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
@@ -287,5 +291,6 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
         ),
         curations=curations,
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        topics=TopicIndex(settings.data_dir, settings.topic_index),
         reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
     )

@@ -7,9 +7,11 @@ and the rest behave alike everywhere. No Telegram import here.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
+from agent.texts import both
 from bot.telegram.ports import (
     Answer,
     Backend,
@@ -22,6 +24,8 @@ from bot.telegram.ports import (
     Via,
 )
 from bot.telegram.texts import MEMORY_BUTTONS, help_text, proposal_text, say
+from history.topic_index import TopicOverview
+from memory.archaeology import ChainMatch
 from memory.errors import UnreadableFileError
 
 PAGE_SIZE = 10
@@ -281,3 +285,39 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     if outcome.status == "edited" and outcome.proposal is not None:
         return say("edited", lang) + "\n" + proposal_text(outcome.proposal, lang)
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
+
+
+def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
+    """``/stats`` rows for seed 000's index: the current topic and the sections to prune."""
+    rows = []
+    if overview.current_topic:
+        line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"
+        if overview.topic_summary:
+            line += f": {overview.topic_summary}"
+        rows.append((both("stats_topic", first="en"), line))
+    if overview.prune:
+        advice = both("stats_prune_advice")
+        rows.append((both("stats_prune", first="en"), f"{', '.join(overview.prune)} — {advice}"))
+    return rows
+
+
+def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
+    """``/history``: each matching chain as a timeline, oldest version first.
+
+    ``咖啡 → drink_preference`` heads a chain found through its topic (an id asked for needs no
+    heading); each version shows its date, status, id and text, a newer one ``(← replaced id)``.
+    """
+    if not matches:
+        return both("no_history_topic", first="en", topic=query)
+    out: list[str] = []
+    for match in matches:
+        if out:
+            out.append("")
+        if match.via != "id":
+            out.append(f"{query} → {match.topic}" if match.topic else f"{query}:")
+        for i, e in enumerate(match.chain):
+            arrow = "  ↳ " if i else "  • "
+            replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
+            when = e.created_at[:16].replace("T", " ")
+            out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
+    return "\n".join(out)

@@ -395,3 +395,15 @@ async def test_two_indexers_racing_on_one_file_index_each_record_once(world: Wor
         "SELECT unit_id FROM chunks WHERE user_key=? AND path=?", (USER, world.log_rel(0))
     ).fetchall()
     assert sorted(r[0] for r in rows) == ["m1", "m2", "m3"]
+
+
+async def test_a_message_the_prompt_still_shows_is_not_injected_again_as_a_memory(
+    world: World,
+) -> None:
+    await world.agent.respond(world.msg(f"我最喜歡的甜點是{WORD}", 1))
+    assert await world.worker.settle() and world.indexed(1)  # searchable seconds later ...
+    hits = world.services.memory.search(USER, f"我最喜歡的甜點是{WORD}嗎？")
+    assert any(h.chunk.unit_id == "m1" for h in hits)
+    await world.agent.respond(world.msg(f"我最喜歡的甜點是{WORD}嗎？", 2))
+    # ... but it is in the history window of this prompt: not a memory to inject as well.
+    assert [m for m in world.agent.why(USER) if m.id.endswith("#m1")] == []

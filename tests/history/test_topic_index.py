@@ -9,6 +9,7 @@ from pathlib import Path
 from history.config import TopicIndexConfig
 from history.topic_index import (
     TopicIndex,
+    TopicOverview,
     TopicState,
     compute_proportions,
     dominant_section,
@@ -107,3 +108,35 @@ def test_corrupt_state_is_set_aside(tmp_path: Path) -> None:
     update = index.record("cli_x", ["待辦"], T0)
     assert update.state.proportions == {"待辦": 1.0}
     assert any(".corrupt-" in p.name for p in path.parent.iterdir())
+
+
+def test_overview_and_redaction_of_the_topic_summary(tmp_path: Path) -> None:
+    index = TopicIndex(tmp_path, TopicIndexConfig())
+    user = "cli_ann"
+    assert index.overview(user) == TopicOverview()  # nothing recorded yet
+    for i in range(3):
+        index.record(
+            user,
+            ["偏好 Preferences"],
+            T0 + timedelta(minutes=i),
+            ["偏好 Preferences", "工作 Work"],
+            summaries={"偏好 Preferences": "我喜歡喝拿鐵咖啡", "工作 Work": "not this one"},
+        )
+    seen = index.overview(user)
+    assert (seen.current_topic, seen.topic_summary, seen.share) == (
+        "偏好 Preferences",
+        "我喜歡喝拿鐵咖啡",
+        1.0,
+    )
+    assert seen.dominant == "偏好 Preferences" and seen.prune == ("工作 Work",)
+    assert seen.turns == 3
+    topic_md = tmp_path / "users" / user / "MEMORY_TOPIC.md"
+    assert "我喜歡喝拿鐵咖啡" in topic_md.read_text("utf-8")
+
+    assert index.redact(user, lambda text: text.replace("拿鐵", "[forgotten]")) is True
+    assert index.overview(user).topic_summary == "我喜歡喝[forgotten]咖啡"
+    assert "拿鐵" not in topic_md.read_text("utf-8")
+    assert "拿鐵" not in (tmp_path / "users" / user / "index_state.json").read_text("utf-8")
+    assert index.overview(user).proportions == {"偏好 Preferences": 1.0}  # the rest stays
+    assert index.redact(user, lambda text: text) is False
+    assert index.redact("cli_nobody", lambda text: "") is False

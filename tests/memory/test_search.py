@@ -96,20 +96,25 @@ def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:
     assert [h.chunk.id for h in res.hits] == [h.chunk.id for h in plain]
     assert [h.score for h in res.hits] == sorted((h.score for h in res.hits), reverse=True)
     for hit in res.hits:
-        assert list(hit.stages)[:6] == [
+        assert list(hit.stages) == [
             "similarity",
             "fusion",
             "recency",
             "importance",
             "length",
             "decay",
+            "retrieval",
+            "priority",
+            "mmr",
         ]
         # The calibrated cosine (e5's floor 0.7) is what fusion weighs.
         assert hit.vector_similarity is not None
         assert hit.stages["similarity"] == pytest.approx(
             max(0.0, (hit.vector_similarity - 0.7) / 0.3), abs=1e-6
         )
-        assert hit.score == pytest.approx(hit.stages["decay"])
+        # Logs have no access count or weight: seed 002's score is 0.4 * relevance + constant.
+        assert hit.stages["retrieval"] == pytest.approx(0.4 * hit.stages["decay"] + 0.325)
+        assert hit.score == pytest.approx(hit.stages["priority"]) == hit.stages["retrieval"]
     dropped = {d.chunk.refs[0]: d for d in res.dropped}
     assert dropped["a1"].stage == "noise" and dropped["a1"].reason == "greeting"
     assert dropped["a4"].stage == "noise" and dropped["a4"].reason == "refusal"

@@ -1,0 +1,185 @@
+"""Seed 000 gating: a dominant section never hides a section the message is about (real e5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from agent.build import agent_worker
+from agent.deferred import DeferredWorker
+from agent.pipeline import Agent
+from agent.prompt import MEMORY_OPEN
+from agent.sections import closest, section_descriptions
+from agent.selection import L2
+from agent.types import IncomingMessage
+from bot.app import Services, build_agent, build_services
+from bot.settings import load_settings
+from history.section_words import section_words
+from history.topic_index import TopicState, record_turn, sections_to_query
+from memory.embedders import E5Embedder
+from memory.markdown import Entry
+from tests.fakes.ollama_server import FakeOllama
+
+USER = "cli_alice"
+PREF, WORK, HOME = "偏好 Preferences", "工作 Work", "個人 Personal"
+
+
+@dataclass
+class CountingEmbedder:
+    """The real e5 model, counting the query embeddings a turn asks for."""
+
+    inner: E5Embedder
+    queries: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        """The model's name."""
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        """The model's dimension."""
+        return self.inner.dim
+
+    @property
+    def similarity_floor(self) -> float:
+        """e5's floor, so search calibrates as it does in production."""
+        return self.inner.similarity_floor
+
+    def embed_query(self, text: str) -> npt.NDArray[np.float32]:
+        """Count, then embed."""
+        self.queries.append(text)
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed (section descriptions are passages)."""
+        return self.inner.embed_passages(texts)
+
+
+@dataclass
+class World:
+    """An agent over real services with e5, and the fake Ollama for the chat."""
+
+    services: Services
+    agent: Agent
+    fake: FakeOllama
+    embedder: CountingEmbedder
+    clock: datetime
+    worker: DeferredWorker  # records each turn in the topic index, as the app's does
+
+    def searched(self) -> list[str]:
+        """The texts the last turn's search layer (L2) injected; the fallback is not search."""
+        return [m.text for m in self.agent.why(USER) if m.layer == L2]
+
+    async def ask(self, text: str) -> str:
+        """One turn; returns the memory block the model was shown."""
+        self.clock += timedelta(minutes=1)
+        self.fake.queue_chat("好的。")
+        await self.agent.respond(IncomingMessage(user_key=USER, text=text, time=self.clock))
+        assert await self.worker.settle()  # the turn's deferred work, before the next message
+        for m in self.fake.chat_requests[-1]["messages"]:
+            if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
+                return str(m["content"])
+        return ""
+
+
+@pytest.fixture
+def world(tmp_path: Path, fake_ollama: FakeOllama, embedder: E5Embedder) -> Iterator[World]:
+    """Preferences (four memories), work (two) and personal (one), all confirmed."""
+    settings = load_settings(
+        {"PCAI_DATA_DIR": str(tmp_path / "botmemory"), "OLLAMA_HOST": fake_ollama.url}
+    )
+    counting = CountingEmbedder(embedder)
+    services = build_services(settings, embedder=counting)
+    services.memory.ensure_index()
+    now = datetime.now().astimezone().replace(microsecond=0)
+    for text in ("我喜歡喝拿鐵咖啡", "我不吃香菜", "I prefer dark mode in every app", "我愛吃辣"):
+        services.memory.remember(USER, text, section=PREF, now=now)
+    for text in ("每週一早上十點有團隊會議", "My manager is Alice"):
+        services.memory.remember(USER, text, section=WORK, now=now)
+    services.memory.remember(USER, "太太生日是三月五日", section=HOME, now=now)
+    agent = build_agent(services)
+    yield World(services, agent, fake_ollama, counting, now, agent_worker(agent))
+    services.close()
+
+
+async def _make_preferences_dominant(world: World) -> None:
+    questions = ("我平常喜歡喝什麼飲料呢？", "我有什麼不吃的食物嗎？", "我吃東西喜歡什麼口味？")
+    for question in questions:
+        await world.ask(question)
+        found = [m.source for m in world.agent.why(USER) if m.layer == L2]
+        assert found and set(found) == {f"MEMORY.md § {PREF}"}
+    overview = world.agent.topics.overview(USER)
+    assert overview.dominant == PREF and overview.proportions == {PREF: 1.0}
+    # Three turns on one section: MEMORY_TOPIC.md names it, with what the turns used.
+    assert overview.current_topic == PREF and overview.topic_summary
+    assert overview.prune == (HOME, WORK)
+
+
+async def test_dominance_does_not_hide_a_named_section(world: World) -> None:
+    await _make_preferences_dominant(world)
+    world.embedder.queries.clear()
+    block = await world.ask("我下週的工作會議幾點開始？")
+    # Gated away before (only 偏好 was searched, then the static fallback stood in).
+    assert "每週一早上十點有團隊會議" in world.searched()
+    assert "[L2 | " in block and "fallback" not in block
+    assert len(world.embedder.queries) == 1  # gating reused the turn's query vector
+
+
+async def test_dominance_does_not_hide_a_section_by_meaning(world: World) -> None:
+    await _make_preferences_dominant(world)
+    question = "what did Alice want to talk about?"  # no keyword of 工作 Work at all
+    assert not any(w.casefold() in question for w in section_words(WORK))
+    await world.ask(question)
+    assert "My manager is Alice" in world.searched()
+    injected = world.agent.why(USER)
+    assert any(m.layer == L2 and m.source == f"MEMORY.md § {WORK}" for m in injected)
+
+
+async def test_gating_still_keeps_out_what_the_message_is_not_about(world: World) -> None:
+    await _make_preferences_dominant(world)
+    block = await world.ask("我最近喜歡喝什麼咖啡？")
+    assert "我喜歡喝拿鐵咖啡" in world.searched()
+    assert "太太生日" not in block and "團隊會議" not in block
+
+
+def test_both_halves_of_a_bilingual_heading_and_its_words_name_it() -> None:
+    words = section_words(WORK)
+    assert {"工作 Work", "工作", "Work", "會議", "meeting"} <= set(words)
+    assert {"偏好", "Preferences", "Preference"} <= set(section_words(PREF))
+    assert section_words("關於老蔡", {"關於老蔡": ["老蔡"]}) == ["關於老蔡", "老蔡"]
+    state = TopicState()
+    for _ in range(5):
+        state = record_turn(state, [PREF], datetime(2026, 2, 8))
+    known = [PREF, WORK, HOME]
+    assert sections_to_query(state, "我下週的工作會議幾點？", known) == [PREF, WORK]
+    assert sections_to_query(state, "next week's meeting?", known) == [PREF, WORK]
+    assert sections_to_query(state, "what's the plan?", known) == [PREF]
+    assert sections_to_query(state, "what's the plan?", known, about=[HOME]) == [PREF, HOME]
+
+
+def test_closest_sections_are_within_the_margin_of_the_best() -> None:
+    assert closest({"a": 0.65, "b": 0.60, "c": 0.40}) == ["a", "b"]
+    assert closest({"a": 0.65, "b": 0.56}, margin=0.08) == ["a"]
+    assert closest({}) == []
+
+
+def test_a_section_is_described_by_its_newest_live_entries() -> None:
+    entries = [
+        Entry("1", "old", section=WORK, created_at="2026-01-01"),
+        Entry("2", "gone", section=WORK, created_at="2026-05-01", status="archived"),
+        Entry("3", "newer", section=WORK, created_at="2026-03-01"),
+        Entry("4", "newest", section=WORK, created_at="2026-04-01"),
+        Entry("5", "mid", section=WORK, created_at="2026-02-01"),
+        Entry("6", "咖啡", section=PREF, created_at="2026-02-01"),
+    ]
+    assert section_descriptions(entries) == {
+        WORK: "工作 Work: newest; newer; mid",
+        PREF: "偏好 Preferences: 咖啡",
+    }
