@@ -7,11 +7,14 @@ so ``agent/`` never imports ``bot/``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+from agent.afterwork import build_worker
+from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
+from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
@@ -57,13 +60,35 @@ def short_term_lookup(store: ShortTermStore) -> ShortTermLookup:
 
 
 def _index_summary(memory: MemoryService, user_key: str, rel: str) -> None:
-    """Index a compaction's MEMORY_FULL.md now: the history it replaced must stay findable.
+    """Index a /new summary's MEMORY_FULL.md now: the history it replaced must stay findable.
 
     The daily log it also appends to is left to the index job (every minute): embedding the
-    day's new log lines here would hold up the reply by hundreds of milliseconds.
+    day's new log lines here would hold up the answer to /new.
     """
     if not rel.startswith("memory/"):
         memory.indexer.sync_file(user_key, rel)
+
+
+def agent_worker(
+    agent: Agent, owns: Callable[[str], bool] | None = None, tick: float | None = None
+) -> DeferredWorker:
+    """The background worker that does what ``agent``'s turns leave for later.
+
+    ``owns`` limits it to the users its front end serves (None: every user).
+    """
+    extra = {} if tick is None else {"tick": tick}
+    return build_worker(
+        agent.work,
+        agent.view.memory.indexer,
+        agent.topics,
+        agent.compactor,
+        agent.sessions,
+        notices=agent.notices,
+        warm=agent.view.parsed,
+        entries=lambda user_key: agent.view.parsed(user_key).by_id,
+        owns=owns,
+        **extra,
+    )
 
 
 def assemble_agent(
@@ -86,6 +111,7 @@ def assemble_agent(
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
+    ahead = memory.searcher.embedder  # the composition root wraps it in a QueryAhead
     data_dir = memory.data_dir
     compactor = Compactor(
         data_dir,
@@ -119,6 +145,8 @@ def assemble_agent(
         counter=counter,
         history=history,
         why_log=WhyLog(state),
+        work=WorkQueue(state),
+        ahead=ahead if isinstance(ahead, QueryAhead) else None,
         notices=NoticeBook(state),
         short_term=short_term,
         reminders=reminders,

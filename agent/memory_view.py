@@ -36,6 +36,7 @@ from memory.config import BudgetConfig
 from memory.embedders import Vector
 from memory.errors import UnreadableFileError
 from memory.fsutil import file_stamp, read_text
+from memory.index import Chunk
 from memory.markdown import Entry, MemoryDocument, parse_memory
 from memory.passages import PassageCache
 from memory.search import SearchHit
@@ -122,16 +123,24 @@ class MemoryView:
         return list(self.parsed(user_key).doc.sections)
 
     def select(
-        self, user_key: str, text: str, recent: str, search: bool, now: datetime
+        self,
+        user_key: str,
+        text: str,
+        recent: str,
+        search: bool,
+        now: datetime,
+        shown: Callable[[Chunk], bool] | None = None,
     ) -> Selection:
         """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback.
 
         ``now`` is the message's time: recency and decay are scored relative to it.
+        ``shown``: chunks the prompt holds already (the history window's log records, indexed
+        seconds after they were said), which L2 must not spend the budget on again.
         """
         parsed = self.parsed(user_key)
         l0 = list(parsed.core)
         l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
-        l2 = self._search_layer(user_key, text, parsed, now) if search else []
+        l2 = self._search_layer(user_key, text, parsed, now, shown) if search else []
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)
@@ -140,7 +149,12 @@ class MemoryView:
         return select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
 
     def _search_layer(
-        self, user_key: str, text: str, parsed: _Parsed, now: datetime
+        self,
+        user_key: str,
+        text: str,
+        parsed: _Parsed,
+        now: datetime,
+        shown: Callable[[Chunk], bool] | None = None,
     ) -> list[Candidate]:
         query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
@@ -148,9 +162,11 @@ class MemoryView:
             # Embedded once: gating compares sections with it, and search uses it.
             qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
             allowed = self._allowed(user_key, text, parsed, qvec)
-            # Gating drops hits after the search, so ask for more when it is active.
-            k = limit * 3 if allowed else limit
+            # Gating (and what the prompt shows already) drops hits after the search, so ask
+            # for more then.
+            k = limit * 3 if allowed or shown is not None else limit
             hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
+            hits = [h for h in hits if shown is None or not shown(h.chunk)]
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []

@@ -4,6 +4,11 @@ Every step is timed and logged at debug level with its duration; the timings tra
 :attr:`Reply.timings` (``bench/pipeline.py`` reads them). A failing model never loses the
 user's message: it is in the session and the daily log before the model is asked, and the
 session is saved on the way out whatever happens.
+
+The turn waits only for what its answer needs (DESIGN "Work that can wait"). Indexing the
+message's log lines, the compaction (summary, files, trim) and the topic index are
+:class:`~agent.deferred.Task` rows appended to the user's queue once the session and the
+daily log are written, before the reply goes out; the app's worker does them.
 """
 
 from __future__ import annotations
@@ -16,10 +21,12 @@ from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.errors import LLMError, LLMUnavailableError
 from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient
-from agent.memory_view import MemoryView, file_problem_notice, problem_topic
+from agent.memory_view import MAX_QUERY_CHARS, MemoryView, file_problem_notice, problem_topic
+from agent.prefetch import QueryAhead
 from agent.prompt import (
     build_messages,
     detect_language,
@@ -29,15 +36,14 @@ from agent.prompt import (
 )
 from agent.remember import settle_reply
 from agent.reminders.service import ReminderService
-from agent.sections import section_summaries
 from agent.selection import FALLBACK, L1, L2, Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
-from agent.turn_notes import note_short_term, with_line
+from agent.turn_notes import note_short_term
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
-from history.compaction import CompactionResult, Compactor
+from history.compaction import Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_chat_messages, history_window
 from history.dailylog import DailyLog
@@ -49,8 +55,10 @@ from memory.confirm import ConfirmationService
 from memory.errors import UnreadableFileError
 from memory.governance import Governance
 from memory.guards import mask, secrets_in
+from memory.index import Chunk
 from memory.notices import NoticeBook
 from memory.short_term import ShortTermStore
+from memory.sources import KIND_LOG
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -96,6 +104,8 @@ class Agent:
     counter: TokenCounter
     history: HistoryConfig
     why_log: WhyLog
+    work: WorkQueue  # what each turn leaves for the background worker
+    ahead: QueryAhead | None = None  # starts the query's embedding as the message arrives
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
@@ -120,6 +130,7 @@ class Agent:
         """Answer one message (steps 1-11)."""
         clock = _Clock(message.user_key)
         lang = detect_language(message.text, message.language)
+        later: list[Task] = []  # what this turn leaves for the worker
         async with AsyncExitStack() as stack:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
@@ -128,13 +139,14 @@ class Agent:
                 if session_id is None:  # a transport bug must not fall back to private data
                     log.error("%s: a group message came without its group", message.user_key)
                     return Reply(say("failed", lang), error=True)
+                self._start_query(message)
                 session = await stack.enter_async_context(self.sessions.locked(session_id))
             problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
                 if message.in_group:
                     reply = await self._group_turn(message, session, lang, clock)
                 else:
-                    reply = await self._turn(message, session, lang, clock, problems)
+                    reply = await self._turn(message, session, lang, clock, problems, later)
             except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
                 log.warning("%s: %s", message.user_key, exc)
                 reply = Reply(self._problem_text(message.user_key, exc), error=True)
@@ -142,6 +154,8 @@ class Agent:
             except Exception:  # a bug or a broken disk: one sentence, the trace in the log
                 log.exception("%s: the pipeline failed", message.user_key)
                 reply = Reply(say("failed", lang), error=True)
+        # The session and the daily log are written: queue what they leave, then reply.
+        await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
         notices: tuple[str, ...] = (_session_notice(session.kept_as),) if session.kept_as else ()
         for problem in problems:
@@ -177,6 +191,7 @@ class Agent:
         lang: str,
         clock: _Clock,
         problems: list[UnreadableFileError],
+        later: list[Task],
     ) -> Reply:
         key = message.user_key
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
@@ -184,32 +199,41 @@ class Agent:
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
             session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
-            try:
-                await asyncio.to_thread(
+            # The daily log is written (disk) while the memories are looked up (CPU); the
+            # model is asked only once it is written.
+            log_write = asyncio.ensure_future(
+                asyncio.to_thread(
                     self.daily_log.append_user_message,
                     key,
                     stored,
                     message.time,
                     message.message_id,
                 )
-            except UnreadableFileError as exc:  # never rewrite a file we cannot read
-                log.warning("%s: not logged: %s", key, exc)
-                problems.append(exc)
-        system = system_prompt(message.time, lang)
-        with clock.step("5 adaptive"):
-            turns = session.user_turns
-            search = not message.in_group and self.view.should_search(message.text, turns)
-        with clock.step("6-7 select+budget"):
-            try:
-                selection = await self._select(message, session, search)
-            except UnreadableFileError as exc:  # answer without that user's memory file
-                log.warning("%s: answering without memories: %s", key, exc)
-                problems.append(exc)
-                selection = Selection()
-        with clock.step("4 compaction"):
-            # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) + history.
-            extra = self.counter.count(system) + self.counter.count(_block(selection))
-            compacted = await self._compact(session, key, message, extra)
+            )
+        try:
+            system = system_prompt(message.time, lang)
+            with clock.step("5 adaptive"):
+                turns = session.user_turns
+                search = not message.in_group and self.view.should_search(message.text, turns)
+            with clock.step("6-7 select+budget"):
+                try:
+                    selection = await self._select(message, session, search)
+                except UnreadableFileError as exc:  # answer without that user's memory file
+                    log.warning("%s: answering without memories: %s", key, exc)
+                    problems.append(exc)
+                    selection = Selection()
+            with clock.step("4 compaction"):
+                # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) +
+                # history.
+                extra = self.counter.count(system) + self.counter.count(_block(selection))
+                await self._compact(session, key, message, extra, later)
+        finally:
+            with clock.step("3 logged"):
+                try:
+                    later.append(Task(KIND_INDEX, {"files": [await log_write]}))
+                except UnreadableFileError as exc:  # never rewrite a file we cannot read
+                    log.warning("%s: not logged: %s", key, exc)
+                    problems.append(exc)
         with clock.step("8 prompt"):
             messages = self._prompt(message, session, system, selection)
             tools = TurnTools(
@@ -234,7 +258,7 @@ class Agent:
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(
-                    with_line(say(which, lang), compacted, lang),
+                    say(which, lang),
                     proposals=proposals,
                     error=True,
                     reminders=tuple(tools.reminder_views),
@@ -249,9 +273,9 @@ class Agent:
             session.append(ROLE_ASSISTANT, mask(text, known), message.time)
         injected = _injected(selection)
         with clock.step("11 access+topics"):
-            await asyncio.to_thread(self._after, key, message, selection, injected)
+            later += await asyncio.to_thread(self._after, key, message, selection, injected)
         return Reply(
-            text=with_line(text, compacted, lang),  # the line is not in the session: told once
+            text=text,
             proposals=tuple(proposal_view(p) for p in tools.proposals),
             injected=injected,
             reminders=tuple(tools.reminder_views),
@@ -287,24 +311,78 @@ class Agent:
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
-        self, session: Session, key: str, message: IncomingMessage, extra_tokens: int
-    ) -> CompactionResult | None:
-        """Step 4: seed 003 compaction and seed 001 summaries; a failure loses nothing."""
-        result = None
+        self,
+        session: Session,
+        key: str,
+        message: IncomingMessage,
+        extra_tokens: int,
+        later: list[Task],
+    ) -> None:
+        """Step 4: plan seed 003's compaction (the worker does it) and seed 001's summaries.
+
+        The session is trimmed only after the summary is written (seed 003's order), by the
+        worker, so this turn answers from the untrimmed session: its prompt holds the same
+        15-message window either way. One compaction per session waits at a time. The line
+        that tells the user (seed 003 §6.1) comes once it is written: the worker queues it.
+        """
         try:
-            result = await self.compactor.maybe_compact(session, key, message.time, extra_tokens)
+            # A session over the threshold stays so until the worker trims it: one plan.
+            if self.compactor.check(session, extra_tokens).triggered and not self.work.has(
+                key, KIND_COMPACT
+            ):
+                plan = self.compactor.plan(session, extra_tokens=extra_tokens)
+                if plan is not None:
+                    when, lang = (
+                        message.time.isoformat(),
+                        detect_language(message.text, message.language),
+                    )
+                    payload = {"count": plan.count, "digest": plan.digest, "lang": lang}
+                    later.append(Task(KIND_COMPACT, {**payload, "time": when}))
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
             log.exception("%s: compaction failed", key)
-        return result
+
+    def _start_query(self, message: IncomingMessage) -> None:
+        """Start the search query's embedding and BM25 now, while the session is loaded.
+
+        Only when the message alone already decides for a search (the turn count can add a
+        periodic one, which then embeds in step 6): a greeting costs no embedding.
+        """
+        if self.ahead is None or message.in_group or not self.view.should_search(message.text, 0):
+            return
+        query = message.text[:MAX_QUERY_CHARS]
+        self.ahead.start(query)
+        # Its text half too, for as many hits as the view asks for when gating (3x l2_max).
+        self.view.memory.searcher.start_text(message.user_key, query, 3 * self.view.budget.l2_max)
+
+    async def _defer(self, message: IncomingMessage, later: list[Task], clock: _Clock) -> None:
+        """Queue the turn's deferred work (after the session was saved) and wake the worker."""
+        if not later:
+            return
+        with clock.step("12 queue"):
+            try:
+                await asyncio.to_thread(self.work.add, message.user_key, later, message.time)
+            except Exception:  # pcai.db unusable: the minute index job still indexes the log
+                log.exception("%s: deferred work not queued", message.user_key)
+                return
+        self.work.notify()
 
     async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
         """Steps 6-7: layered candidates fitted to the budget."""
         if message.in_group:
             return Selection()  # memories are never shown in a group
         recent = " ".join(m.content for m in session.messages[-6:])
+        # The log records of what the history window shows (indexed seconds after they were
+        # said) are in the prompt already: search finds other memories instead.
+        window = history_window(session.messages, self.history).messages
+        said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
+        ids = frozenset(m.id for m in window if m.id)
+
+        def shown(chunk: Chunk) -> bool:
+            return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
+
         return await asyncio.to_thread(
-            self.view.select, message.user_key, message.text, recent, search, message.time
+            self.view.select, message.user_key, message.text, recent, search, message.time, shown
         )
 
     def _prompt(
@@ -328,15 +406,15 @@ class Agent:
         message: IncomingMessage,
         selection: Selection,
         injected: Sequence[InjectedMemory],
-    ) -> None:
-        """Step 11: access counts of the injected memories and seed 000's section window."""
+    ) -> list[Task]:
+        """Step 11: the /why record and access counts now; seed 000's section window later."""
         self.why_log.record(key, injected, message.time)
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
         ]
         self.access.bump(key, ids, message.time)
         if message.in_group:
-            return
+            return []
         note_short_term(self.short_term, key, message)
         # Seed 000 counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
         sections = [
@@ -347,10 +425,27 @@ class Agent:
         try:
             known = self.view.sections(key)
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
-            return
-        self.topics.record(
-            key, sections, message.time, known, summaries=section_summaries(selection)
-        )
+            return []
+        # Masked as the topic index writes them: a row of pcai.db holds no secret either.
+        payload = {
+            "sections": [mask(s) for s in sections],
+            "known": [mask(s) for s in known],
+            # Which memory gave each section its line (MEMORY_TOPIC.md): ids, never the text,
+            # so a /forget meanwhile leaves no copy here; the worker reads the text then.
+            "entries": section_entries(selection),
+            "time": message.time.isoformat(),
+        }
+        return [Task(KIND_TOPICS, payload)]
+
+
+def section_entries(selection: Selection) -> dict[str, str]:
+    """Section -> the first memory this turn looked up in it (L1/L2), by id."""
+    out: dict[str, str] = {}
+    for item in selection.items:
+        c = item.candidate
+        if c.section and c.layer in (L1, L2) and c.section not in out:
+            out[mask(c.section)] = c.id
+    return out
 
 
 def _block(selection: Selection) -> str:

@@ -1,25 +1,43 @@
 """Load: many users chatting at once through the Telegram stand-in with an instant fake LLM.
 
 Starts the project's Telegram Bot API stand-in (tests/fakes/telegram_server.py, in its own
-process) and a fake Ollama on free ports, runs the real bot process (`pcai run`),
-and has USERS users each send MESSAGES messages (each waits for its reply before the next,
-like a person). Prints throughput and message-to-reply latency; a reply that never comes is
-lost, a reply carrying another user's token is crossed. Last line:
-``load: <msgs/s> msg/s, p95 <ms> ms, lost <n>``.
+process) and a fake Ollama on free ports, runs the real bot process (`pcai run`, the embedded
+e5 model, its deferred-work worker), and plays users whose messages are questions that search
+memory. A reply that never comes is lost; a reply carrying another user's token is crossed.
 
-    .venv/bin/python bench/load.py [--users 50] [--messages 20]
+Closed loop (always): USERS users each send MESSAGES messages, each waiting for its reply
+before the next. Printed: throughput and message-to-reply latency, then what one message
+costs: the bot process's CPU time (``/proc/<pid>/stat``: user + system, every thread) from
+the first message until every reply came and its deferred work (indexing, compaction, topic
+index) was done, divided by the messages. That cost implies a capacity for the machine's
+cores; the measured throughput (over the same span) is printed as a share of it.
+
+Open loop (``--open-loop``): a single user's message-to-reply p50 first (one message at a
+time), then Poisson arrivals at half the measured capacity, spread over the users at random,
+and the p95 of those as a multiple of that p50.
+
+    .venv/bin/python bench/load.py [--users 50] [--messages 20] [--open-loop]
+
+Last line: ``capacity: <cpu ms> CPU ms/msg, <n> msg/s possible, measured <n> msg/s = <pct>%``,
+or with ``--open-loop``: ``open loop: <n> msg/s offered, p95 <ms> ms = <ratio>x single-user
+p50, lost <n>, crossed <n>``.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import queue
+import random
 import re
+import sqlite3
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +47,7 @@ from tests.e2e.harness import BotProcess, Emulator, User, bot_env
 from tests.fakes.ollama_server import FakeOllama
 
 _TOKEN = re.compile(r"\[(u\d+-m\d+)\]")
+BASE = 200_000  # the first player's Telegram id
 
 
 def echo_model(request: dict[str, Any]) -> str:
@@ -46,110 +65,268 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
 
 
+def question(n: int, token: str) -> str:
+    """A message that searches memory (a question, not a "remember this")."""
+    return f"第 {n} 則訊息：我們上次說的進度怎麼樣了？ [{token}]"
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of process ``pid`` (all its threads) so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    return len(os.sched_getaffinity(0))
+
+
+def deferred_rows(db: Path) -> int:
+    """Rows waiting in the bot's deferred-work queue (read from outside, as SQLite allows)."""
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return 0
+    try:
+        return int(conn.execute("SELECT COUNT(*) FROM deferred_work").fetchone()[0])
+    except sqlite3.Error:
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_drained(db: Path, timeout: float = 300.0) -> float:
+    """Wait until the bot's deferred work is done; returns when (perf_counter)."""
+    deadline = time.perf_counter() + timeout
+    while deferred_rows(db) and time.perf_counter() < deadline:
+        time.sleep(0.02)
+    return time.perf_counter()
+
+
+@dataclass
 class Replies:
     """One poller for every user: the bot's sendMessage calls, read from the stand-in's log.
 
     Polling the stand-in once per user would make the load generator, not the bot, the
     bottleneck on a 2-core machine; the call log gives every chat's replies in one request.
+    Each reply carrying a token is matched to the time that token was sent.
     """
 
-    def __init__(self, emulator: Emulator) -> None:
-        self.emu = emulator
-        self.since = 0
-        self.boxes: dict[int, queue.Queue[str]] = {}
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, daemon=True)
+    emu: Emulator
+    sent: dict[str, float] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)  # token -> seconds
+    crossed: int = 0
+    since: int = 0
+    boxes: dict[int, queue.Queue[str]] = field(default_factory=dict)
+    stop: threading.Event = field(default_factory=threading.Event)
+    guard: threading.Lock = field(default_factory=threading.Lock)
 
     def box(self, chat_id: int) -> queue.Queue[str]:
-        """The queue of texts the bot sent to ``chat_id``."""
-        return self.boxes.setdefault(chat_id, queue.Queue())
+        """The tokens answered in ``chat_id``, in order."""
+        with self.guard:
+            return self.boxes.setdefault(chat_id, queue.Queue())
 
-    def _run(self) -> None:
+    def send(self, user: User, index: int, n: int) -> str:
+        """Send message ``n`` of player ``index``; returns its token."""
+        token = f"u{index}-m{n}"
+        with self.guard:
+            self.sent[token] = time.perf_counter()
+        user.send(question(n, token))
+        return token
+
+    def run(self) -> None:
         while not self.stop.is_set():
             got = self.emu.call("getBotCalls", {"since": self.since, "method": "sendMessage"})
+            now = time.perf_counter()
             for call in got.get("result", []) if isinstance(got, dict) else []:
                 self.since = max(self.since, int(call["seq"]))
                 params = call.get("params", {})
-                self.box(int(params.get("chat_id", 0))).put(str(params.get("text", "")))
-            time.sleep(0.01)
+                chat = int(params.get("chat_id", 0))
+                found = _TOKEN.search(str(params.get("text", "")))
+                if found is None:
+                    continue  # a notice, not a reply
+                token = found.group(1)
+                with self.guard:
+                    if int(token[1:].split("-")[0]) + BASE != chat:
+                        self.crossed += 1  # another user's reply: a privacy failure
+                        continue
+                    if token in self.sent and token not in self.latency:
+                        self.latency[token] = now - self.sent[token]
+                self.box(chat).put(token)
+            time.sleep(0.005)
+
+    def ms(self, tokens: list[str]) -> list[float]:
+        """The latencies of ``tokens`` that were answered, in milliseconds."""
+        with self.guard:
+            return [self.latency[t] * 1000 for t in tokens if t in self.latency]
+
+
+def closed_loop(
+    replies: Replies, players: list[User], first: int, messages: int, timeout: float
+) -> list[str]:
+    """Each player sends ``messages`` messages, each after the reply to the previous one."""
+    tokens: list[str] = []
+    guard = threading.Lock()
+
+    def play(index: int, user: User) -> None:
+        box = replies.box(user.id)
+        for n in range(first, first + messages):
+            token = replies.send(user, index, n)
+            with guard:
+                tokens.append(token)
+            deadline = time.perf_counter() + timeout
+            while True:  # until this token's reply (an earlier, late one is skipped)
+                try:
+                    got = box.get(timeout=max(0.0, deadline - time.perf_counter()))
+                except queue.Empty:
+                    break  # lost
+                if got == token:
+                    break
+
+    threads = [threading.Thread(target=play, args=(i, u)) for i, u in enumerate(players)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return tokens
+
+
+def open_loop(
+    replies: Replies, players: list[User], rate: float, total: int, first: int, timeout: float
+) -> tuple[list[str], float]:
+    """``total`` messages at Poisson arrivals of ``rate``/s, each from a random player.
+
+    Returns the tokens and the offered rate achieved (messages / time spent sending).
+    """
+    rng = random.Random(15)
+    counters = [first] * len(players)
+    tokens: list[str] = []
+    started = time.perf_counter()
+    due = started
+    for _ in range(total):
+        due += rng.expovariate(rate)
+        pause = due - time.perf_counter()
+        if pause > 0:
+            time.sleep(pause)
+        index = rng.randrange(len(players))
+        tokens.append(replies.send(players[index], index, counters[index]))
+        counters[index] += 1
+    offered = total / (time.perf_counter() - started)
+    deadline = time.perf_counter() + timeout
+    while len(replies.ms(tokens)) < len(tokens) and time.perf_counter() < deadline:
+        time.sleep(0.05)
+    return tokens, offered
+
+
+def measured(
+    what: str, replies: Replies, tokens: list[str], wait: Callable[[], float], started: float
+) -> tuple[list[float], float, float]:
+    """Print a phase's latency figures; returns (latencies ms, seconds to the last reply,
+    seconds until the deferred work was done too)."""
+    last = max(
+        (replies.sent[t] + replies.latency[t] for t in tokens if t in replies.latency),
+        default=started,
+    )
+    done = wait()
+    ms = replies.ms(tokens)
+    lost = len(tokens) - len(ms)
+    if ms:
+        print(
+            f"{what}: {len(tokens)} messages, latency ms p50 {statistics.median(ms):.0f}  "
+            f"p95 {percentile(ms, 95):.0f}  max {max(ms):.0f}; lost {lost}"
+        )
+    return ms, last - started, done - started
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--messages", type=int, default=20)
-    parser.add_argument("--timeout", type=float, default=30.0)
+    parser.add_argument("--timeout", type=float, default=60.0)
+    parser.add_argument("--open-loop", action="store_true", help="also the open-loop test")
+    parser.add_argument("--single", type=int, default=40, help="messages for the single-user p50")
+    parser.add_argument(
+        "--open-messages", type=int, default=0, help="open-loop messages (default users*messages)"
+    )
     args = parser.parse_args()
 
-    latencies: list[float] = []
-    lost = crossed = late = 0
-    guard = threading.Lock()
     with tempfile.TemporaryDirectory() as tmp, FakeOllama() as ollama:
         ollama.chat_handler = echo_model
         emulator = Emulator(own_process=True)  # its HTTP work stays off the players' GIL
-        base = 200_000
-        allowed = ",".join(str(base + i) for i in range(args.users))
-        bot = BotProcess(bot_env(emulator, ollama.url, Path(tmp) / "botmemory", allowed))
+        data = Path(tmp) / "botmemory"
+        allowed = ",".join(str(BASE + i) for i in range(args.users))
+        bot = BotProcess(bot_env(emulator, ollama.url, data, allowed))
         replies = Replies(emulator)
+        poller = threading.Thread(target=replies.run, daemon=True)
+        db = data / "pcai.db"
         try:
             bot.start()
-            for i in range(args.users):
-                replies.box(base + i)
-            replies.thread.start()
+            assert bot.proc is not None
+            pid = bot.proc.pid
+            players = [User(emulator, BASE + i, f"User{i}") for i in range(args.users)]
+            poller.start()
+            # Warm-up: the e5 model loads on the first query.
+            closed_loop(replies, players[:1], 0, 3, args.timeout)
+            wait_drained(db)
 
-            def play(index: int) -> None:
-                nonlocal lost, crossed, late
-                user = User(emulator, base + index, f"User{index}")
-                box = replies.box(base + index)
-                for n in range(args.messages):
-                    token = f"u{index}-m{n}"
-                    sent = time.perf_counter()
-                    user.send(f"第 {n} 則訊息，請幫我記下今天的進度 [{token}]")
-                    deadline = sent + args.timeout
-                    while True:
-                        try:
-                            text = box.get(timeout=max(0.0, deadline - time.perf_counter()))
-                        except queue.Empty:
-                            with guard:
-                                lost += 1
-                            break
-                        got = _TOKEN.search(text)
-                        if got is None:
-                            continue  # a notice, not a reply
-                        owner = got.group(1).split("-")[0]
-                        with guard:
-                            if got.group(1) == token:
-                                latencies.append(time.perf_counter() - sent)
-                                break
-                            if owner == f"u{index}":
-                                late += 1  # the reply to an earlier, timed-out message
-                            else:
-                                crossed += 1  # another user's reply: a privacy failure
+            cpu0, started = cpu_seconds(pid), time.perf_counter()
+            tokens = closed_loop(replies, players, 100, args.messages, args.timeout)
+            ms, to_last, to_done = measured(
+                "closed loop", replies, tokens, lambda: wait_drained(db), started
+            )
+            cpu_ms = (cpu_seconds(pid) - cpu0) * 1000 / len(tokens)
+            lost = len(tokens) - len(ms)
+            p95 = percentile(ms, 95) if ms else float("nan")
+            print(
+                f"load: {len(ms) / to_last:.1f} msg/s, p95 {p95:.0f} ms, "
+                f"lost {lost + replies.crossed} ({args.users} users x {args.messages} messages, "
+                f"closed loop, to the last reply)"
+            )
+            possible = cores() * 1000 / cpu_ms
+            done_rate = len(ms) / to_done
+            print(
+                f"deferred work done {1000 * (to_done - to_last):.0f} ms after the last reply; "
+                f"{cores()} cores"
+            )
+            capacity = (
+                f"capacity: {cpu_ms:.1f} CPU ms/msg, {possible:.1f} msg/s possible, "
+                f"measured {done_rate:.1f} msg/s = {100 * done_rate / possible:.0f}%"
+            )
+            failed = lost + replies.crossed
+            if not args.open_loop:
+                print(capacity)
+                return 0 if failed == 0 else 1
+            print(capacity)
 
-            started = time.perf_counter()
-            threads = [threading.Thread(target=play, args=(i,)) for i in range(args.users)]
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            elapsed = time.perf_counter() - started
+            single = closed_loop(replies, players[:1], 1000, args.single, args.timeout)
+            single_ms, _, _ = measured(
+                "single user", replies, single, lambda: wait_drained(db), time.perf_counter()
+            )
+            p50 = statistics.median(single_ms)
+            crossed_before = replies.crossed
+            total = args.open_messages or args.users * args.messages
+            rate = possible / 2
+            opened, offered = open_loop(replies, players, rate, total, 2000, args.timeout)
+            open_ms, _, _ = measured(
+                f"open loop at {rate:.1f} msg/s",
+                replies,
+                opened,
+                lambda: wait_drained(db),
+                time.perf_counter(),
+            )
+            open_lost = len(opened) - len(open_ms)
+            crossed = replies.crossed - crossed_before
+            open95 = percentile(open_ms, 95) if open_ms else float("nan")
+            print(
+                f"open loop: {offered:.1f} msg/s offered, p95 {open95:.0f} ms = "
+                f"{open95 / p50:.2f}x single-user p50, lost {open_lost}, crossed {crossed}"
+            )
+            return 0 if failed + open_lost + crossed == 0 else 1
         finally:
             replies.stop.set()
             bot.kill()
             emulator.stop()
-
-    total = args.users * args.messages
-    ms = [x * 1000 for x in latencies]
-    print(f"users {args.users} x messages {args.messages} = {total} messages in {elapsed:.1f} s")
-    if ms:
-        print(
-            f"latency ms: p50 {statistics.median(ms):.0f}  p95 {percentile(ms, 95):.0f}  "
-            f"max {max(ms):.0f}"
-        )
-    print(f"replied {len(ms)}, lost {lost} (late replies seen {late}), crossed {crossed}")
-    p95 = percentile(ms, 95) if ms else float("nan")
-    print(f"load: {len(ms) / elapsed:.1f} msg/s, p95 {p95:.0f} ms, lost {lost + crossed}")
-    return 0 if lost == 0 and crossed == 0 else 1
 
 
 if __name__ == "__main__":

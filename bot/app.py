@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import memory
 from agent.forget import Forgetter, Stores
+from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
@@ -33,6 +34,9 @@ from memory.state import StateDB
 from memory.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from agent.deferred import DeferredWorker
     from agent.llm import LLMClient
     from agent.pipeline import Agent
     from memory.api import Memory
@@ -125,9 +129,11 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     the caller (``ensure_index``), so the CLI can show its progress.
     """
     tz = user_timezone(settings)
+    # Queries can start embedding as a message arrives (agent.prefetch): the turn's longest step.
+    ahead = QueryAhead(embedder or build_embedder(settings))
     mem = memory.open(
         settings.data_dir,
-        embedder=embedder or build_embedder(settings),
+        embedder=ahead,
         settings=memory_config(settings),
         ensure_index=False,
     )
@@ -210,3 +216,16 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         reminders=services.reminders,
     )
     return services.agent
+
+
+def build_worker(services: Services, owns: Callable[[str], bool] | None = None) -> DeferredWorker:
+    """The worker that does what the agent's turns leave for later (after :func:`build_agent`).
+
+    The front end owns it: starts it when it starts serving and stops it on the way out.
+    ``owns`` limits it to the users that front end serves (None: every user).
+    """
+    from agent.build import agent_worker
+
+    if services.agent is None:
+        raise RuntimeError("build_agent comes first: the worker does the agent's work")
+    return agent_worker(services.agent, owns)

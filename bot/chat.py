@@ -33,6 +33,8 @@ BUTTON_HINT = "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>"
 Notify = Callable[[str, str], Awaitable[None]]
 # Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
+# Runs for as long as the chat lasts and is awaited on the way out (the deferred-work worker).
+Background = AbstractAsyncContextManager[object]
 
 
 class TerminalChat:
@@ -45,11 +47,13 @@ class TerminalChat:
         out: TextIO | None = None,
         jobs: JobsFactory | None = None,
         reminders: ReminderDesk | None = None,
+        background: Background | None = None,
     ) -> None:
         self.backend = backend
         self.jobs = jobs
         self.reminders = reminders or getattr(backend, "reminders", None)
         self._rang = 0
+        self.background = background
         self.desk = Desk(backend)
         self.user_key = user_key
         self.out = out
@@ -172,6 +176,8 @@ class TerminalChat:
 
             self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
         async with contextlib.AsyncExitStack() as stack:
+            if self.background is not None:  # first what a previous chat left in the queue
+                await stack.enter_async_context(self.background)
             if self.jobs is not None:
                 await stack.enter_async_context(self.jobs(self._notify))
             await stack.enter_async_context(self._ringing())

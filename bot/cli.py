@@ -12,12 +12,13 @@ import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from agent.texts import error_both, error_text
-from bot.app import Services, build_agent, build_services, hold_data_dir
+from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import (
@@ -215,7 +216,8 @@ def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None
                     print(f"Memory page: {web.base_url} (type /web for a login link)")
                 yield running
 
-    TerminalChat(backend, key, jobs=jobs).run()
+    background = build_worker(services, owns=lambda user_key: user_key == key)
+    TerminalChat(backend, key, jobs=jobs, background=background).run()
     return 0
 
 
@@ -256,7 +258,7 @@ def _serve(settings: Settings) -> int:
             )
         finally:
             services.close()
-    from bot.jobs import JobRunner, ptb_job_setup
+    from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
     from bot.telegram.backend import backend_for
 
@@ -270,7 +272,11 @@ def _serve(settings: Settings) -> int:
         backend = backend_for(services)
         backend.job_status = runner.summary
         web = backend.web = _web(services)
-        run_polling(build_application(settings, backend, jobs=jobs, web=web))
+        # The terminal chat beside the service works off its own (cli_) users' queue.
+        worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
+        application = build_application(settings, backend, jobs=jobs, web=web, background=worker)
+        worker.told = _deliver_now(services, telegram_notifier(application))
+        run_polling(application)
     finally:
         services.close()
     return 0
@@ -283,6 +289,16 @@ def _web(services: Services) -> WebServer | None:
     from bot.web.server import WebServer
 
     return WebServer.for_services(services)
+
+
+def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
+    """Hand one user their queued notices now (a compaction's line, as it is written)."""
+    from bot.isolation import deliver_outbox
+
+    def deliver(user_key: str) -> Awaitable[int]:
+        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
+
+    return deliver
 
 
 def _chat_name(user_key: str) -> str | None:

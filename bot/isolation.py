@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -103,15 +104,34 @@ async def each_user(
 async def deliver_outbox(
     services: Services, notifier: Notifier, now: datetime, user_key: str | None = None
 ) -> int:
-    """Hand every queued notice (only ``user_key``'s if given) to its user; returns the count."""
+    """Hand every queued notice (only ``user_key``'s if given) to its user; returns the count.
+
+    One delivery at a time in the process: the minute job and the deferred-work worker (which
+    delivers a compaction's line as soon as it is written) never send the same notice twice.
+    """
     book = NoticeBook(services.state)
     sent = 0
-    for notice in await asyncio.to_thread(book.outbox, now, user_key):
-        try:
-            await notifier(notice.user_key, notice.text)
-        except Exception:  # kept in the outbox: the next tick tries again
-            log.warning("could not deliver a notice to %s", notice.user_key, exc_info=True)
-            continue
-        await asyncio.to_thread(book.delivered, notice.id)
-        sent += 1
+    async with _delivering():
+        for notice in await asyncio.to_thread(book.outbox, now, user_key):
+            try:
+                await notifier(notice.user_key, notice.text)
+            except Exception:  # kept in the outbox: the next tick tries again
+                log.warning("could not deliver a notice to %s", notice.user_key, exc_info=True)
+                continue
+            await asyncio.to_thread(book.delivered, notice.id)
+            sent += 1
     return sent
+
+
+_DELIVERING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _delivering() -> asyncio.Lock:
+    """This event loop's delivery lock (a lock belongs to one loop)."""
+    loop = asyncio.get_running_loop()
+    lock = _DELIVERING.get(loop)
+    if lock is None:
+        lock = _DELIVERING[loop] = asyncio.Lock()
+    return lock

@@ -10,11 +10,19 @@ log, both are indexed, and the session keeps one note pointing at those files pl
 MEMORY.md's keyword index lacks are added to it (seed 003 §3.2, "有資料才設索引": only words the
 written summary holds), and :attr:`CompactionResult.keywords` says which, for the one line
 that tells the user (seed 003 §6.1).
+
+The agent defers this work (DESIGN "Work that can wait"): during the turn it only takes a
+:class:`CompactionPlan` (how many of the oldest messages to summarise, and their digest); the
+background worker summarises them with the model, writes both files and trims the session
+under the session's lock, in that order, after checking that the session still begins with
+exactly those messages. ``/new`` and :meth:`Compactor.maybe_compact` still do it all at once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
+import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,6 +38,7 @@ from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import REDACTED, mask
 from memory.locks import user_lock
+from memory.logs import parse_log
 from memory.markdown import parse_memory, render_memory
 from memory.tokens import TokenCounter
 from memory.users import UserPaths
@@ -85,6 +94,32 @@ def summary_keywords(messages: Sequence[Message], summary: ConversationSummary) 
         if word.lower() in body and REDACTED[1:-1] not in word:
             out.append(word)
     return out[:KEYWORDS_PER_SUMMARY]
+
+
+@dataclass(frozen=True, slots=True)
+class CompactionPlan:
+    """The oldest messages a deferred compaction summarises: how many, and what they said."""
+
+    count: int  # the first ``count`` messages other than compaction notes
+    digest: str  # of those messages as the session file holds them (see :func:`body_digest`)
+
+    @property
+    def ref(self) -> str:
+        """The daily-log ref of this compaction's summary record (found again on a retry)."""
+        return f"compaction-{self.digest[:16]}"
+
+
+def body_digest(session: Session, count: int) -> str:
+    """A digest of the first ``count`` non-note messages, as the session file stores them.
+
+    Summaries (seed 001's, filled in later) are left out; any change to a message's text,
+    role, time or id (a /forget redaction, a /new) changes the digest.
+    """
+    rows = [m for m in session.to_json()["messages"] if m.get("kind") != KIND_COMPACTION]
+    for row in rows:
+        row.pop("summary", None)
+    blob = json.dumps(rows[:count], ensure_ascii=False, sort_keys=True)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
 def find_split(messages: Sequence[Message], keep_turns: int) -> int:
@@ -172,6 +207,55 @@ class Compactor:
         older, kept = self._split(session, extra_tokens)
         return await self._summarise(session, user_key, now, older, kept)
 
+    def plan(self, session: Session, extra_tokens: int = 0) -> CompactionPlan | None:
+        """The plan of the compaction the session needs now; None below the thresholds."""
+        if not self.check(session, extra_tokens).triggered:
+            return None
+        older, _ = self._split(session, extra_tokens)
+        if not older:
+            return None
+        return CompactionPlan(len(older), body_digest(session, len(older)))
+
+    def planned(self, session: Session, plan: CompactionPlan) -> list[Message] | None:
+        """The messages ``plan`` names, if the session still begins with exactly them."""
+        body = [m for m in session.messages if m.kind != KIND_COMPACTION]
+        if plan.count <= 0 or len(body) < plan.count:
+            return None
+        if body_digest(session, plan.count) != plan.digest:
+            return None
+        return body[: plan.count]
+
+    @staticmethod
+    def previous_note(session: Session) -> str:
+        """The latest compaction note's text ("" when the session has none)."""
+        notes = [m for m in session.messages if m.kind == KIND_COMPACTION]
+        return notes[-1].content if notes else ""
+
+    async def apply(
+        self,
+        session: Session,
+        user_key: str,
+        now: datetime,
+        plan: CompactionPlan,
+        summary: ConversationSummary,
+    ) -> CompactionResult | None:
+        """Write ``summary`` of the planned messages, then trim them from the session.
+
+        None (nothing written) when the session no longer begins with those messages. The
+        caller holds the session's lock and indexes :meth:`written_paths` afterwards.
+        """
+        older = self.planned(session, plan)
+        if older is None:
+            return None
+        body = [m for m in session.messages if m.kind != KIND_COMPACTION]
+        return await self._finish(
+            session, user_key, now, older, body[plan.count :], summary, plan.ref
+        )
+
+    def written_paths(self, now: datetime) -> list[str]:
+        """The files a compaction at ``now`` writes (relative to the user's folder)."""
+        return ["MEMORY_FULL.md", self.daily_log.rel_path(now), "MEMORY.md"]
+
     async def summarise_all(
         self, session: Session, user_key: str, now: datetime
     ) -> CompactionResult | None:
@@ -191,13 +275,29 @@ class Compactor:
     ) -> CompactionResult | None:
         if not older:
             return None
+        summary = await self.summaries.conversation_summary(
+            older, previous=self.previous_note(session)
+        )
+        result = await self._finish(session, user_key, now, older, kept, summary)
+        await self._index(user_key, ["MEMORY_FULL.md", result.log_path])
+        return result
+
+    async def _finish(
+        self,
+        session: Session,
+        user_key: str,
+        now: datetime,
+        older: list[Message],
+        kept: list[Message],
+        summary: ConversationSummary,
+        ref: str = "",
+    ) -> CompactionResult:
+        """Seed 003's order: write the summary to both files, and only then trim."""
         notes = [m for m in session.messages if m.kind == KIND_COMPACTION]
-        previous = notes[-1].content if notes else ""
         tokens_before = self.history_tokens(session.messages)
-        summary = await self.summaries.conversation_summary(older, previous=previous)
         day = f"{self.daily_log.local(now):%Y-%m-%d}"
         heading = f"對話摘要 ({day})"
-        log_rel = await asyncio.to_thread(self._write, user_key, heading, summary, now)
+        log_rel = await asyncio.to_thread(self._write, user_key, heading, summary, now, ref)
         earlier = "（更早的摘要也在 MEMORY_FULL.md）" if notes else ""
         note = Message(
             ROLE_SYSTEM,
@@ -208,7 +308,6 @@ class Compactor:
         )
         session.messages = [note, *kept]
         session.compactions += 1
-        await self._index(user_key, ["MEMORY_FULL.md", log_rel])
         words = summary_keywords(older, summary)
         added = await asyncio.to_thread(self.add_keywords, user_key, words)
         return CompactionResult(
@@ -242,24 +341,43 @@ class Compactor:
         return added
 
     def _write(
-        self, user_key: str, heading: str, summary: ConversationSummary, now: datetime
+        self,
+        user_key: str,
+        heading: str,
+        summary: ConversationSummary,
+        now: datetime,
+        ref: str = "",
     ) -> str:
+        """Append the block to MEMORY_FULL.md and a record to the daily log, each once.
+
+        With ``ref`` (a deferred compaction) a retry after a crash between the two writes
+        adds the log record it missed; without one, a block already there means both were
+        written before a crash kept the trimmed session from being saved.
+        """
         path = UserPaths.of(self.data_dir, user_key).memory_full_md
         block = f"\n## {heading}\n\n{mask(summary.body)}\n"
+        log_rel = self.daily_log.rel_path(now)
         with user_lock(self.data_dir, user_key):
             current = read_text(path) or FULL_TITLE
             if block in current:
-                # Written before a crash kept the trimmed session from being saved: once only.
-                return self.daily_log.rel_path(now)
-            if not current.endswith("\n"):
-                current += "\n"
-            atomic_write_text(path, current + block)
-        return self.daily_log.append(
-            user_key,
-            "summary",
-            f"本段討論摘要：{summary.gist}（詳見 MEMORY_FULL.md § {heading}）",
-            now,
-        )
+                if not ref or self._logged(user_key, now, ref):
+                    return log_rel
+            else:
+                if not current.endswith("\n"):
+                    current += "\n"
+                atomic_write_text(path, current + block)
+            return self.daily_log.append(
+                user_key,
+                "summary",
+                f"本段討論摘要：{summary.gist}（詳見 MEMORY_FULL.md § {heading}）",
+                now,
+                ref,
+            )
+
+    def _logged(self, user_key: str, now: datetime, ref: str) -> bool:
+        day = f"{self.daily_log.local(now):%Y-%m-%d}"
+        text = read_text(UserPaths.of(self.data_dir, user_key).daily_log(day))
+        return any(r.ref == ref for r in parse_log(day, text))
 
     async def _index(self, user_key: str, rels: list[str]) -> None:
         if self.on_written is None:

@@ -11,10 +11,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.chunking import chunk_text
 from memory.config import IndexConfig
@@ -33,6 +34,8 @@ Progress = Callable[[int, int], None]
 # without its (mtime, size) moving: such a state is not trusted and the file is re-read
 # (cheaply: unchanged units are matched by hash, not re-embedded) until it has settled.
 RACY_WINDOW_NS = 2_000_000_000
+# How often a sync compares again when another indexer changed the file's rows meanwhile.
+PLAN_ATTEMPTS = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +50,17 @@ class SyncStats:
         return SyncStats(
             self.added + other.added, self.removed + other.removed, self.files + other.files
         )
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What one file's sync will change, and the index rows it was compared with."""
+
+    indexed: dict[str, str]
+    remove: list[str] = field(default_factory=list)
+    fresh: int = 0
+    chunks: list[NewChunk] = field(default_factory=list)
+    state: tuple[int, int] | None = None  # the file's (mtime, size); None: it is gone
 
 
 def _unique(units: list[Unit]) -> list[Unit]:
@@ -109,27 +123,37 @@ class Indexer:
     def sync_file(self, user_key: str, rel: str, *, force: bool = False) -> SyncStats:
         """Bring the index of one file up to date; returns what changed.
 
-        Under the user's lock: two indexers (the service's job, ``pcai reindex``) comparing
-        the same file with the same index rows would otherwise both add its new units.
+        The file is read, compared with its index rows and its new units embedded without
+        the user's lock, so a turn appending to the user's log never waits for a parse or an
+        embedding. The rows are written under the lock, and only when they are still the
+        ones compared with: two indexers (the worker, the minute job, ``pcai reindex``) on the
+        same file would otherwise both add its new units. Otherwise it compares again.
         """
-        with user_lock(self.data_dir, user_key):
-            return self._sync_file(user_key, rel, force)
+        for _ in range(PLAN_ATTEMPTS):
+            plan = self._plan(user_key, rel, force)
+            if plan is None:
+                return SyncStats()
+            vectors = self._embed(plan.chunks)
+            with user_lock(self.data_dir, user_key):
+                if self.store.indexed_units(user_key, rel) == plan.indexed:
+                    return self._apply(user_key, rel, plan, vectors)
+        with user_lock(self.data_dir, user_key):  # a busy file: all of it in one hold
+            plan = self._plan(user_key, rel, force)
+            if plan is None:
+                return SyncStats()
+            return self._apply(user_key, rel, plan, self._embed(plan.chunks))
 
-    def _sync_file(self, user_key: str, rel: str, force: bool) -> SyncStats:
+    def _plan(self, user_key: str, rel: str, force: bool) -> _Plan | None:
+        """What a sync would change; None when nothing (the file is as last indexed)."""
         paths = UserPaths.of(self.data_dir, user_key)
-        path = paths.root / rel
         try:
-            st = path.stat()
-            state: tuple[int, int] | None = (st.st_mtime_ns, st.st_size)
+            st = (paths.root / rel).stat()
         except FileNotFoundError:
-            state = None
-        if not force and state is not None and self.store.file_state(user_key, rel) == state:
-            return SyncStats()
-        if state is None:
-            had = self.store.indexed_units(user_key, rel)
-            if had:
-                self.store.delete_path(user_key, rel)
-            return SyncStats(removed=len(had), files=1 if had else 0)
+            indexed = self.store.indexed_units(user_key, rel)
+            return _Plan(indexed=indexed, remove=list(indexed), state=None) if indexed else None
+        state = (st.st_mtime_ns, st.st_size)  # taken before the read: a later write shows
+        if not force and self.store.file_state(user_key, rel) == state:
+            return None
         units = _unique(units_of(paths, rel))
         indexed = self.store.indexed_units(user_key, rel)
         current = {u.unit_id: u for u in units}
@@ -140,16 +164,26 @@ class Indexer:
         ]
         fresh = [u for u in units if indexed.get(u.unit_id) != u.content_hash]
         chunks = [c for u in fresh for c in self.chunks_for(user_key, u)]
-        if chunks:
-            # The index text: the chunk with its context (a log record's neighbours).
-            vectors = self.embedder.embed_passages([c.fts_text or c.text for c in chunks])
-        else:
-            vectors = np.zeros((0, self.embedder.dim), dtype=np.float32)
-        if remove or chunks:
-            self.store.replace_units(user_key, rel, remove, chunks, vectors)
-        settled = time.time_ns() - state[0] > RACY_WINDOW_NS
-        self.store.set_file_state(user_key, rel, state[0] if settled else -1, state[1])
-        return SyncStats(added=len(fresh), removed=len(remove), files=1)
+        return _Plan(indexed=indexed, remove=remove, fresh=len(fresh), chunks=chunks, state=state)
+
+    def _embed(self, chunks: list[NewChunk]) -> npt.NDArray[np.float32]:
+        if not chunks:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        # The index text: the chunk with its context (a log record's neighbours).
+        return self.embedder.embed_passages([c.fts_text or c.text for c in chunks])
+
+    def _apply(
+        self, user_key: str, rel: str, plan: _Plan, vectors: npt.NDArray[np.float32]
+    ) -> SyncStats:
+        if plan.state is None:  # the file is gone: so are its rows
+            self.store.delete_path(user_key, rel)
+            return SyncStats(removed=len(plan.remove), files=1)
+        if plan.remove or plan.chunks:
+            self.store.replace_units(user_key, rel, plan.remove, plan.chunks, vectors)
+        mtime, size = plan.state
+        settled = time.time_ns() - mtime > RACY_WINDOW_NS
+        self.store.set_file_state(user_key, rel, mtime if settled else -1, size)
+        return SyncStats(added=plan.fresh, removed=len(plan.remove), files=1)
 
     def sync_user(
         self, user_key: str, *, force: bool = False, progress: Progress | None = None

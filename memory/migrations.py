@@ -250,11 +250,33 @@ def m004_memory_page(conn: Any) -> None:
     _run(conn, _PAGE)
 
 
+# -- 5: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
+_DEFERRED_WORK = (
+    """CREATE TABLE IF NOT EXISTS deferred_work (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_key TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    payload TEXT NOT NULL DEFAULT '{}',
+    created_at TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    retry_at REAL NOT NULL DEFAULT 0,
+    last_error TEXT NOT NULL DEFAULT ''
+)""",
+    "CREATE INDEX IF NOT EXISTS deferred_work_by_user ON deferred_work (user_key, seq)",
+)
+
+
+def m005_deferred_work(conn: Any) -> None:
+    """``deferred_work``: indexing, compaction and topic turns waiting for the worker."""
+    _run(conn, _DEFERRED_WORK)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
     Migration("m003_fading_notices", m003_fading_notices),
     Migration("m004_memory_page", m004_memory_page),
+    Migration("m005_deferred_work", m005_deferred_work),
 )
 
 

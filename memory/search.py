@@ -16,8 +16,11 @@ which candidate, so ``pcai search --explain`` can show both.
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -36,6 +39,9 @@ from memory.text import keyword_terms, selective_terms
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 NEUTRAL = EntrySignal()
+# The BM25 half of a search runs here while the caller embeds the query (:meth:`start_text`).
+_TEXT = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-bm25")
+_TEXT_KEEP = 32  # started text searches nobody used are dropped past this
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +102,9 @@ class HybridSearcher:
         self.embedder = embedder
         self.config = config
         self.floor = similarity_floor(embedder)
+        self._ahead: OrderedDict[tuple[str, str], tuple[int, Future[list[tuple[int, float]]]]]
+        self._ahead = OrderedDict()  # (user, query) -> (depth, its BM25 half, started early)
+        self._ahead_lock = threading.Lock()
         self.signals = signals  # None: every memory counts as never used, default weight
 
     def search(
@@ -120,11 +129,47 @@ class HybridSearcher:
         statuses: tuple[str, ...] = SEARCHABLE,
     ) -> SearchResult:
         """Like :meth:`search`, also reporting dropped candidates and timings."""
+        self.start_text(user_key, query, k)  # BM25 runs while the query is embedded
         t0 = time.perf_counter()
         qvec = self.embedder.embed_query(query) if query.strip() else None
         embed_ms = (time.perf_counter() - t0) * 1000.0
         result = self.search_with_vector(user_key, query, qvec, k, now=now, statuses=statuses)
         return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
+
+    def start_text(self, user_key: str, query: str, k: int | None = None) -> None:
+        """Begin the BM25 half of a search for ``query`` now, in the background.
+
+        The next search of the same user and query (for at most ``k`` hits) uses it, so the
+        caller's wait for the query's embedding covers it: with a second core a turn waits
+        for the slower of the two, not their sum.
+        """
+        depth = self._depth(k)
+        with self._ahead_lock:
+            started = self._ahead.get((user_key, query))
+            if started is not None and started[0] >= depth:
+                return
+            self._ahead[(user_key, query)] = (
+                depth,
+                _TEXT.submit(self._text, user_key, query, depth),
+            )
+            while len(self._ahead) > _TEXT_KEEP:
+                self._ahead.popitem(last=False)
+
+    def _text(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        return self.store.fts_search(user_key, self._match(query), depth)
+
+    def _text_hits(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        """The BM25 candidates: the ones :meth:`start_text` began, else fetched now."""
+        with self._ahead_lock:
+            started = self._ahead.pop((user_key, query), None)
+        if started is not None and started[0] >= depth:
+            return started[1].result()[:depth]  # best first: a longer list starts the same
+        return self._text(user_key, query, depth)
+
+    def _depth(self, k: int | None) -> int:
+        """How many candidates each retriever fetches for a top ``k``."""
+        cfg = self.config
+        return max((k or cfg.top_k) * cfg.candidate_multiplier, cfg.min_candidates)
 
     def search_with_vector(
         self,
@@ -145,9 +190,9 @@ class HybridSearcher:
         cfg = self.config
         k = k or cfg.top_k
         now = now or datetime.now().astimezone()
-        depth = max(k * cfg.candidate_multiplier, cfg.min_candidates)
+        depth = self._depth(k)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
-        fts_hits = self.store.fts_search(user_key, self._match(query), depth)
+        fts_hits = self._text_hits(user_key, query, depth)
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []

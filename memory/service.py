@@ -96,9 +96,12 @@ class MemoryService:
         return self.searcher.search_explained(user_key, query, k, now=now, statuses=statuses)
 
     def _sync(self, user_key: str) -> None:
-        """Index a hand edit of MEMORY.md before searching it."""
-        with self.lock(user_key):  # a sync racing a write of the same file would index twice
-            self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
+        """Index a hand edit of MEMORY.md before searching it.
+
+        No user lock: the sync writes rows only under it, and only if they are still the
+        rows it compared with, so a turn's search never waits for a write of the user's log.
+        """
+        self.indexer.sync_file(check_user_key(user_key), "MEMORY.md")
 
     # -- writing -------------------------------------------------------------------------
     def write_document(self, user_key: str, doc: MemoryDocument, *, index: bool = True) -> None:

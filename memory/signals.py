@@ -8,12 +8,12 @@ changed (keyed by :func:`memory.fsutil.file_stamp`), so a query costs one small 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from memory.access import AccessCounter
+from memory.access import AccessCounter, AccessStat
 from memory.errors import UnreadableFileError
 from memory.fsutil import file_stamp, read_text
 from memory.markdown import parse_memory
@@ -63,13 +63,27 @@ class MemorySignals:
             self._weights[user_key] = (stamp, weights)
         return weights
 
-    def signals(self, user_key: str) -> dict[str, EntrySignal]:
+    def signals(self, user_key: str) -> Mapping[str, EntrySignal]:
         """Every memory with a weight or an access count."""
-        weights = self.weights(user_key)
-        counts = self.access.get_many(user_key)
-        return {
-            eid: EntrySignal(
-                counts[eid].count if eid in counts else 0, weights.get(eid, NEUTRAL_WEIGHT)
-            )
-            for eid in {*weights, *counts}
-        }
+        return _Signals(self.weights(user_key), self.access.get_many(user_key))
+
+
+class _Signals(Mapping[str, EntrySignal]):
+    """One user's signals, each made when asked for: a search asks for its few dozen
+    candidates, and building all of a 10,000-memory user's took longer than the search."""
+
+    def __init__(self, weights: Mapping[str, int], counts: Mapping[str, AccessStat]) -> None:
+        self._weights = weights
+        self._counts = counts
+
+    def __getitem__(self, eid: str) -> EntrySignal:
+        if eid not in self._weights and eid not in self._counts:
+            raise KeyError(eid)
+        count = self._counts[eid].count if eid in self._counts else 0
+        return EntrySignal(count, self._weights.get(eid, NEUTRAL_WEIGHT))
+
+    def __iter__(self) -> Iterator[str]:
+        return iter({*self._weights, *self._counts})
+
+    def __len__(self) -> int:
+        return len({*self._weights, *self._counts})

@@ -1,14 +1,15 @@
 """Builds the Telegram Application: handlers, lifecycle hooks, long polling.
 
 Reads like python-telegram-bot's examples: a typed context, thin handlers per concern, one
-error handler, ``post_init`` (commands) and ``post_shutdown`` (flush) hooks.
+error handler, ``post_init`` (commands, the background worker) and ``post_shutdown`` (worker
+stopped, flush) hooks.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from telegram import BotCommand, MenuButtonWebApp, Update, WebAppInfo
 from telegram.error import TelegramError
@@ -41,6 +42,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 JobSetup = Callable[[BotApp], None]
 WEB = "web"  # bot_data key of the memory page's server, when the bot serves one
+BACKGROUND = "background"  # bot_data key of the deferred-work worker
+
+
+class Background(Protocol):
+    """Work the app runs beside the handlers (the deferred-work worker)."""
+
+    async def start(self) -> None:
+        """Start (post_init)."""
+
+    async def stop(self) -> None:
+        """Stop and wait for it (post_shutdown, after the last update was handled)."""
 
 
 async def post_init(application: BotApp) -> None:
@@ -49,6 +61,9 @@ async def post_init(application: BotApp) -> None:
     await application.bot.set_my_commands(
         [BotCommand(n, zh) for n, zh, _ in COMMANDS], language_code="zh"
     )
+    background: Background | None = application.bot_data.get(BACKGROUND)
+    if background is not None:
+        await background.start()  # first what a previous process left in the queue
     log.info(
         "PCAI bot started; serving %d allowed user(s)", len(application.bot_data[DEPS].allowed)
     )
@@ -69,10 +84,13 @@ async def set_menu_button(application: BotApp, web: WebServer) -> None:
 
 
 async def post_shutdown(application: BotApp) -> None:
-    """Stop the memory page, then flush sessions and pending state."""
+    """Stop the memory page and the worker, then flush sessions and pending state."""
     web: WebServer | None = application.bot_data.get(WEB)
     if web is not None:
         await web.stop()
+    background: Background | None = application.bot_data.get(BACKGROUND)
+    if background is not None:
+        await background.stop()
     await application.bot_data[DEPS].backend.flush()
     log.info("PCAI bot stopped; state flushed")
 
@@ -84,6 +102,7 @@ def build_application(
     request: BaseRequest | None = None,
     jobs: JobSetup | None = None,
     web: WebServer | None = None,
+    background: Background | None = None,
 ) -> BotApp:
     """The Application for ``settings`` (``request`` replaces HTTP in offline tests).
 
@@ -108,6 +127,8 @@ def build_application(
     application.bot_data[DEPS] = deps
     if web is not None:
         application.bot_data[WEB] = web
+    if background is not None:
+        application.bot_data[BACKGROUND] = background
     add_handlers(application)
     if jobs is not None:
         jobs(application)

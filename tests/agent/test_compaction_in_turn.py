@@ -1,16 +1,20 @@
-"""Compaction inside ``Agent.respond`` (seed 003): the 15th user turn summarises the older talk.
+"""Compaction planned by ``Agent.respond`` (seed 003): the 15th user turn summarises the older
+talk, done by the deferred-work worker right after the reply.
 
 The summary goes to MEMORY_FULL.md and the daily log (both indexed), and the session keeps a
-note plus the last five user turns. When the summariser's model fails, the extractive summary
-is written instead: the turn is answered and nothing the user said is lost.
+note plus the last five user turns; the user is told in one line through the outbox. When the
+summariser's model fails, the extractive summary is written instead: the turn is answered and
+nothing the user said is lost.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from agent.build import agent_worker
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, ROLE_USER
+from memory.notices import NoticeBook
 from memory.users import UserPaths
 from tests.agent.conftest import USER, Env
 
@@ -83,10 +87,13 @@ def _kept_user_turns(env: Env) -> list[str]:
 
 async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) -> None:
     env.fake.chat_handler = _model
+    worker = agent_worker(env.agent)
     await _talk(env)
     reply = await env.agent.respond(env.msg(LAST))
     assert reply.text.startswith("好的，聽起來不錯。") and not reply.error
-    assert "MEMORY_FULL.md § 對話摘要 (" in reply.text  # the user is told where it went
+    assert await worker.settle()  # the worker writes what the turn planned
+    [told] = NoticeBook(env.services.state).outbox(env.clock, USER)
+    assert "MEMORY_FULL.md § 對話摘要 (" in told.text  # the user is told where it went
 
     # The model was asked to summarise the older turns (the first one among them) ...
     [asked] = [b for b in env.fake.chat_requests if _is_conversation_summary("/api/chat", b)]
@@ -97,14 +104,16 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
     assert "十月高雄三人旅行計畫" in _logs(env)
     assert "MEMORY_FULL.md" in env.services.store.indexed_paths(USER)
 
-    # The session now holds the note and the last five user turns; the answer to this turn
-    # was written from that, not from the fifteen turns.
+    # The session now holds the note and the last five user turns; the next answer is
+    # written from that, not from the fifteen turns (this turn's prompt was built before the
+    # conversation was written and trimmed, in seed 003's order).
     session = env.services.sessions.load(USER)
     note = session.messages[0]
     assert note.kind == KIND_COMPACTION and note.content.startswith(NOTE_PREFIX)
     assert "十月高雄三人旅行計畫" in note.content and "MEMORY_FULL.md" in note.content
     assert _kept_user_turns(env) == [*TALK[-4:], LAST]
-    answered = [b for b in env.fake.chat_requests if b["messages"][-1]["content"] == LAST][-1]
+    await env.agent.respond(env.msg("高鐵幾點出發？"))
+    answered = env.fake.chat_requests[-1]
     prompt = "\n".join(str(m["content"]) for m in answered["messages"])
     assert NOTE_PREFIX in prompt and TALK[0] not in prompt
     # Nothing the user said is gone: every turn is in the daily log.
@@ -113,11 +122,14 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
 
 async def test_when_the_summariser_fails_the_extractive_summary_is_written(env: Env) -> None:
     env.fake.chat_handler = _model
+    worker = agent_worker(env.agent)
     await _talk(env)
     env.fake.fail_when = _is_conversation_summary  # HTTP 500 for the summary request only
     reply = await env.agent.respond(env.msg(LAST))
     assert reply.text.startswith("好的，聽起來不錯。") and not reply.error  # still answered
-    assert "MEMORY_FULL.md § 對話摘要 (" in reply.text
+    assert await worker.settle()
+    [told] = NoticeBook(env.services.state).outbox(env.clock, USER)
+    assert "MEMORY_FULL.md § 對話摘要 (" in told.text
 
     assert any(_is_conversation_summary("/api/chat", b) for b in env.fake.chat_requests)
     full = _memory_full(env)

@@ -11,6 +11,8 @@ import numpy as np
 import numpy.typing as npt
 import pytest
 
+from agent.build import agent_worker
+from agent.deferred import DeferredWorker
 from agent.pipeline import Agent
 from agent.prompt import MEMORY_OPEN
 from agent.sections import closest, section_descriptions
@@ -69,6 +71,7 @@ class World:
     fake: FakeOllama
     embedder: CountingEmbedder
     clock: datetime
+    worker: DeferredWorker  # records each turn in the topic index, as the app's does
 
     def searched(self) -> list[str]:
         """The texts the last turn's search layer (L2) injected; the fallback is not search."""
@@ -79,6 +82,7 @@ class World:
         self.clock += timedelta(minutes=1)
         self.fake.queue_chat("好的。")
         await self.agent.respond(IncomingMessage(user_key=USER, text=text, time=self.clock))
+        assert await self.worker.settle()  # the turn's deferred work, before the next message
         for m in self.fake.chat_requests[-1]["messages"]:
             if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
                 return str(m["content"])
@@ -100,7 +104,8 @@ def world(tmp_path: Path, fake_ollama: FakeOllama, embedder: E5Embedder) -> Iter
     for text in ("每週一早上十點有團隊會議", "My manager is Alice"):
         services.memory.remember(USER, text, section=WORK, now=now)
     services.memory.remember(USER, "太太生日是三月五日", section=HOME, now=now)
-    yield World(services, build_agent(services), fake_ollama, counting, now)
+    agent = build_agent(services)
+    yield World(services, agent, fake_ollama, counting, now, agent_worker(agent))
     services.close()
 
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
+from agent.build import agent_worker
+from agent.deferred import KIND_COMPACT
 from agent.selection import SHORT_TERM
 from memory.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
+from memory.notices import NoticeBook
 from memory.short_term import ShortTermStore
 from memory.users import UserPaths
 from tests.agent.conftest import USER, Env
@@ -44,25 +47,31 @@ async def test_weather_calendar_and_mail_messages_are_noted_and_found_later(env:
     assert store.latest(USER, "calendar")[0].content == "週五的行程是什麼？"  # noted after
 
 
-async def test_a_compaction_turn_says_so_in_one_line(env: Env) -> None:
+async def test_a_compaction_says_so_in_one_line_once_it_is_written(env: Env) -> None:
     env.fake.chat_handler = model
     env.agent.compactor.config = replace(
         env.agent.compactor.config, auto_write_threshold_turns=3, history_turns_after=1
     )
+    worker = agent_worker(env.agent)
+    book = NoticeBook(env.services.state)
     first = await env.agent.respond(env.msg("我們要把資料庫遷移到 PostgreSQL"))
     second = await env.agent.respond(env.msg("決定週五前完成部署"))
     assert "📝" not in first.text + second.text
     reply = await env.agent.respond(env.msg("那 PostgreSQL 部署要準備什麼？"))
-    head, line = reply.text.split("\n\n")
-    assert head == "好的。" and "\n" not in line
-    assert line.startswith("📝") and "MEMORY_FULL.md § 對話摘要" in line
+    # The turn only planned it: saying "written" now would be a claim not yet true.
+    assert reply.text == "好的。" and book.outbox(env.clock) == []
+    assert await worker.settle()
+    [told] = book.outbox(env.clock, USER)  # the line, once, for the next tick that can reach
+    line = told.text
+    assert "\n" not in line and line.startswith("📝") and "MEMORY_FULL.md § 對話摘要" in line
     assert "PostgreSQL" in line  # the new keyword, also in MEMORY.md's index
     paths = UserPaths.of(env.services.settings.data_dir, USER)
     assert "PostgreSQL" in paths.memory_md.read_text("utf-8").splitlines()[2]
     session = env.agent.sessions.path(USER).read_text("utf-8")
     assert "📝" not in session  # told to the user, not fed back to the model
     later = await env.agent.respond(env.msg("好，謝謝"))
-    assert "📝" not in later.text
+    assert await worker.settle()
+    assert "📝" not in later.text and len(book.outbox(env.clock, USER)) == 1
 
 
 async def test_the_compaction_threshold_counts_the_memory_block(env: Env) -> None:
@@ -75,13 +84,13 @@ async def test_the_compaction_threshold_counts_the_memory_block(env: Env) -> Non
         history_turns_after=1,
     )
     for text in ("我們要把資料庫遷移到 PostgreSQL", "決定週五前完成部署", "還要準備備份"):
-        reply = await env.agent.respond(env.msg(text))
-        assert "📝" not in reply.text  # system + history stay under 900 tokens
+        await env.agent.respond(env.msg(text))
+        assert not env.agent.work.has(USER, KIND_COMPACT)  # system + history under 900
     rule = "回答時一律附上部署檢查清單，" + "包含備份、監控、回滾計畫與負責人。" * 16
     env.services.memory.remember(USER, rule, is_core=True)  # L0: in every prompt
     assert counter.count(rule) > 400
-    reply = await env.agent.respond(env.msg("下一步呢？"))
-    assert "📝" in reply.text  # the memory block tipped it over
+    await env.agent.respond(env.msg("下一步呢？"))
+    assert env.agent.work.has(USER, KIND_COMPACT)  # the memory block tipped it over
     assert rule[:20] in env.memory_block()
 
 

@@ -138,3 +138,36 @@ async def test_a_crash_before_the_session_was_saved_does_not_write_twice(kit: Hi
     assert paths.memory_full_md.read_text("utf-8").count("## 對話摘要 (") == 1
     records = parse_log("2026-02-09", paths.daily_log("2026-02-09").read_text("utf-8"))
     assert len(records) == 1
+
+
+async def test_a_plan_trims_exactly_its_messages_when_turns_came_after_it(kit: HistoryKit) -> None:
+    comp = compactor(kit)
+    session = chat(15)
+    plan = comp.plan(session)
+    assert plan is not None
+    older = comp.planned(session, plan)
+    assert older is not None and len(older) == plan.count
+    later = NOW + timedelta(minutes=5)
+    session.append("user", "a turn after the plan was made", later, msg_id="tg-15")
+    summary = await comp.summaries.conversation_summary(older)
+    result = await comp.apply(session, USER, NOW, plan, summary)
+    assert result is not None and result.removed == plan.count
+    note, *kept = session.messages
+    assert note.kind == "compaction" and kept[-1].content == "a turn after the plan was made"
+    assert [m for m in kept if m.content.endswith("(turn 9)")] == []  # summarised and gone
+
+
+async def test_a_plan_whose_messages_changed_writes_nothing(kit: HistoryKit) -> None:
+    comp = compactor(kit)
+    session = chat(15)
+    plan = comp.plan(session)
+    assert plan is not None
+    older = comp.planned(session, plan)
+    assert older is not None
+    summary = await comp.summaries.conversation_summary(older)
+    # A /forget redacted a planned message while the summary was being written.
+    session.messages[2] = replace(session.messages[2], content="[已忘記]")
+    assert await comp.apply(session, USER, NOW, plan, summary) is None
+    paths = UserPaths.of(kit.library.data_dir, USER)
+    assert not paths.memory_full_md.exists()
+    assert not any(m.kind == "compaction" for m in session.messages)

@@ -1,0 +1,70 @@
+"""The turn's query embedding, started as soon as the message is let in.
+
+Embedding the query is the longest step before the model is asked. :class:`QueryAhead` wraps
+the process's embedder: the pipeline calls :meth:`QueryAhead.start` with the text it will
+search for once the message passed the access check, and the embedding runs while the session
+is loaded, the message logged and compaction checked. When the search then asks for that
+text's vector it gets this one (waiting for it if need be): the query is embedded once.
+Passages, and queries nobody started, go straight to the wrapped embedder.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.embedders import Embedder, Vector, similarity_floor
+
+# Started embeddings nobody asked for (a search that failed first) are dropped past this.
+KEEP = 32
+
+
+class QueryAhead:
+    """An :class:`~memory.embedders.Embedder` whose query embeddings can start early."""
+
+    def __init__(self, inner: Embedder, workers: int = 2) -> None:
+        self.inner = inner
+        self._ahead: OrderedDict[str, Future[Vector]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pcai-query")
+
+    @property
+    def name(self) -> str:
+        """The wrapped embedder's name (the index records it)."""
+        return self.inner.name
+
+    @property
+    def dim(self) -> int:
+        """The wrapped embedder's dimension."""
+        return self.inner.dim
+
+    @property
+    def similarity_floor(self) -> float:
+        """The wrapped embedder's floor, so search calibrates as it would without this."""
+        return similarity_floor(self.inner)
+
+    def start(self, text: str) -> None:
+        """Begin embedding ``text`` as a query now, in the background."""
+        with self._lock:
+            if text in self._ahead:
+                return
+            self._ahead[text] = self._pool.submit(self.inner.embed_query, text)
+            while len(self._ahead) > KEEP:
+                self._ahead.popitem(last=False)
+
+    def embed_query(self, text: str) -> Vector:
+        """The vector :meth:`start` began for ``text``, else one embedded now."""
+        with self._lock:
+            started = self._ahead.pop(text, None)
+        if started is not None:
+            return started.result()
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Passages are never started early: straight to the wrapped embedder."""
+        return self.inner.embed_passages(texts)
