@@ -49,7 +49,7 @@ def connect(path: Path | str, *, vec: bool = True) -> Any:
             conn.close()
             raise StorageUnavailableError(f"cannot load sqlite-vec: {exc}") from exc
     try:
-        conn.execute("PRAGMA journal_mode=WAL")  # the first read: a garbage file fails here
+        _set_journal_mode(conn)  # the first read: a garbage file fails here
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
@@ -60,6 +60,32 @@ def connect(path: Path | str, *, vec: bool = True) -> Any:
         conn.close()
         raise
     return conn
+
+
+def _set_journal_mode(conn: Any, *, patience: float = 30.0) -> None:
+    """Switch ``conn`` to WAL, waiting out another process that is doing the same.
+
+    When two processes open a new file at once, the switch can answer "database is locked"
+    at once: SQLite does not call the busy handler while the file changes journal mode or
+    while another connection recovers the WAL index. Waiting a little and asking again is
+    what the busy handler would have done.
+    """
+    deadline = time.monotonic() + patience
+    pause = 0.005
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except Exception as exc:
+            if not _is_busy(exc) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
+def _is_busy(exc: BaseException) -> bool:
+    message = str(exc).lower()
+    return type(exc).__name__ == "OperationalError" and ("locked" in message or "busy" in message)
 
 
 def connect_plain(path: Path) -> Any:
