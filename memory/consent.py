@@ -1,7 +1,7 @@
 """Proof of the user's own act: what confirming, rejecting or editing a proposal requires.
 
-Confirmation is a capability of the user, not of the model (DESIGN.md "Where each promise
-lives"). A :class:`UserAct` says exactly what one user did to one proposal ("confirm",
+Confirmation is a capability of the user, not of the model (docs/trust.md, "Where each promise
+is kept"). A :class:`UserAct` says exactly what one user did to one proposal ("confirm",
 "replace", "reject", or "edit" to a given text), or decided about one confirmed memory ("pin",
 "unpin", "scope" to a given scope, "revise" to a given text, "keep", "restore"), of which kind
 (a memory or a reminder) and how ("button", "reply", "command", "word", "operator"). Only a
