@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
-from agent.handlers import proposal_view
 from agent.texts import error_both
+from agent.turn_tools import proposal_view
 from agent.types import ProposalView
 from bot.telegram.desk import history_lines
 from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via

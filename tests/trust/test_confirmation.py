@@ -196,7 +196,7 @@ def test_the_agent_package_never_reaches_the_mint() -> None:
     # The mint is the bot layer's: no module of agent/ may name it or the Services field.
     root = Path(__file__).resolve().parents[2] / "agent"
     sources = {p.name: p.read_text(encoding="utf-8") for p in root.glob("*.py")}
-    assert "pipeline.py" in sources and "handlers.py" in sources
+    assert "pipeline.py" in sources and "turn_tools.py" in sources
     for name, source in sources.items():
         assert "UserActMint" not in source and "user_acts" not in source, name
 
