@@ -192,8 +192,8 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
 def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None = None) -> int:
     """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
     from bot.chat import TerminalChat
+    from bot.frontdesk.backend import backend_for
     from bot.jobs import JobRunner, scheduled
-    from bot.telegram.backend import backend_for
 
     if services.agent is None:
         build_agent(services)
@@ -258,9 +258,9 @@ def _serve(settings: Settings) -> int:
             )
         finally:
             services.close()
+    from bot.frontdesk.backend import backend_for
     from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
-    from bot.telegram.backend import backend_for
 
     if not settings.allowed_users:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")

@@ -290,8 +290,8 @@ async def test_the_worker_serves_only_the_users_it_owns(world: World) -> None:
 async def test_the_telegram_app_starts_the_worker_and_stops_it_on_shutdown(world: World) -> None:
     from dataclasses import replace
 
+    from bot.frontdesk.backend import backend_for
     from bot.telegram.application import build_application, post_init, post_shutdown
-    from bot.telegram.backend import backend_for
     from tests.bot.telegram_doubles import RecordingRequest
 
     await world.agent.respond(world.msg(f"{WORD}", 1))  # left by a previous process
@@ -326,7 +326,7 @@ class WaitingStdin:
 
 async def test_the_terminal_chat_runs_the_worker_for_its_user(world: World) -> None:
     from bot.chat import TerminalChat
-    from bot.telegram.backend import backend_for
+    from bot.frontdesk.backend import backend_for
 
     await world.agent.respond(world.msg(f"{WORD}", 1))  # left by a previous chat
     worker = agent_worker(world.agent, owns=lambda key: key == USER)

@@ -20,9 +20,9 @@ import pytest
 
 from bot.app import Services, build_agent, build_services
 from bot.chat import TerminalChat
+from bot.frontdesk.backend import backend_for
 from bot.settings import load_settings
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from memory.consent import NotTheUsersActError, UserAct, UserActMint
 from memory.embedders import E5Embedder
