@@ -193,7 +193,8 @@ def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None
     """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
     from bot.chat import TerminalChat
     from bot.frontdesk.backend import backend_for
-    from bot.jobs import JobRunner, scheduled
+    from bot.jobs import JobRunner
+    from bot.scheduling import scheduled
 
     if services.agent is None:
         build_agent(services)
@@ -259,7 +260,8 @@ def _serve(settings: Settings) -> int:
         finally:
             services.close()
     from bot.frontdesk.backend import backend_for
-    from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
+    from bot.jobs import JobRunner
+    from bot.scheduling import ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
 
     if not settings.allowed_users:

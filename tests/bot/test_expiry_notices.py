@@ -15,7 +15,7 @@ import pytest
 
 from bot.app import Services, build_services
 from bot.frontdesk.backend import backend_for
-from bot.jobs import ptb_job_setup
+from bot.scheduling import ptb_job_setup
 from bot.settings import Settings
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
