@@ -23,7 +23,6 @@ from datetime import UTC, datetime
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.errors import LLMError, LLMUnavailableError
-from agent.handlers import TurnTools, proposal_view
 from agent.llm import LLMClient
 from agent.memory_view import MAX_QUERY_CHARS, MemoryView, file_problem_notice, problem_topic
 from agent.prefetch import QueryAhead
@@ -41,6 +40,7 @@ from agent.textcalls import extract_text_calls
 from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.turn_notes import note_short_term
+from agent.turn_tools import TurnTools, proposal_view
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
 from history.compaction import Compactor

@@ -13,8 +13,8 @@ from __future__ import annotations
 import logging
 import re
 
-from agent.handlers import TurnTools
 from agent.tools import NOT_TOOLS, ToolBox
+from agent.turn_tools import TurnTools
 
 log = logging.getLogger(__name__)
 MEMORY_TOOLS = frozenset({"memory_save", "memory_search", "memory_archaeology"})

@@ -1,10 +1,10 @@
 """The terminal chat: the same agent and the same commands as Telegram, for a terminal.
 
-Commands go through the shared :class:`~bot.telegram.desk.Desk`; without a reachable
+Commands go through the shared :class:`~bot.frontdesk.desk.Desk`; without a reachable
 Ollama every memory command still works and chat says plainly what to start. A proposal is
 answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
 while it is the only one waiting (the same rule as Telegram). Reminders go through the shared
-:class:`~bot.telegram.reminder_desk.ReminderDesk`: each button is shown with the command that
+:class:`~bot.frontdesk.reminder_desk.ReminderDesk`: each button is shown with the command that
 does the same, and a reminder that comes due is printed between the user's lines (this
 terminal schedules its own user's reminders only).
 """
@@ -21,10 +21,10 @@ from typing import TextIO
 
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
 from agent.types import IncomingMessage, ProposalView
-from bot.telegram.desk import Desk, outcome_text
-from bot.telegram.ports import Answer, Backend
-from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
-from bot.telegram.texts import detect_language, help_text, proposal_text, say
+from bot.frontdesk.desk import Desk, outcome_text
+from bot.frontdesk.ports import Answer, Backend
+from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
+from bot.frontdesk.texts import detect_language, help_text, proposal_text, say
 from memory.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
@@ -172,7 +172,7 @@ class TerminalChat:
         """Read lines until EOF or /quit."""
         self.say(f"PCAI terminal chat as {self.user_key}. /help for commands, Ctrl-D to leave.")
         if not self.backend.chat_available():
-            from bot.telegram.backend import needs_ollama
+            from bot.frontdesk.backend import needs_ollama
 
             self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
         async with contextlib.AsyncExitStack() as stack:

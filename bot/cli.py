@@ -6,20 +6,18 @@ Errors are one line on stderr (``pcai: …``); the exit codes are ``cli_parser.E
 from __future__ import annotations
 
 import argparse
-import contextlib
-import getpass
 import json
 import logging
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
-from datetime import UTC, datetime
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from agent.texts import error_both, error_text
-from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
+from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
+from bot.serve import chat, chat_name, open_services, progress_bar, serve
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.errors import (
     DataDirBusyError,
@@ -29,9 +27,6 @@ from memory.errors import (
     StateTooNewError,
 )
 from memory.users import check_user_key
-
-if TYPE_CHECKING:
-    from bot.web.server import WebServer
 
 log = logging.getLogger("pcai")
 USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
@@ -56,18 +51,6 @@ def _said(exc: MemoryStoreError) -> str:
     if isinstance(exc, DataDirBusyError):
         return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
     return str(exc)
-
-
-def _progress(label: str) -> Any:
-    def show(done: int, total: int) -> None:
-        width = 30
-        filled = int(width * done / total) if total else width
-        bar = "#" * filled + "-" * (width - filled)
-        print(f"\r{label} [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
-        if done >= total:
-            print(file=sys.stderr)
-
-    return show
 
 
 def _hit_dict(hit: Any, explain: bool) -> dict[str, Any]:
@@ -150,7 +133,7 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
-    stats = services.library.reindex(args.user, progress=_progress("reindex"))
+    stats = services.library.reindex(args.user, progress=progress_bar("reindex"))
     if args.json:
         print_json({"added": stats.added, "files": stats.files, "removed": stats.removed})
     else:
@@ -189,42 +172,9 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None = None) -> int:
-    """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
-    from bot.chat import TerminalChat
-    from bot.jobs import JobRunner, scheduled
-    from bot.telegram.backend import backend_for
-
-    if services.agent is None:
-        build_agent(services)
-    user = args.user or _latest_cli_user(services) or _default_user()
-    backend = backend_for(services, check_llm=True)
-    runner = JobRunner(services, tz=services.tz)
-    backend.job_status = runner.summary
-    key = f"cli_{user}"
-    backend.web = web
-
-    @contextlib.asynccontextmanager
-    async def jobs(notify: Any) -> AsyncIterator[object]:
-        # Only this user's files: a service may be running the jobs for everyone else.
-        async with scheduled(services, notify, runner, user_key=key) as running:
-            if web is None:
-                yield running
-                return
-            async with web.serving():
-                if web.running:
-                    print(f"Memory page: {web.base_url} (type /web for a login link)")
-                yield running
-
-    background = build_worker(services, owns=lambda user_key: user_key == key)
-    TerminalChat(backend, key, jobs=jobs, background=background).run()
-    return 0
-
-
-def _latest_cli_user(services: Services) -> str:
-    # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
-    latest = services.sessions.load_latest("cli_")
-    return latest.id.removeprefix("cli_") if latest is not None else ""
+def cmd_chat(services: Services, args: argparse.Namespace) -> int:
+    """Chat in the terminal as ``args.user`` (else the latest terminal user, else the login)."""
+    return chat(services, args.user)
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
@@ -239,82 +189,9 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(exc)
     with service_lock:
         try:
-            return _serve(settings)
+            return serve(settings)
         except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
             return _fail(exc)
-
-
-def _serve(settings: Settings) -> int:
-    if not settings.telegram_bot_token:
-        print(
-            "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "
-            "set TELEGRAM_BOT_TOKEN and PCAI_ALLOWED_USERS (see README).",
-            file=sys.stderr,
-        )
-        services = _open(settings)
-        try:
-            return cmd_chat(
-                services, argparse.Namespace(user=_chat_name(settings.user)), _web(services)
-            )
-        finally:
-            services.close()
-    from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
-    from bot.telegram.application import build_application, run_polling
-    from bot.telegram.backend import backend_for
-
-    if not settings.allowed_users:
-        log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
-    services = _open(settings)
-    try:
-        build_agent(services)
-        runner = JobRunner(services, tz=services.tz)
-        jobs = ptb_job_setup(services, runner)  # idle summaries, indexing, expiry, lifecycle
-        backend = backend_for(services)
-        backend.job_status = runner.summary
-        web = backend.web = _web(services)
-        # The terminal chat beside the service works off its own (cli_) users' queue.
-        worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
-        application = build_application(settings, backend, jobs=jobs, web=web, background=worker)
-        worker.told = _deliver_now(services, telegram_notifier(application))
-        run_polling(application)
-    finally:
-        services.close()
-    return 0
-
-
-def _web(services: Services) -> WebServer | None:
-    """The memory page over the service's own objects, when it is on."""
-    if not services.settings.web.enabled:
-        return None
-    from bot.web.server import WebServer
-
-    return WebServer.for_services(services)
-
-
-def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
-    """Hand one user their queued notices now (a compaction's line, as it is written)."""
-    from bot.isolation import deliver_outbox
-
-    def deliver(user_key: str) -> Awaitable[int]:
-        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
-
-    return deliver
-
-
-def _chat_name(user_key: str) -> str | None:
-    # The terminal chat is always a cli_ user: PCAI_USER=cli_alice chats as alice.
-    return user_key.removeprefix("cli_") if user_key.startswith("cli_") else None
-
-
-def _default_user() -> str:
-    name = "".join(ch for ch in getpass.getuser() if ch.isalnum() or ch in "_.-")
-    return name or "local"
-
-
-def _open(settings: Settings) -> Services:
-    services = build_services(settings)
-    services.memory.ensure_index(progress=_progress("building index"))
-    return services
 
 
 def _fail(problem: object, code: int = 1) -> int:
@@ -339,7 +216,7 @@ def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
 def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
     """``--user``, else ``PCAI_USER`` (a cli_ key's name for the chat; never for reindex)."""
     if args.command == "chat":
-        args.user = args.user or _chat_name(settings.user)
+        args.user = args.user or chat_name(settings.user)
     elif args.command in ("remember", "search", "export", "web-link"):
         args.user = args.user or settings.user
         if not args.user:
@@ -386,7 +263,7 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         "export": cmd_export,
     }
     try:
-        services = _open(settings)
+        services = open_services(settings)
     except (MemoryStoreError, OSError) as exc:
         return _fail(exc)
     try:

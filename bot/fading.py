@@ -35,7 +35,7 @@ def fade_every(services: Services) -> timedelta:
 
 def fading_notice(fading: Sequence[Fading]) -> tuple[str, tuple[tuple[tuple[str, str]], ...]]:
     """The fading notice: the memories (with /keep <id> for a terminal) and a keep button each."""
-    from bot.telegram.texts import FADING_HEAD, KEEP_BUTTON
+    from bot.frontdesk.texts import FADING_HEAD, KEEP_BUTTON
 
     lines = [FADING_HEAD, ""]
     for n, f in enumerate(fading, 1):

@@ -8,8 +8,8 @@ from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.ext import ApplicationHandlerStop
 
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.context import BotContext
-from bot.telegram.texts import detect_language, say
 
 log = logging.getLogger(__name__)
 

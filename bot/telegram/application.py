@@ -24,17 +24,17 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
+from bot.frontdesk.desk import Desk
+from bot.frontdesk.ports import Backend
+from bot.frontdesk.texts import COMMANDS
 from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
 from bot.telegram.confirm import on_button, on_memory_button
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, PerUserProcessor
-from bot.telegram.desk import Desk
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
-from bot.telegram.ports import Backend
 from bot.telegram.reminders import add_reminder_handlers
-from bot.telegram.texts import COMMANDS
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer

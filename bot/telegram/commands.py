@@ -1,14 +1,14 @@
-"""Slash commands: thin wrappers around the shared :class:`~bot.telegram.desk.Desk`."""
+"""Slash commands: thin wrappers around the shared :class:`~bot.frontdesk.desk.Desk`."""
 
 from __future__ import annotations
 
 from telegram import Update
 
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_answer
 from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.sending import send_text, typing
-from bot.telegram.texts import detect_language, say
 
 PUBLIC = frozenset({"start", "help"})  # the only commands that show no memory (groups)
 SLOW = frozenset({"new", "history"})  # may call the LLM: show "typing…"

@@ -20,10 +20,11 @@ import time
 from telegram import Bot, ForceReply, Update
 
 from agent.types import ProposalView
+from bot.frontdesk.desk import outcome_text
+from bot.frontdesk.ports import Answer, BackendError, Decision, Via
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import in_group
 from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
-from bot.telegram.desk import outcome_text
-from bot.telegram.ports import Answer, BackendError, Decision, Via
 from bot.telegram.sending import (
     buttons_markup,
     edit_outcome,
@@ -31,7 +32,6 @@ from bot.telegram.sending import (
     send_proposal,
     send_text,
 )
-from bot.telegram.texts import detect_language, say
 
 log = logging.getLogger(__name__)
 SHORT_REPLY = 12  # a bare confirm word ("確認", "yes") is short; longer text goes to the agent

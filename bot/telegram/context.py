@@ -10,10 +10,10 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, BaseUpdateProcessor, CallbackContext, ExtBot
 
+from bot.frontdesk.desk import Desk
+from bot.frontdesk.ports import Backend
+from bot.frontdesk.reminder_desk import ReminderDesk
 from bot.settings import Settings
-from bot.telegram.desk import Desk
-from bot.telegram.ports import Backend
-from bot.telegram.reminder_desk import ReminderDesk
 
 
 @dataclass(slots=True)

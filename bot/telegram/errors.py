@@ -8,8 +8,8 @@ from telegram import Update
 from telegram.error import TelegramError
 
 from agent.memory_view import file_problem_notice, problem_topic
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.context import BotContext, user_key_of
-from bot.telegram.texts import detect_language, say
 from memory.errors import UnreadableFileError
 from memory.users import UserPaths
 

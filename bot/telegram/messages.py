@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 from telegram import Update
 
 from agent.types import IncomingMessage
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.reminders import show_reminders, try_reminder_reply
 from bot.telegram.sending import send_text, typing
-from bot.telegram.texts import detect_language, say
 from history.sessions import group_session_id
 
 

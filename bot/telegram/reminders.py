@@ -1,6 +1,6 @@
 """Reminders on Telegram: commands, buttons, replies, birthday offers, the JobQueue and sending.
 
-Handlers are thin over the shared :class:`~bot.telegram.reminder_desk.ReminderDesk`. Each
+Handlers are thin over the shared :class:`~bot.frontdesk.reminder_desk.ReminderDesk`. Each
 reminder is one PTB ``run_once`` job named (and with the APScheduler id) ``reminder:<id>``, so
 rescheduling replaces it; a job never misfires away (it runs late instead) and the claim in
 ``pcai.db`` keeps a second wake-up from sending twice.
@@ -21,11 +21,11 @@ from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filt
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
 from agent.types import ReminderView
+from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
+from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
-from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.telegram.sending import edit_outcome, send_text
-from bot.telegram.texts import detect_language, say
 from memory.reminders import Reminder
 
 if TYPE_CHECKING:

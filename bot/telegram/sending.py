@@ -13,8 +13,8 @@ from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, TelegramError
 
 from agent.types import ProposalView
-from bot.telegram.ports import Button, Document
-from bot.telegram.texts import BUTTONS, CONFLICT_BUTTONS, proposal_text, split_text
+from bot.frontdesk.ports import Button, Document
+from bot.frontdesk.texts import BUTTONS, CONFLICT_BUTTONS, proposal_text, split_text
 
 log = logging.getLogger(__name__)
 _TAG = re.compile(r"</?[a-z]+>")

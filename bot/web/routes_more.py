@@ -12,7 +12,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from agent.texts import say
-from bot.telegram.ports import Decision, Outcome
+from bot.frontdesk.ports import Decision, Outcome
 from bot.web import views
 from bot.web.i18n import word
 from bot.web.logins import PageSession

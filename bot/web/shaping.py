@@ -1,7 +1,7 @@
 """The page's writes, each through the same write path as chat.
 
 A new text, pin, scope, keep and restore are the chat's own curation acts (``/edit``, ``/pin``,
-``/scope``, keep, ``/restore``: :class:`~bot.telegram.adapters.CurationAdapter`), sealed as the
+``/scope``, keep, ``/restore``: :class:`~bot.frontdesk.adapters.CurationAdapter`), sealed as the
 user's acts with ``via="page"``: a new text passes the chat's guards (length, noise, secrets,
 duplicates) and becomes a new version that supersedes the old one (the chain keeps its topic).
 Section, topic and weight, which chat has no command for, change in place under the user's
@@ -22,8 +22,8 @@ from agent.forget import Said
 from agent.texts import error_text
 from bot.app import Services
 from bot.errors import BackendError
-from bot.telegram.adapters import ConfirmAdapter, CurationAdapter
-from bot.telegram.ports import Decision, MemoryLine, Outcome
+from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter
+from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
 from memory.confirm import ProposalRefusedError
 from memory.errors import EntryNotFoundError

@@ -1,17 +1,15 @@
 """Work that can wait: the turn answers, the worker indexes, compacts and records topics.
 
 Real services on a temporary data dir, the fake Ollama for the model and the embedder. A
-"restart" builds the services again over the same data dir, as a new process would.
+"restart" builds the services again over the same data dir, as a new process would. Who runs
+the worker, and what runs beside it, is in ``test_deferred_running.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import io
 import threading
-import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,80 +17,17 @@ from typing import Any
 import pytest
 
 from agent.build import agent_worker
-from agent.deferred import KIND_COMPACT, KIND_TOPICS, DeferredWorker, Task
-from agent.ollama_client import OllamaEmbedder
-from agent.types import IncomingMessage
-from bot.app import Services, build_agent, build_services
-from bot.settings import load_settings
+from agent.deferred import KIND_COMPACT, KIND_TOPICS, Task
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.logs import parse_log
+from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
 from tests.fakes.ollama_server import FakeOllama
-
-USER = "telegram_4242"
-WORD = "藍莓鬆餅"  # the message's distinctive words: searchable once indexed
-
-
-@dataclass
-class World:
-    """Services, agent and worker of one "process" over a data dir."""
-
-    services: Services
-    worker: DeferredWorker
-    fake: FakeOllama
-    clock: datetime
-
-    def msg(self, text: str, n: int) -> IncomingMessage:
-        return IncomingMessage(USER, text, self.clock + timedelta(minutes=n), message_id=f"m{n}")
-
-    @property
-    def agent(self) -> Any:
-        return self.services.agent
-
-    def log_rel(self, n: int) -> str:
-        return self.services.daily_log.rel_path(self.clock + timedelta(minutes=n))
-
-    def indexed(self, n: int) -> bool:
-        """Whether message ``n``'s log record is in the index."""
-        return f"m{n}" in self.services.store.indexed_units(USER, self.log_rel(n))
-
-    def full_md(self) -> str:
-        path = self.services.memory.paths(USER).memory_full_md
-        return path.read_text("utf-8") if path.exists() else ""
-
-
-def open_world(data: Path, fake: FakeOllama, clock: datetime, **env: str) -> World:
-    settings = load_settings(
-        {
-            "PCAI_DATA_DIR": str(data),
-            "OLLAMA_HOST": fake.url,
-            "PCAI_EMBEDDER": "ollama",
-            **env,
-        }
-    )
-    embedder = OllamaEmbedder(fake.url, settings.embed_model, dim=fake.dim)
-    services = build_services(settings, embedder=embedder)
-    services.memory.ensure_index()
-    agent = build_agent(services)
-    return World(services, agent_worker(agent), fake, clock)
-
-
-# Compaction after 3 user turns, keeping 1 (as tests/trust/test_secrets.py does).
-SMALL = {"PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TURNS": "3", "PCAI_HISTORY_HISTORY_TURNS_AFTER": "1"}
 
 
 @pytest.fixture
 def clock() -> datetime:
     return datetime.now().astimezone().replace(microsecond=0)
-
-
-def summarising_model(request: dict[str, Any]) -> str:
-    """Answers "好的"; a summary request gets the lines it was asked about, as points."""
-    messages = request["messages"]
-    if str(messages[0]["content"]).startswith("Summarise"):
-        lines = [ln for ln in str(messages[-1]["content"]).splitlines()[1:] if ln.strip()]
-        return "\n".join(f"- {ln[:80]}" for ln in lines)
-    return "好的"
 
 
 @pytest.fixture
@@ -287,54 +222,6 @@ async def test_the_worker_serves_only_the_users_it_owns(world: World) -> None:
     assert world.agent.work.count(USER) == 0 and world.indexed(1)
 
 
-async def test_the_telegram_app_starts_the_worker_and_stops_it_on_shutdown(world: World) -> None:
-    from dataclasses import replace
-
-    from bot.telegram.application import build_application, post_init, post_shutdown
-    from bot.telegram.backend import backend_for
-    from tests.bot.telegram_doubles import RecordingRequest
-
-    await world.agent.respond(world.msg(f"{WORD}", 1))  # left by a previous process
-    settings = replace(world.services.settings, telegram_bot_token="123:TEST")
-    app = build_application(
-        settings, backend_for(world.services), request=RecordingRequest(), background=world.worker
-    )
-    await app.initialize()
-    await post_init(app)
-    try:
-        assert await world.worker.settle() and world.indexed(1)
-    finally:
-        await post_shutdown(app)
-        await app.shutdown()
-    await world.agent.respond(world.msg(f"{WORD} again", 2))
-    await asyncio.sleep(0.3)  # a running worker, woken by the turn, would take it now
-    assert not world.indexed(2) and world.agent.work.count(USER) >= 1
-
-
-class WaitingStdin:
-    """A user who types nothing and leaves (EOF) once ``until()`` holds (at most 10 s)."""
-
-    def __init__(self, until: Callable[[], bool]) -> None:
-        self.until = until
-
-    def readline(self) -> str:
-        deadline = time.monotonic() + 10
-        while not self.until() and time.monotonic() < deadline:
-            time.sleep(0.01)
-        return ""
-
-
-async def test_the_terminal_chat_runs_the_worker_for_its_user(world: World) -> None:
-    from bot.chat import TerminalChat
-    from bot.telegram.backend import backend_for
-
-    await world.agent.respond(world.msg(f"{WORD}", 1))  # left by a previous chat
-    worker = agent_worker(world.agent, owns=lambda key: key == USER)
-    chat = TerminalChat(backend_for(world.services), USER, io.StringIO(), background=worker)
-    await chat.run_async(WaitingStdin(lambda: world.indexed(1)))  # type: ignore[arg-type]
-    assert world.indexed(1) and world.agent.work.count(USER) == 0
-
-
 async def test_a_greeting_starts_no_embedding_and_the_model_is_asked_after_the_log(
     world: World,
 ) -> None:
@@ -353,48 +240,6 @@ async def test_a_greeting_starts_no_embedding_and_the_model_is_asked_after_the_l
     world.fake.chat_handler = model
     await world.agent.respond(world.msg(f"我之前說過喜歡{WORD}嗎？", 2))
     assert seen == [True]
-
-
-def _slow_sync(world: World, rel: str) -> threading.Thread:
-    sync = threading.Thread(target=world.services.memory.indexer.sync_file, args=(USER, rel))
-    sync.start()
-    deadline = time.monotonic() + 5
-    while not world.fake.embed_requests and time.monotonic() < deadline:
-        time.sleep(0.005)  # until the worker's embedding request is on its way
-    return sync
-
-
-async def test_a_log_write_never_waits_for_an_embedding_in_progress(world: World) -> None:
-    world.services.daily_log.append_user_message(USER, f"{WORD} 一盒", world.clock, "m1")
-    world.fake.delay = 1.0  # a slow embedder
-    world.fake.requests.clear()
-    sync = _slow_sync(world, world.log_rel(0))
-    started = time.monotonic()
-    world.services.daily_log.append_user_message(USER, "再一盒", world.clock, "m2")
-    assert time.monotonic() - started < 0.5  # the user's lock is not held while embedding
-    sync.join()
-    world.fake.delay = 0.0
-
-
-async def test_two_indexers_racing_on_one_file_index_each_record_once(world: World) -> None:
-    for n in range(1, 4):
-        world.services.daily_log.append_user_message(USER, f"{WORD} {n}", world.clock, f"m{n}")
-    world.fake.delay = 0.3
-    syncs = [
-        threading.Thread(
-            target=world.services.memory.indexer.sync_file, args=(USER, world.log_rel(0))
-        )
-        for _ in range(3)
-    ]
-    for t in syncs:
-        t.start()
-    for t in syncs:
-        t.join()
-    world.fake.delay = 0.0
-    rows = world.services.store.conn.execute(
-        "SELECT unit_id FROM chunks WHERE user_key=? AND path=?", (USER, world.log_rel(0))
-    ).fetchall()
-    assert sorted(r[0] for r in rows) == ["m1", "m2", "m3"]
 
 
 async def test_a_message_the_prompt_still_shows_is_not_injected_again_as_a_memory(

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from agent.handlers import TurnTools
 from agent.llm import ToolCall
 from agent.remember import claims_saved, honest_text, remember_request, settle_reply
 from agent.tools import SCHEMAS, ToolBox
+from agent.turn_tools import TurnTools
 from memory.text import has_cjk
 from memory.users import UserPaths
 from tests.agent.conftest import USER, Env

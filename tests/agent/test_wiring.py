@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from bot.chat import TerminalChat
-from bot.telegram.backend import backend_for
+from bot.frontdesk.backend import backend_for
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
 

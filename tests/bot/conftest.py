@@ -15,8 +15,8 @@ import pytest
 
 from agent.ollama_client import OllamaChat
 from bot.app import Services, build_agent
+from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama

@@ -2,7 +2,7 @@
 
 ``RecordingRequest`` stands in for Telegram's HTTP only: it answers the Bot API methods the
 bot calls with the real JSON shapes, so the real ``Application`` and ``Bot`` run unchanged over
-the real backend (``bot.telegram.backend.backend_for``). Everything behind the bot layer is
+the real backend (``bot.frontdesk.backend.backend_for``). Everything behind the bot layer is
 PCAI's own code; the model is the fake Ollama (tests/fakes/ollama_server.py).
 """
 

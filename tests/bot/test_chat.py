@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from agent.ollama_client import OllamaChat
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
-from bot.telegram.backend import backend_for, classify_words, ollama_reachable
+from bot.frontdesk.backend import backend_for, classify_words, ollama_reachable
 from tests.fakes.ollama_server import FakeOllama
 
 

@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 
 from bot.app import Services
 from bot.chat import BUTTON_HINT, TerminalChat
+from bot.frontdesk.backend import backend_for
 from bot.jobs import JobRunner, user_jobs
-from bot.telegram.backend import backend_for
 
 USER = "cli_ann"
 

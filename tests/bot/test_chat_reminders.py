@@ -12,8 +12,8 @@ from typing import Any
 from agent.ollama_client import OllamaChat
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
-from bot.telegram.backend import backend_for
-from bot.telegram.reminder_desk import reminder_desk_for
+from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from memory import reminders as rs
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import inspect
 
-from bot.telegram.desk import Desk
-from bot.telegram.reminder_desk import REMINDER_COMMANDS
-from bot.telegram.texts import COMMANDS
+from bot.frontdesk.desk import Desk
+from bot.frontdesk.reminder_desk import REMINDER_COMMANDS
+from bot.frontdesk.texts import COMMANDS
 
 MENU = [name for name, _, _ in COMMANDS]
 # The reminder commands go to the ReminderDesk (bot/telegram/reminders.py routes them there).

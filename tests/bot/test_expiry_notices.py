@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from bot.app import Services, build_services
-from bot.jobs import ptb_job_setup
+from bot.frontdesk.backend import backend_for
+from bot.scheduling import ptb_job_setup
 from bot.settings import Settings
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from memory.config import PendingConfig
 from memory.embedders import E5Embedder

@@ -10,8 +10,8 @@ import pytest
 
 from bot.app import Services
 from bot.chat import TerminalChat
+from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from history.topic_index import TopicIndex
 from tests.bot.conftest import OWNER, Harness, make_harness
 

@@ -19,11 +19,8 @@ from bot.jobs import (
     index_job,
     lifecycle_job,
     pending_expiry_job,
-    ptb_job_setup,
-    register_ptb_jobs,
-    scheduled,
-    start_scheduler,
 )
+from bot.scheduling import ptb_job_setup, register_ptb_jobs, scheduled, start_scheduler
 from bot.settings import Settings
 from history.sessions import Session
 from memory.embedders import E5Embedder

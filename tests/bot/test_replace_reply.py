@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from bot.app import Services
-from bot.telegram.backend import backend_for, classify_words
+from bot.frontdesk.backend import backend_for, classify_words
 
 USER = "telegram_4242"
 TOPIC = {"canonical_topic": "drink:morning"}

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from bot.app import build_agent, build_services
-from bot.jobs import default_jobs, fade_every
+from bot.fading import fade_every
+from bot.jobs import default_jobs
 from bot.settings import Settings, load_settings
 from memory.embedders import E5Embedder
 from memory.markdown import Entry, MemoryDocument

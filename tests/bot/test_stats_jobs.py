@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bot.app import Services
+from bot.frontdesk.backend import backend_for
 from bot.jobs import JobRunner, default_jobs
-from bot.telegram.backend import backend_for
 
 
 async def test_stats_show_the_last_run_of_each_job(services: Services) -> None:

@@ -17,8 +17,8 @@ from telegram import Update
 
 from bot.app import Services
 from bot.fading import fading_job, telegram_offer
+from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import DEPS, REVISE_WINDOW, BotApp
 from memory.markdown import Entry
 from tests.bot.conftest import OWNER

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from bot.app import Services
+from bot.frontdesk.texts import detect_language, split_text
 from bot.telegram.context import PerUserProcessor
 from bot.telegram.sending import send_text
-from bot.telegram.texts import detect_language, split_text
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness, make_harness
 from tests.bot.telegram_doubles import BOT
 from tests.fakes.ollama_server import FakeOllama, tool_reply

@@ -14,8 +14,8 @@ import pytest
 from agent.ollama_client import OllamaChat
 from agent.reminders.service import ReminderService
 from bot.app import Services, build_agent
+from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from bot.telegram.reminders import wire_reminders
 from memory import reminders as rs

@@ -20,9 +20,9 @@ import pytest
 
 from bot.app import Services, build_agent, build_services
 from bot.chat import TerminalChat
+from bot.frontdesk.backend import backend_for
 from bot.settings import load_settings
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from memory.consent import NotTheUsersActError, UserAct, UserActMint
 from memory.embedders import E5Embedder
@@ -196,7 +196,7 @@ def test_the_agent_package_never_reaches_the_mint() -> None:
     # The mint is the bot layer's: no module of agent/ may name it or the Services field.
     root = Path(__file__).resolve().parents[2] / "agent"
     sources = {p.name: p.read_text(encoding="utf-8") for p in root.glob("*.py")}
-    assert "pipeline.py" in sources and "handlers.py" in sources
+    assert "pipeline.py" in sources and "turn_tools.py" in sources
     for name, source in sources.items():
         assert "UserActMint" not in source and "user_acts" not in source, name
 

@@ -23,10 +23,10 @@ from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.cli import cmd_export
+from bot.frontdesk.backend import ServicesBackend, backend_for
+from bot.frontdesk.desk import Desk
 from bot.jobs import JobRunner, default_jobs
 from bot.settings import load_settings
-from bot.telegram.backend import ServicesBackend, backend_for
-from bot.telegram.desk import Desk
 from memory.short_term import ShortTermStore
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 

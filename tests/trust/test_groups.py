@@ -18,9 +18,9 @@ from telegram import Update
 
 from agent.ollama_client import OllamaEmbedder
 from bot.app import Services, build_agent, build_services
+from bot.frontdesk.backend import backend_for
 from bot.settings import load_settings
 from bot.telegram.application import build_application
-from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
 from memory.short_term import ShortTermStore
 from tests.bot.telegram_doubles import BOT, RecordingRequest, Updates

@@ -21,6 +21,7 @@ from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.chat import TerminalChat
 from bot.doctor import run_doctor
+from bot.frontdesk.backend import backend_for
 from bot.jobs import (
     JobRunner,
     default_jobs,
@@ -30,7 +31,6 @@ from bot.jobs import (
     pending_expiry_job,
 )
 from bot.settings import Settings
-from bot.telegram.backend import backend_for
 from history.sessions import Session
 from memory.embedders import E5Embedder
 from memory.pending import CONFIRMED, EXPIRED, PENDING

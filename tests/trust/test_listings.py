@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from bot.app import Services
+from bot.frontdesk.backend import backend_for
+from bot.frontdesk.desk import Desk
 from bot.jobs import JobRunner, default_jobs
-from bot.telegram.backend import backend_for
-from bot.telegram.desk import Desk
 
 ALICE, BOB = "telegram_1001", "telegram_987654"
 BOB_WORD = "xanthoria"  # distinctive text of Bob's

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-import bot.jobs
+import bot.scheduling
 from agent.memory_view import MemoryView
 from bot.app import Services, build_services
 from bot.cli import main
@@ -284,7 +284,7 @@ def test_the_terminal_chat_runs_the_jobs_over_its_own_user_only(
 
     # Run every job at once (the lifecycle too) instead of at its scheduled time.
     runners: list[JobRunner] = []
-    real_start = bot.jobs.start_scheduler
+    real_start = bot.scheduling.start_scheduler
 
     def start_now(runner: JobRunner, specs: list[JobSpec]) -> object:
         runners.append(runner)
@@ -294,7 +294,7 @@ def test_the_terminal_chat_runs_the_jobs_over_its_own_user_only(
         ]
         return real_start(runner, hourly)
 
-    monkeypatch.setattr(bot.jobs, "start_scheduler", start_now)
+    monkeypatch.setattr(bot.scheduling, "start_scheduler", start_now)
     monkeypatch.setattr("sys.stdin", _QuitWhenJobsRan(runners))
     assert main(["chat", "--user", "me"]) == 0
     out = capsys.readouterr().out

@@ -19,8 +19,8 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 from playwright.async_api import Page as Tab
 
-from bot.telegram.backend import backend_for
-from bot.telegram.desk import Desk
+from bot.frontdesk.backend import backend_for
+from bot.frontdesk.desk import Desk
 from bot.web.logins import LINK_SECONDS
 from bot.web.server import WebServer, login_url
 from memory.markdown import parse_memory

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from bot.telegram.backend import backend_for
-from bot.telegram.desk import Desk
+from bot.frontdesk.backend import backend_for
+from bot.frontdesk.desk import Desk
 from memory.markdown import parse_memory
 from tests.web.conftest import Page, csrf_of
 

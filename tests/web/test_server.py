@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from bot.cli import main
+from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init, post_shutdown
-from bot.telegram.backend import backend_for
 from bot.web.server import WebServer
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.web.conftest import ALICE, BOB, Page

@@ -12,7 +12,7 @@ from datetime import datetime
 
 from agent.memory_view import file_problem_notice
 from agent.texts import both
-from bot.telegram.ports import (
+from bot.frontdesk.ports import (
     Answer,
     Backend,
     BackendError,
@@ -23,7 +23,7 @@ from bot.telegram.ports import (
     Outcome,
     Via,
 )
-from bot.telegram.texts import MEMORY_BUTTONS, help_text, proposal_text, say
+from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say
 from history.topic_index import TopicOverview
 from memory.archaeology import ChainMatch
 from memory.errors import UnreadableFileError

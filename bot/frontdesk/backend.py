@@ -1,4 +1,4 @@
-"""The :class:`~bot.telegram.ports.Backend` over the real services (no Telegram import).
+"""The :class:`~bot.frontdesk.ports.Backend` over the real services (no Telegram import).
 
 Memory reads (list, search, export, stats) go straight to :class:`MemoryService`. The agent,
 the confirmation service, governance and sessions are reached through the small protocols
@@ -17,8 +17,8 @@ from typing import Any, Protocol
 
 from agent.texts import both, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
-from bot.telegram.desk import topic_rows
-from bot.telegram.ports import (
+from bot.frontdesk.desk import topic_rows
+from bot.frontdesk.ports import (
     BackendError,
     Confirmations,
     Curations,
@@ -29,7 +29,7 @@ from bot.telegram.ports import (
     Outcome,
     Via,
 )
-from bot.telegram.reminder_desk import ReminderDesk, reminder_desk_for
+from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
 from history.topic_index import TopicIndex
 from memory.confirm import parse_reply
 from memory.markdown import MemoryStatus
@@ -279,7 +279,7 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
     The confirmation adapter gets the process's user-act mint: the front ends that hold this
     backend are the only code that can answer a proposal.
     """
-    from bot.telegram.adapters import ConfirmAdapter, CurationAdapter, GovernanceKeeper
+    from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, GovernanceKeeper
 
     settings = services.settings
     confirm = getattr(services, "confirm", None)

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
-from agent.handlers import proposal_view
 from agent.texts import error_both
+from agent.turn_tools import proposal_view
 from agent.types import ProposalView
-from bot.telegram.desk import history_lines
-from bot.telegram.ports import BackendError, Decision, MemoryLine, Outcome, Via
+from bot.frontdesk.desk import history_lines
+from bot.frontdesk.ports import BackendError, Decision, MemoryLine, Outcome, Via
 from memory.confirm import ConfirmationService
 from memory.consent import Action, UserActMint
 from memory.curation import Curation
@@ -43,7 +43,7 @@ def line_of(e: Entry) -> MemoryLine:
 
 
 class ConfirmAdapter:
-    """:class:`~bot.telegram.backend.Confirmations` over :class:`ConfirmationService`.
+    """:class:`~bot.frontdesk.backend.Confirmations` over :class:`ConfirmationService`.
 
     It holds the process's :class:`UserActMint` (the composition root hands it to the bot
     layer only) and seals each answer a front end reports from a user event.
@@ -104,7 +104,7 @@ class ConfirmAdapter:
 
 
 class CurationAdapter:
-    """:class:`~bot.telegram.ports.Curations` over :class:`Curation`, sealing each user act.
+    """:class:`~bot.frontdesk.ports.Curations` over :class:`Curation`, sealing each user act.
 
     Like :class:`ConfirmAdapter` it holds the mint: pinning, editing, keeping and restoring
     a confirmed memory are the user's decisions, made only through a front end.

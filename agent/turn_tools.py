@@ -3,7 +3,7 @@
 ``memory_save`` only ever creates a pending proposal, ``reminder_create`` a reminder
 proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
-bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
+bot layer can make (:mod:`memory.consent`), and these tools have none. In a group no memory
 tool is offered at all.
 """
 

@@ -1,7 +1,7 @@
 """What the front ends (Telegram and the terminal chat) need from the rest of PCAI.
 
 This module imports no Telegram code: the terminal chat uses it too. :class:`Backend` is the
-one seam; :mod:`bot.telegram.backend` implements it over the real services.
+one seam; :mod:`bot.frontdesk.backend` implements it over the real services.
 """
 
 from __future__ import annotations

@@ -1,0 +1,150 @@
+"""The long-running front ends: ``pcai run`` (Telegram, or the terminal without a token) and
+``pcai chat``, each with its scheduled jobs, its background worker and the memory page.
+
+The one-shot commands and the argument handling stay in :mod:`bot.cli`, which calls in here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import logging
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from bot.app import Services, build_agent, build_services, build_worker
+from bot.settings import Settings
+
+if TYPE_CHECKING:
+    from bot.web.server import WebServer
+
+log = logging.getLogger("pcai")
+
+
+def progress_bar(label: str) -> Callable[[int, int], None]:
+    """A ``done/total`` bar on stderr (building or rebuilding the index can take a while)."""
+
+    def show(done: int, total: int) -> None:
+        width = 30
+        filled = int(width * done / total) if total else width
+        bar = "#" * filled + "-" * (width - filled)
+        print(f"\r{label} [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
+        if done >= total:
+            print(file=sys.stderr)
+
+    return show
+
+
+def open_services(settings: Settings) -> Services:
+    """Every service, with the search index built before the first command uses it."""
+    services = build_services(settings)
+    services.memory.ensure_index(progress=progress_bar("building index"))
+    return services
+
+
+def chat(services: Services, user: str | None, web: WebServer | None = None) -> int:
+    """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
+    from bot.chat import TerminalChat
+    from bot.frontdesk.backend import backend_for
+    from bot.jobs import JobRunner
+    from bot.scheduling import scheduled
+
+    if services.agent is None:
+        build_agent(services)
+    user = user or _latest_cli_user(services) or _default_user()
+    backend = backend_for(services, check_llm=True)
+    runner = JobRunner(services, tz=services.tz)
+    backend.job_status = runner.summary
+    key = f"cli_{user}"
+    backend.web = web
+
+    @contextlib.asynccontextmanager
+    async def jobs(notify: Any) -> AsyncIterator[object]:
+        # Only this user's files: a service may be running the jobs for everyone else.
+        async with scheduled(services, notify, runner, user_key=key) as running:
+            if web is None:
+                yield running
+                return
+            async with web.serving():
+                if web.running:
+                    print(f"Memory page: {web.base_url} (type /web for a login link)")
+                yield running
+
+    background = build_worker(services, owns=lambda user_key: user_key == key)
+    TerminalChat(backend, key, jobs=jobs, background=background).run()
+    return 0
+
+
+def serve(settings: Settings) -> int:
+    """Run the bot until stopped (the caller holds the data dir's lock)."""
+    if not settings.telegram_bot_token:
+        print(
+            "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "
+            "set TELEGRAM_BOT_TOKEN and PCAI_ALLOWED_USERS (see README).",
+            file=sys.stderr,
+        )
+        services = open_services(settings)
+        try:
+            return chat(services, chat_name(settings.user), _web(services))
+        finally:
+            services.close()
+    from bot.frontdesk.backend import backend_for
+    from bot.jobs import JobRunner
+    from bot.scheduling import ptb_job_setup, telegram_notifier
+    from bot.telegram.application import build_application, run_polling
+
+    if not settings.allowed_users:
+        log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
+    services = open_services(settings)
+    try:
+        build_agent(services)
+        runner = JobRunner(services, tz=services.tz)
+        jobs = ptb_job_setup(services, runner)  # idle summaries, indexing, expiry, lifecycle
+        backend = backend_for(services)
+        backend.job_status = runner.summary
+        web = backend.web = _web(services)
+        # The terminal chat beside the service works off its own (cli_) users' queue.
+        worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
+        application = build_application(settings, backend, jobs=jobs, web=web, background=worker)
+        worker.told = _deliver_now(services, telegram_notifier(application))
+        run_polling(application)
+    finally:
+        services.close()
+    return 0
+
+
+def chat_name(user_key: str) -> str | None:
+    """The terminal chat's name for ``user_key``: PCAI_USER=cli_alice chats as alice."""
+    return user_key.removeprefix("cli_") if user_key.startswith("cli_") else None
+
+
+def _latest_cli_user(services: Services) -> str:
+    # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
+    latest = services.sessions.load_latest("cli_")
+    return latest.id.removeprefix("cli_") if latest is not None else ""
+
+
+def _web(services: Services) -> WebServer | None:
+    """The memory page over the service's own objects, when it is on."""
+    if not services.settings.web.enabled:
+        return None
+    from bot.web.server import WebServer
+
+    return WebServer.for_services(services)
+
+
+def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
+    """Hand one user their queued notices now (a compaction's line, as it is written)."""
+    from bot.isolation import deliver_outbox
+
+    def deliver(user_key: str) -> Awaitable[int]:
+        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
+
+    return deliver
+
+
+def _default_user() -> str:
+    name = "".join(ch for ch in getpass.getuser() if ch.isalnum() or ch in "_.-")
+    return name or "local"
