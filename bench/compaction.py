@@ -59,8 +59,8 @@ from bot.settings import load_settings
 from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
 from history.config import HistoryConfig
 from history.dailylog import index_daily_logs
-from memory.embedders import E5Embedder, Embedder
-from memory.tokens import TokenCounter, load_counter
+from memory.base.tokens import TokenCounter, load_counter
+from memory.index.embedders import E5Embedder, Embedder
 
 USER = "bench_compaction"
 TOPICS = [

@@ -25,7 +25,7 @@ from bot.telegram.desk import Desk, outcome_text
 from bot.telegram.ports import Answer, Backend
 from bot.telegram.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.telegram.texts import detect_language, help_text, proposal_text, say
-from memory.reminders import Reminder
+from memory.state.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
 # The terminal has no buttons: what /memory's 📌 / ✏️ / 🗑 do, as commands.

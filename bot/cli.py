@@ -21,6 +21,7 @@ from agent.texts import error_both, error_text
 from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
+from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
     MemoryStoreError,
@@ -28,7 +29,6 @@ from memory.errors import (
     StateSchemaError,
     StateTooNewError,
 )
-from memory.users import check_user_key
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer
@@ -171,7 +171,7 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
     from bot.web.server import issue_link
-    from memory.state import StateDB
+    from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")

@@ -1,7 +1,7 @@
 """Daily logs (seed 004 §3.1.2): every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
-machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses (a
+machine's local zone). Records use :mod:`memory.base.logs`' format, which the indexer parses (a
 message reads back as written and never as a second record); the
 indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
 and within a file only records it has not seen, so running it twice (or after a restart)
@@ -14,14 +14,14 @@ from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.guards import mask
+from memory.base.locks import user_lock
+from memory.base.logs import format_record, log_header
+from memory.base.users import UserPaths, list_user_keys
 from memory.errors import UnreadableFileError
-from memory.fsutil import atomic_write_text, read_text
-from memory.guards import mask
-from memory.indexer import Indexer, SyncStats
-from memory.locks import user_lock
-from memory.logs import format_record, log_header
-from memory.sources import day_files
-from memory.users import UserPaths, list_user_keys
+from memory.index.indexer import Indexer, SyncStats
+from memory.index.sources import day_files
 
 
 class DailyLog:

@@ -55,12 +55,13 @@ class RetrievalConfig:
     # BM25 query terms found in more than this share of indexed rows (and in more than
     # fts_common_min_rows rows) are dropped: they carry little IDF but cost a scan of that
     # share of the table; at most fts_max_terms of the rarest are kept
-    # (memory.text.selective_terms; bench/RESULTS.md). 0 turns either off.
+    # (memory.index.text.selective_terms; bench/RESULTS.md). 0 turns either off.
     fts_max_df_ratio: float = 0.1
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
-    # Seed 002 §4.1A's retrieval score orders the kept hits (memory.scoring.retrieval_score).
+    # Seed 002 §4.1A's retrieval score orders the kept hits
+    # (memory.search.scoring.retrieval_score).
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and the seed's 0.05 lowers LoCoMo recall (bench/RESULTS.md).
     signal_recency_rate: float = 0.0
@@ -112,7 +113,7 @@ class LifecycleConfig:
     # After a person restores an entry, the nightly job leaves it alone for this many days.
     restore_grace_days: int = 14
     # Nothing is archived unless its owner was told it is fading at least this many days
-    # before (memory.lifecycle); the fading check runs every fade_every_hours (weekly).
+    # before (memory.write.lifecycle); the fading check runs every fade_every_hours (weekly).
     fade_notice_days: int = 7
     fade_every_hours: float = 168.0
 

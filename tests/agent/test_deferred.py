@@ -26,7 +26,7 @@ from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
-from memory.logs import parse_log
+from memory.base.logs import parse_log
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "telegram_4242"

@@ -26,7 +26,7 @@ from bot.jobs import (
 )
 from bot.settings import Settings
 from history.sessions import Session
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from history.dailylog import DailyLog, index_daily_logs
-from memory.logs import parse_log
-from memory.users import UserPaths
+from memory.base.logs import parse_log
+from memory.base.users import UserPaths
 from tests.history.conftest import TAIPEI, HistoryKit
 
 USER = "telegram_42"

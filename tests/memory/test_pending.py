@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from memory.config import PendingConfig
-from memory.pending import (
+from memory.state.statedb import StateDB
+from memory.write.pending import (
     CONFIRMED,
     EXPIRED,
     PENDING,
@@ -18,7 +19,6 @@ from memory.pending import (
     ProposalNotFoundError,
     ProposalResolvedError,
 )
-from memory.state import StateDB
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)
