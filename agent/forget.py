@@ -23,12 +23,13 @@ from history.redact import Redactor, redact_log, redact_session, redact_summarie
 from history.sessions import SessionStore
 from history.topic_index import TopicIndex
 from memory.base.fsutil import read_text
+from memory.base.guards import FORGOTTEN
 from memory.base.logs import safe_ref
 from memory.base.markdown import Entry
+from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
-from memory.index.sources import day_files
 from memory.state.short_term import ShortTermStore
-from memory.state.undo import FORGOTTEN, UndoStore
+from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
 from memory.write.governance import LIVE, Governance
 from memory.write.pending import PendingStore

@@ -26,7 +26,7 @@ from memory.store.service import MemoryService
 from memory.write.decisions import ConfirmationService
 from memory.write.emphasis import emphasis, model_weight
 from memory.write.governance import Governance
-from memory.write.pending import Proposal
+from memory.write.proposals import Proposal
 
 SEARCH_LIMIT_MAX = 10
 RESULT_TEXT_TOKENS = 400  # one search result as the model sees it

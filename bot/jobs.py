@@ -36,7 +36,7 @@ from memory.base.users import list_user_keys
 from memory.index.indexer import SyncStats
 from memory.state.notices import NoticeBook
 from memory.write.lifecycle import DELETED, Change
-from memory.write.pending import Proposal
+from memory.write.proposals import Proposal
 
 if TYPE_CHECKING:
     from apscheduler.schedulers.asyncio import AsyncIOScheduler

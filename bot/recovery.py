@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from agent.texts import both
 from memory.state.notices import NoticeBook
 from memory.state.statedb import salvage_pending, set_aside_copies
-from memory.write.pending import Reconciled
+from memory.write.proposals import Reconciled
 
 if TYPE_CHECKING:
     from bot.app import Services

@@ -2,10 +2,10 @@
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
 machine's local zone). Records use :mod:`memory.base.logs`' format, which the indexer parses (a
-message reads back as written and never as a second record); the
-indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
-and within a file only records it has not seen, so running it twice (or after a restart)
-indexes every line once.
+message reads back as written and never as a second record); the indexing job
+(:meth:`memory.index.indexer.Indexer.sync_daily_logs`) re-indexes only files that changed since
+the last run, and within a file only records it has not seen, so running it twice (or after a
+restart) indexes every line once.
 """
 
 from __future__ import annotations
@@ -18,10 +18,8 @@ from memory.base.fsutil import atomic_write_text, read_text
 from memory.base.guards import mask
 from memory.base.locks import user_lock
 from memory.base.logs import format_record, log_header
-from memory.base.users import UserPaths, list_user_keys
+from memory.base.users import UserPaths, day_files
 from memory.errors import UnreadableFileError
-from memory.index.indexer import Indexer, SyncStats
-from memory.index.sources import day_files
 
 
 class DailyLog:
@@ -88,15 +86,3 @@ class DailyLog:
     ) -> str:
         """Log one user message (the seed's "every message you send")."""
         return self.append(user_key, "user", text, when, message_id)
-
-
-def index_daily_logs(
-    indexer: Indexer, data_dir: Path, user_keys: list[str] | None = None
-) -> SyncStats:
-    """Index new log lines of every user (or of ``user_keys``); unchanged files are skipped."""
-    total = SyncStats()
-    for user_key in user_keys if user_keys is not None else list_user_keys(data_dir):
-        paths = UserPaths.of(data_dir, user_key)
-        for day_file in day_files(paths):
-            total += indexer.sync_file(user_key, f"memory/{day_file.name}")
-    return total

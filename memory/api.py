@@ -27,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, overload
 
+from memory.base.guards import FORGOTTEN
 from memory.base.markdown import Entry
 from memory.base.tokens import TokenCounter, load_counter
 from memory.config import MemoryConfig, index_path, state_db_path
@@ -39,14 +40,15 @@ from memory.search.signals import MemorySignals
 from memory.state.fading import FadeBook
 from memory.state.short_term import ShortTermStore
 from memory.state.statedb import StateDB
-from memory.state.undo import FORGOTTEN, UndoStore
+from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
 from memory.write.consent import UserActMint
 from memory.write.decisions import ConfirmationService
 from memory.write.governance import LIVE, Governance, chains_markdown, export_records
 from memory.write.lifecycle import Lifecycle
-from memory.write.pending import PendingStore, Reconciled
+from memory.write.pending import PendingStore
+from memory.write.proposals import Reconciled
 
 log = logging.getLogger(__name__)
 

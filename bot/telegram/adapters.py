@@ -25,7 +25,7 @@ from memory.write.consent import Action, UserActMint
 from memory.write.curation import Curation
 from memory.write.decisions import ConfirmationService
 from memory.write.governance import Governance
-from memory.write.pending import Proposal
+from memory.write.proposals import Proposal
 
 
 def _now() -> datetime:

@@ -18,7 +18,7 @@ from memory.search.hybrid import SearchResult
 from memory.state.usage import AccessStat
 from memory.write.governance import LIVE
 from memory.write.lifecycle import entry_health, fade_day, is_core
-from memory.write.pending import Proposal
+from memory.write.proposals import Proposal
 
 PAGE_SIZE = 100
 LAYERS = ("L0", "L1", "L2")

@@ -26,6 +26,10 @@ _SPECIAL_BUT_NEWLINE = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff"
 _REF_AHEAD = r"(?=(?:amp;)*#x[0-9A-Fa-f]{1,6};)"
 _UNESCAPE = re.compile(rf"&amp;{_REF_AHEAD}|&#x([0-9A-Fa-f]{{1,6}});")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A MEMORY.md text line that would read as a field, a heading or an escape gets a backslash.
+_NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
+_BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
+_CLOSING_HASHES = re.compile(r"\s#+$")
 
 
 @functools.cache
@@ -76,3 +80,22 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def escape_text_lines(text: str) -> list[str]:
+    """Entry text as lines to write: escaped, so no line reads as a field or a heading."""
+    lines = escape(text, multiline=True).split("\n")
+    return ["\\" + line if _NEEDS_BACKSLASH.match(line) else line for line in lines]
+
+
+def unescape_text_line(line: str) -> str:
+    """One written text line as it was before :func:`escape_text_lines` (escapes still in)."""
+    return _BACKSLASHED.sub("", line, count=1)
+
+
+def escape_heading(section: str) -> str:
+    """A ``##`` heading line for ``section``; its text always reads back as written."""
+    text = escape(section)
+    if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
+        text = text[:-1] + "&#x23;"
+    return f"## {text}"

@@ -30,6 +30,8 @@ from typing import Literal, get_args
 from memory.base.memo import TextMemo
 
 REDACTED = "[REDACTED]"
+# What stands where forgotten text was (logs, summaries, sessions, stored rows).
+FORGOTTEN = "[forgotten]"
 
 # What a secret can be; a refusal names them (the sentences are agent.texts' "secret_<kind>").
 SecretKind = Literal[

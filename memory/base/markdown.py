@@ -42,7 +42,14 @@ from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from enum import StrEnum
 
-from memory.base.escaping import escape, split_lines, unescape
+from memory.base.escaping import (
+    escape,
+    escape_heading,
+    escape_text_lines,
+    split_lines,
+    unescape,
+    unescape_text_line,
+)
 
 DEFAULT_SECTION = "General"
 
@@ -80,10 +87,7 @@ _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
 _BULLET = re.compile(r"^[-*] (.*)$")
 # A closing run of #s counts only after a blank (CommonMark), so "## C#" is the section "C#".
 _HEADING = re.compile(r"^## +(.+?)(?:\s+#+)?\s*$")
-_CLOSING_HASHES = re.compile(r"\s#+$")
 # Text lines that would read as a field or a heading, or start with a backslash escape.
-_NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
-_BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
 KEYWORDS_LABEL = "關鍵字 Keywords:"
 # The keyword line, and notes that read like it (with one more backslash each on render).
 _KEYWORDS_LINE = re.compile(rf"^{KEYWORDS_LABEL}\s?(.*)$")
@@ -243,17 +247,6 @@ def _format(attr: str, value: object) -> str:
     return escape(str(value))
 
 
-def _text_lines(text: str) -> list[str]:
-    """Entry text as lines to write: escaped, so no line reads as a field or a heading."""
-    lines = escape(text, multiline=True).split("\n")
-    return ["\\" + line if _NEEDS_BACKSLASH.match(line) else line for line in lines]
-
-
-def _text_line(line: str) -> str:
-    """One written text line as it was before :func:`_text_lines` (escapes still in)."""
-    return _BACKSLASHED.sub("", line, count=1)
-
-
 def _keywords_line(words: tuple[str, ...]) -> str:
     return f"{KEYWORDS_LABEL} " + ", ".join(escape(w, also=",") for w in words)
 
@@ -270,13 +263,6 @@ def _note_out(line: str) -> str:
 def _note_in(line: str) -> str:
     line = line.rstrip()
     return line[1:] if line.startswith("\\") and _KEYWORDS_LOOKALIKE.match(line) else line
-
-
-def _heading(section: str) -> str:
-    text = escape(section)
-    if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
-        text = text[:-1] + "&#x23;"
-    return f"## {text}"
 
 
 def parse_memory(text: str) -> MemoryDocument:
@@ -321,7 +307,7 @@ def parse_memory(text: str) -> MemoryDocument:
         bullet = _BULLET.match(line)
         if bullet:
             flush()
-            current, body = {}, [_text_line(bullet.group(1))]
+            current, body = {}, [unescape_text_line(bullet.group(1))]
             continue
         keyword_line = None if seen_heading else _KEYWORDS_LINE.match(line)
         if keyword_line:
@@ -341,7 +327,7 @@ def parse_memory(text: str) -> MemoryDocument:
                 current[attr] = _coerce(attr, field_line.group(2))
             continue
         if line.startswith("  ") and line.strip():
-            body.append(_text_line(line[2:]))
+            body.append(unescape_text_line(line[2:]))
         elif not line.strip():
             body.append("")  # a blank line inside an entry; trailing ones are stripped
         else:
@@ -359,7 +345,7 @@ def parse_memory(text: str) -> MemoryDocument:
 
 def render_entry(entry: Entry) -> str:
     """Render one entry: its bullet, continuation lines, and non-default fields."""
-    lines = _text_lines(entry.text)
+    lines = escape_text_lines(entry.text)
     out = [f"- {lines[0]}"] + [f"  {line}" if line else "" for line in lines[1:]]
     defaults = Entry(id="", text="")
     for f in fields(Entry):
@@ -393,7 +379,7 @@ def render_memory(doc: MemoryDocument) -> str:
             order.append(sec)
     for section in order:
         members = [e for e in doc.entries if e.section == section]
-        out.append(_heading(section))
+        out.append(escape_heading(section))
         out.append("")
         kept = [line for sec, line in doc.notes if sec == section]
         if kept:

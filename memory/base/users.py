@@ -10,6 +10,7 @@ from memory.errors import InvalidUserKeyError
 
 # telegram_<id>, cli_<name>, and other "<kind>_<name>" keys (benchmarks use their own kind).
 _USER_KEY = re.compile(r"^[a-z]+_[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 
 
 def check_user_key(user_key: str) -> str:
@@ -72,3 +73,10 @@ def list_user_keys(data_dir: Path) -> list[str]:
     if not users.is_dir():
         return []
     return sorted(p.name for p in users.iterdir() if p.is_dir() and _USER_KEY.fullmatch(p.name))
+
+
+def day_files(paths: UserPaths) -> list[Path]:
+    """The user's daily logs, oldest first."""
+    if not paths.log_dir.is_dir():
+        return []
+    return sorted(p for p in paths.log_dir.iterdir() if _DAY_FILE.match(p.name))

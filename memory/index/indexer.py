@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from memory.base.locks import user_lock
 from memory.base.tokens import TokenCounter
-from memory.base.users import UserPaths, list_user_keys
+from memory.base.users import UserPaths, day_files, list_user_keys
 from memory.config import IndexConfig
 from memory.index.chunking import chunk_text
 from memory.index.chunks import IndexStore, NewChunk
@@ -197,6 +197,14 @@ class Indexer:
             total += self.sync_file(user_key, rel, force=force)
             if progress:
                 progress(i, len(ordered))
+        return total
+
+    def sync_daily_logs(self, user_keys: list[str] | None = None) -> SyncStats:
+        """Index new log lines of every user (or of ``user_keys``); unchanged files are skipped."""
+        total = SyncStats()
+        for user_key in user_keys if user_keys is not None else list_user_keys(self.data_dir):
+            for day_file in day_files(UserPaths.of(self.data_dir, user_key)):
+                total += self.sync_file(user_key, f"memory/{day_file.name}")
         return total
 
     def rebuild(self, progress: Progress | None = None) -> SyncStats:

@@ -18,7 +18,7 @@ from memory.base.escaping import split_lines
 from memory.base.fsutil import read_text
 from memory.base.logs import parse_log
 from memory.base.markdown import MemoryStatus, parse_memory
-from memory.base.users import UserPaths
+from memory.base.users import UserPaths, day_files
 
 
 class UnitKind(StrEnum):
@@ -33,7 +33,6 @@ KIND_MEMORY = UnitKind.MEMORY
 KIND_LOG = UnitKind.LOG
 KIND_SUMMARY = UnitKind.SUMMARY
 
-_DAY_FILE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
 _SUMMARY_HEADING = re.compile(r"^## +(.+?)\s*$")
 _DATE_IN = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
@@ -179,13 +178,6 @@ def summary_units(path: Path, rel: str) -> list[Unit]:
             body.append(line)
     flush(len(lines))
     return units
-
-
-def day_files(paths: UserPaths) -> list[Path]:
-    """The user's daily logs, oldest first."""
-    if not paths.log_dir.is_dir():
-        return []
-    return sorted(p for p in paths.log_dir.iterdir() if _DAY_FILE.match(p.name))
 
 
 def source_files(paths: UserPaths) -> dict[str, Path]:

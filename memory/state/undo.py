@@ -21,9 +21,6 @@ from memory.state.statedb import StateDB
 
 log = logging.getLogger(__name__)
 
-# What stands where forgotten text was (logs, summaries, sessions, stored rows).
-FORGOTTEN = "[forgotten]"
-
 
 @dataclass(frozen=True, slots=True)
 class UndoCopy:

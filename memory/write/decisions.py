@@ -28,6 +28,7 @@ from typing import Any
 
 from memory.base.guards import mask, scan
 from memory.base.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
+from memory.base.sections import choose_section
 from memory.errors import (
     DuplicateMemoryError,
     InvalidProposalError,
@@ -44,13 +45,13 @@ from memory.write.emphasis import emphasis
 from memory.write.governance import (
     LIVE,
     Governance,
-    choose_section,
     derive_summary,
     guess_class,
     summary_of,
     with_status,
 )
-from memory.write.pending import CONFIRMED, REJECTED, PendingStore, Proposal, entry_id_for
+from memory.write.pending import PendingStore
+from memory.write.proposals import CONFIRMED, REJECTED, Proposal, entry_id_for
 
 log = logging.getLogger(__name__)
 

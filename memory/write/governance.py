@@ -7,7 +7,8 @@ Derived fields, used when the proposer gives none:
 - ``canonical_topic``: not guessed from the text (a wrong topic would make false conflicts).
   It comes from the proposer (the LLM's ``memory_save`` may name one), or is inherited from
   the memory a new entry replaces, so a chain keeps one topic.
-- section: a keyword heuristic over the text, zh + en (:func:`choose_section`).
+- section: a keyword heuristic over the text, zh + en
+  (:func:`memory.base.sections.choose_section`).
 - ``memory_class``: ``policy`` when the text states a standing rule (always / never / must /
   一律 / 必須 / 永遠 ...), else ``episodic``.
 
@@ -28,7 +29,6 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 from memory.base.markdown import (
-    DEFAULT_SECTION,
     STATUSES,
     SUMMARY_MAX_CHARS,
     Entry,
@@ -48,25 +48,6 @@ LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 # Called with the entries a forget is about to delete (the undo copy is taken there).
 Keeper = Callable[[list[Entry]], object]
 
-# (section name, keywords separated by "|"). The first section with a keyword in the text wins.
-SECTION_RULES: tuple[tuple[str, str], ...] = (
-    ("規則 Rules", "一律|必須|必须|永遠|永远|always|never|must|rule"),
-    (
-        "偏好 Preferences",
-        "喜歡|喜欢|偏好|討厭|讨厌|愛吃|爱吃|愛喝|不吃|不喝|最愛|prefer|prefers|favorite|favourite"
-        "|i like|i love|i hate|i dislike",
-    ),
-    (
-        "工作 Work",
-        "工作|上班|專案|专案|項目|项目|公司|同事|老闆|主管|客戶|會議|開會|报告|報告|部署"
-        "|project|work|job|meeting|client|deadline|colleague|deploy",
-    ),
-    (
-        "個人 Personal",
-        "生日|家人|太太|老婆|先生|老公|兒子|女兒|孩子|朋友|爸爸|媽媽|住在|寵物|我的狗|我的貓"
-        "|birthday|wife|husband|son|daughter|family|friend|i live|my dog|my cat|pet",
-    ),
-)
 _POLICY_WORDS = re.compile(
     r"一律|必須|必须|永遠|永远|總是|总是|不准|禁止|\balways\b|\bnever\b|\bmust\b", re.IGNORECASE
 )
@@ -88,26 +69,6 @@ def derive_summary(text: str) -> str:
 def summary_of(entry: Entry) -> str:
     """The entry's summary, or its text when the text is short enough to be its own."""
     return entry.summary or derive_summary(entry.text) or " ".join(entry.text.split())
-
-
-def _keyword_pattern(words: str) -> re.Pattern[str]:
-    # English words need word boundaries ("son" is not in "person"); Chinese has no spaces.
-    parts = [rf"\b{re.escape(w)}\b" if w.isascii() else re.escape(w) for w in words.split("|")]
-    return re.compile("|".join(parts), re.IGNORECASE)
-
-
-_SECTION_PATTERNS = [(name, _keyword_pattern(words)) for name, words in SECTION_RULES]
-
-
-def choose_section(text: str, existing: Iterable[str] = ()) -> str:
-    """A section for ``text`` by keyword; an existing section of the same name is reused."""
-    for name, pattern in _SECTION_PATTERNS:
-        if pattern.search(text):
-            for section in existing:
-                if section.lower() == name.lower():
-                    return section
-            return name
-    return DEFAULT_SECTION
 
 
 def guess_class(text: str) -> MemoryClass:

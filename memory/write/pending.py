@@ -8,10 +8,11 @@ second write; resolved rows older than a week are purged by :meth:`PendingStore.
 
 Recall never reads this table: a memory is searchable only once it is in MEMORY.md.
 
-A confirmed entry's id is derived from its proposal (:func:`entry_id_for`), so a crash
-between writing MEMORY.md and marking the row confirmed is healed by :meth:`reconcile`: at
-start, and in the expiry job before it reports anything, a pending row whose entry is already
-in the Markdown is marked confirmed, never reported as expired.
+A confirmed entry's id is derived from its proposal
+(:func:`~memory.write.proposals.entry_id_for`), so a crash between writing MEMORY.md and marking
+the row confirmed is healed by :meth:`reconcile`: at start, and in the expiry job before it
+reports anything, a pending row whose entry is already in the Markdown is marked confirmed, never
+reported as expired.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import Callable, Collection, Iterable, Mapping
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from enum import StrEnum
 from typing import Any
 
 from memory.base.users import check_user_key
@@ -33,60 +32,17 @@ from memory.errors import (
     UnreadableFileError,
 )
 from memory.state.statedb import StateDB
+from memory.write.proposals import (
+    CONFIRMED,
+    EXPIRED,
+    PENDING,
+    Proposal,
+    ProposalStatus,
+    Reconciled,
+    entry_id_for,
+)
 
-
-class ProposalStatus(StrEnum):
-    """Where a proposal is: waiting, or answered (confirmed / rejected) or expired."""
-
-    PENDING = "pending"
-    CONFIRMED = "confirmed"
-    REJECTED = "rejected"
-    EXPIRED = "expired"
-
-
-PENDING = ProposalStatus.PENDING
-CONFIRMED = ProposalStatus.CONFIRMED
-REJECTED = ProposalStatus.REJECTED
-EXPIRED = ProposalStatus.EXPIRED
 _PURGE_AFTER = timedelta(days=7)
-
-
-@dataclass(frozen=True, slots=True)
-class Proposal:
-    """A memory waiting for confirmation."""
-
-    id: str
-    user_key: str
-    text: str
-    section: str
-    source: str
-    created_at: datetime
-    expires_at: datetime
-    status: ProposalStatus = PENDING
-    fields: Mapping[str, Any] = field(default_factory=dict)
-    conflict_ids: tuple[str, ...] = ()
-    conflicts_shown: str = ""  # "id: summary; ..." of the first similar ones (the edge says it)
-    message_id: str = ""
-    entry_id: str = ""
-
-    @property
-    def has_conflict(self) -> bool:
-        """True when an active memory on the same topic exists ("add or replace?")."""
-        return bool(self.conflict_ids)
-
-
-@dataclass(frozen=True, slots=True)
-class Reconciled:
-    """What :meth:`PendingStore.reconcile` found."""
-
-    confirmed: tuple[Proposal, ...] = ()  # written before a crash; now marked confirmed
-    # Users whose MEMORY.md cannot be read: their rows were left as they were.
-    unreadable: Mapping[str, UnreadableFileError] = field(default_factory=dict)
-
-
-def entry_id_for(proposal: Proposal) -> str:
-    """The id the confirmed entry gets: fixed by the proposal, so a retry cannot duplicate."""
-    return f"m-{proposal.created_at:%Y%m%d}-{proposal.id.removeprefix('p-')}"
 
 
 def _row(r: Any) -> Proposal:

@@ -22,7 +22,7 @@ from memory.index.embedders import E5Embedder
 from memory.index.sources import KIND_MEMORY
 from memory.write.consent import Action, UserAct
 from memory.write.decisions import classify_reply, entry_id_for, parse_reply
-from memory.write.pending import CONFIRMED, REJECTED
+from memory.write.proposals import CONFIRMED, REJECTED
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

@@ -16,7 +16,8 @@ from memory.base.markdown import (
 from memory.config import PendingConfig
 from memory.state.reminders import ReminderStatus, ReminderStore
 from memory.state.statedb import StateDB
-from memory.write.pending import PendingStore, ProposalStatus
+from memory.write.pending import PendingStore
+from memory.write.proposals import ProposalStatus
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

@@ -9,13 +9,13 @@ import pytest
 
 from memory import Memory
 from memory.base.markdown import Entry
+from memory.base.sections import choose_section
 from memory.errors import EntryNotFoundError
 from memory.index.sources import KIND_MEMORY
 from memory.write.consent import UserAct
 from memory.write.governance import (
     chain_of,
     chains,
-    choose_section,
     derive_summary,
     guess_class,
     summary_of,

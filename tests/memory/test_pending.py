@@ -11,14 +11,12 @@ import pytest
 from memory.config import PendingConfig
 from memory.state.statedb import StateDB
 from memory.write.pending import (
-    CONFIRMED,
-    EXPIRED,
-    PENDING,
     PendingStore,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalResolvedError,
 )
+from memory.write.proposals import CONFIRMED, EXPIRED, PENDING
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

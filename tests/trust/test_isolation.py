@@ -33,7 +33,7 @@ from bot.settings import Settings
 from bot.telegram.backend import backend_for
 from history.sessions import Session
 from memory.index.embedders import E5Embedder
-from memory.write.pending import CONFIRMED, EXPIRED, PENDING
+from memory.write.proposals import CONFIRMED, EXPIRED, PENDING
 from tests.bot.conftest import OWNER, make_harness
 from tests.fakes.ollama_server import FakeOllama
 

@@ -25,7 +25,7 @@ from memory.base.db import connect
 from memory.base.fsutil import atomic_write_text
 from memory.base.logs import parse_log
 from memory.base.markdown import parse_memory
-from memory.write.pending import PENDING
+from memory.write.proposals import PENDING
 from tests.fakes.ollama_server import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]
