@@ -30,11 +30,11 @@ from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
 from history.summarize import ConversationSummary
 from history.topic_index import TopicIndex, iso_z
+from memory.base.guards import mask
+from memory.base.markdown import Entry
 from memory.errors import UnreadableFileError
-from memory.guards import mask
-from memory.indexer import Indexer
-from memory.markdown import Entry
-from memory.notices import NoticeBook
+from memory.index.indexer import Indexer
+from memory.state.notices import NoticeBook
 
 log = logging.getLogger(__name__)
 

@@ -25,16 +25,16 @@ from history.dailylog import DailyLog
 from history.sessions import SessionStore
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
-from memory.access import AccessCounter
-from memory.adaptive import decide_retrieval
+from memory.base.tokens import TokenCounter
 from memory.config import AdaptiveConfig, BudgetConfig
-from memory.confirm import ConfirmationService
-from memory.governance import Governance
-from memory.notices import NoticeBook
-from memory.service import MemoryService
-from memory.short_term import ShortTermStore
-from memory.state import StateDB
-from memory.tokens import TokenCounter
+from memory.search.adaptive import decide_retrieval
+from memory.state.notices import NoticeBook
+from memory.state.short_term import ShortTermStore
+from memory.state.statedb import StateDB
+from memory.state.usage import AccessCounter
+from memory.store.service import MemoryService
+from memory.write.decisions import ConfirmationService
+from memory.write.governance import Governance
 
 
 def short_term_lookup(store: ShortTermStore) -> ShortTermLookup:

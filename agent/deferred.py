@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.state import StateDB
-from memory.users import check_user_key
+from memory.base.users import check_user_key
+from memory.state.statedb import StateDB
 
 log = logging.getLogger(__name__)
 

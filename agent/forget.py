@@ -22,16 +22,17 @@ from history.dailylog import DailyLog
 from history.redact import Redactor, redact_log, redact_session, redact_summaries, said_in_log
 from history.sessions import SessionStore
 from history.topic_index import TopicIndex
-from memory.access import AccessCounter
+from memory.base.fsutil import read_text
+from memory.base.guards import FORGOTTEN
+from memory.base.logs import safe_ref
+from memory.base.markdown import Entry
+from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
-from memory.fsutil import read_text
-from memory.governance import LIVE, Governance
-from memory.logs import safe_ref
-from memory.markdown import Entry
-from memory.pending import PendingStore
-from memory.short_term import ShortTermStore
-from memory.sources import day_files
-from memory.undo import FORGOTTEN, UndoStore
+from memory.state.short_term import ShortTermStore
+from memory.state.undo import UndoStore
+from memory.state.usage import AccessCounter
+from memory.write.governance import LIVE, Governance
+from memory.write.pending import PendingStore
 
 log = logging.getLogger(__name__)
 

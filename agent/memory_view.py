@@ -32,17 +32,17 @@ from agent.selection import (
 )
 from agent.texts import error_both
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
+from memory.base.fsutil import file_stamp, read_text
+from memory.base.markdown import Entry, MemoryDocument, parse_memory
+from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
-from memory.embedders import Vector
 from memory.errors import UnreadableFileError
-from memory.fsutil import file_stamp, read_text
-from memory.index import Chunk
-from memory.markdown import Entry, MemoryDocument, parse_memory
-from memory.passages import PassageCache
-from memory.search import SearchHit
-from memory.service import MemoryService
-from memory.sources import KIND_MEMORY
-from memory.tokens import TokenCounter
+from memory.index.chunks import Chunk
+from memory.index.embedders import Vector
+from memory.index.passages import PassageCache
+from memory.index.sources import KIND_MEMORY
+from memory.search.hybrid import SearchHit
+from memory.store.service import MemoryService
 
 log = logging.getLogger(__name__)
 

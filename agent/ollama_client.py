@@ -13,8 +13,8 @@ import numpy.typing as npt
 import ollama
 
 from agent.llm import ChatMessage, LLMResponse, LLMResponseError, LLMUnavailableError, ToolCall
-from memory.embedders import Vector, normalise
 from memory.errors import EmbedderUnavailableError
+from memory.index.embedders import Vector, normalise
 
 OLLAMA_DOWN = "Ollama is not reachable at {host}: start it with `ollama serve`"
 

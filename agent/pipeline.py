@@ -50,16 +50,16 @@ from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
-from memory.access import AccessCounter
-from memory.confirm import ConfirmationService
+from memory.base.guards import mask, secrets_in
+from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
-from memory.governance import Governance
-from memory.guards import mask, secrets_in
-from memory.index import Chunk
-from memory.notices import NoticeBook
-from memory.short_term import ShortTermStore
-from memory.sources import KIND_LOG
-from memory.tokens import TokenCounter
+from memory.index.chunks import Chunk
+from memory.index.sources import KIND_LOG
+from memory.state.notices import NoticeBook
+from memory.state.short_term import ShortTermStore
+from memory.state.usage import AccessCounter
+from memory.write.decisions import ConfirmationService
+from memory.write.governance import Governance
 
 log = logging.getLogger(__name__)
 

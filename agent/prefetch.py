@@ -18,14 +18,14 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
-from memory.embedders import Embedder, Vector, similarity_floor
+from memory.index.embedders import Embedder, Vector, similarity_floor
 
 # Started embeddings nobody asked for (a search that failed first) are dropped past this.
 KEEP = 32
 
 
 class QueryAhead:
-    """An :class:`~memory.embedders.Embedder` whose query embeddings can start early."""
+    """An :class:`~memory.index.embedders.Embedder` whose query embeddings can start early."""
 
     def __init__(self, inner: Embedder, workers: int = 2) -> None:
         self.inner = inner

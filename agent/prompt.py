@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import Any
 
 from agent.llm import ChatMessage
-from memory.text import count_cjk
+from memory.index.text import count_cjk
 
 MEMORY_OPEN, MEMORY_CLOSE = "<user_memory_data>", "</user_memory_data>"
 _DELIMITER = re.compile(r"<\s*/?\s*user_memory_data\s*>", re.IGNORECASE)

@@ -5,7 +5,7 @@ with a call the tool loop could not use), then say "I've saved it". After the to
 :func:`settle_reply` proposes from the user's own words after the trigger phrase, through the
 same guards and noise filter as the tool (``TurnTools.save``), and makes the reply honest:
 with a proposal it says the memory waits for the user's confirmation; without one, a claim of
-saving gets a correction. Confirming stays the user's act (:mod:`memory.consent`).
+saving gets a correction. Confirming stays the user's act (:mod:`memory.write.consent`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Each section is described by its heading and the summaries of a few of its newest live
 entries (``偏好 Preferences: 我喜歡喝拿鐵咖啡; I prefer dark mode``), embedded once per
-description (:class:`memory.passages.PassageCache`) and compared with the query vector the
+description (:class:`memory.index.passages.PassageCache`) and compared with the query vector the
 turn computed for search. The sections closest to the message, within ``MEANING_MARGIN`` of
 the closest one, are the ones it is about; gating never hides them. Keywords in both
 languages are the other half of the match (:mod:`history.section_words`).
@@ -18,11 +18,11 @@ from collections.abc import Iterable, Mapping
 import numpy as np
 
 from agent.selection import L1, L2, Selection
-from memory.embedders import Vector
-from memory.governance import LIVE, summary_of
-from memory.markdown import Entry
-from memory.passages import PassageCache
-from memory.scoring import calibrate
+from memory.base.markdown import Entry
+from memory.index.embedders import Vector
+from memory.index.passages import PassageCache
+from memory.search.scoring import calibrate
+from memory.write.governance import LIVE, summary_of
 
 # Calibrated similarity (0 = unrelated, 1 = identical) a section may trail the closest by.
 MEANING_MARGIN = 0.08

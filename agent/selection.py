@@ -25,10 +25,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from memory.base.markdown import Entry, MemoryStatus
+from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
-from memory.governance import LIVE
-from memory.markdown import Entry, MemoryStatus
-from memory.tokens import TokenCounter
+from memory.write.governance import LIVE
 
 
 class Layer(StrEnum):

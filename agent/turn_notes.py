@@ -7,8 +7,8 @@ import logging
 from agent.texts import say
 from agent.types import IncomingMessage
 from history.compaction import CompactionResult
-from memory.guards import mask
-from memory.short_term import ShortTermStore, categories_in
+from memory.base.guards import mask
+from memory.state.short_term import ShortTermStore, categories_in
 
 log = logging.getLogger(__name__)
 

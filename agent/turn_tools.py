@@ -3,7 +3,7 @@
 ``memory_save`` only ever creates a pending proposal, ``reminder_create`` a reminder
 proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
-bot layer can make (:mod:`memory.consent`), and these tools have none. In a group no memory
+bot layer can make (:mod:`memory.write.consent`), and these tools have none. In a group no memory
 tool is offered at all.
 """
 
@@ -20,13 +20,13 @@ from agent.reminders.service import ReminderService
 from agent.texts import conflict_note, error_text
 from agent.tools import ToolBox
 from agent.types import ProposalView, ReminderView
-from memory.confirm import ConfirmationService
-from memory.emphasis import emphasis, model_weight
+from memory.base.tokens import TokenCounter
 from memory.errors import ProposalRefusedError
-from memory.governance import Governance
-from memory.pending import Proposal
-from memory.service import MemoryService
-from memory.tokens import TokenCounter
+from memory.store.service import MemoryService
+from memory.write.decisions import ConfirmationService
+from memory.write.emphasis import emphasis, model_weight
+from memory.write.governance import Governance
+from memory.write.proposals import Proposal
 
 SEARCH_LIMIT_MAX = 10
 RESULT_TEXT_TOKENS = 400  # one search result as the model sees it

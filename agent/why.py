@@ -13,7 +13,7 @@ from dataclasses import asdict, replace
 from datetime import datetime
 
 from agent.types import InjectedMemory
-from memory.state import StateDB
+from memory.state.statedb import StateDB
 
 KEEP = 20  # replies whose memories the page shows
 

@@ -58,9 +58,8 @@ from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
 from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
 from history.config import HistoryConfig
-from history.dailylog import index_daily_logs
-from memory.embedders import E5Embedder, Embedder
-from memory.tokens import TokenCounter, load_counter
+from memory.base.tokens import TokenCounter, load_counter
+from memory.index.embedders import E5Embedder, Embedder
 
 USER = "bench_compaction"
 TOPICS = [
@@ -213,9 +212,7 @@ class Bot:
         self.llm.prompts.clear()
         answer = await self.agent.respond(msg)
         if index:
-            await asyncio.to_thread(
-                index_daily_logs, self.services.memory.indexer, self.data_dir, [USER]
-            )
+            await asyncio.to_thread(self.services.memory.indexer.sync_daily_logs, [USER])
         return answer, self.llm.prompts[-1] if self.llm.prompts else []
 
 

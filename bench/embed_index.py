@@ -27,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import memory
-from memory.embedders import E5Embedder
-from memory.fsutil import atomic_write_text
-from memory.markdown import Entry, MemoryDocument, render_memory
+from memory.base.fsutil import atomic_write_text
+from memory.base.markdown import Entry, MemoryDocument, render_memory
+from memory.index.embedders import E5Embedder
 
 USER = "bench_embed"
 ZH = [

@@ -6,14 +6,14 @@ Usage::
         [--fusion vector_bonus|weighted|rrf] [--depth N] [--ctx-before N] [--ctx-after N]
         [--no-ctx-date] [--keep-cache | --cache-dir DIR]
 
-Each conversation is one user key. Session by session, in time order, every turn is appended
-to ``users/<key>/memory/<YYYY-MM-DD>.md`` with :func:`memory.logs.format_record` (who =
-speaker, ref = dia_id, time = the session's timestamp plus a few seconds per turn) and the
-file is indexed with :meth:`memory.indexer.Indexer.sync_file`, exactly as the bot's daily-log
-job does. Every question goes through :meth:`HybridSearcher.search_with_vector` (the pipeline
-``MemoryService.search`` runs) with the clock at the conversation's last session; result refs
-map back to dia_ids. Scoring follows ../shared/bench/README.md. The data file is read from the
-shared folder and never copied into the repository.
+Each conversation is one user key. Session by session, in time order, every turn is appended to
+``users/<key>/memory/<YYYY-MM-DD>.md`` with :func:`memory.base.logs.format_record` (who = speaker,
+ref = dia_id, time = the session's timestamp plus a few seconds per turn) and the file is indexed
+with :meth:`memory.index.indexer.Indexer.sync_file`, exactly as the bot's daily-log job does. Every
+question goes through :meth:`HybridSearcher.search_with_vector` (the pipeline
+``MemoryService.search`` runs) with the clock at the conversation's last session; result refs map
+back to dia_ids. Scoring follows ../shared/bench/README.md. The data file is read from the shared
+folder and never copied into the repository.
 
 The defaults were chosen on conversations 1-2, so besides the all-questions table the bench
 prints recall@10 for conversations 1-5 (the tuning set: choose settings on these only) and
@@ -47,9 +47,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import memory  # noqa: E402
-from memory import MemoryConfig, RetrievalConfig, sources  # noqa: E402
-from memory.logs import format_record, log_header  # noqa: E402
-from memory.text import space_cjk  # noqa: E402
+from memory import MemoryConfig, RetrievalConfig  # noqa: E402
+from memory.base.logs import format_record, log_header  # noqa: E402
+from memory.index import sources  # noqa: E402
+from memory.index.text import space_cjk  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "locomo10.json"
 # Conversations 1-5 (file order) are the tuning set, 6-10 the out-of-sample set.
@@ -138,12 +139,12 @@ def cache_key(args: argparse.Namespace) -> str:
     """Hash of the indexing code and the context settings (what the built data dir depends on)."""
     h = hashlib.sha256()
     for rel in (
-        "memory/sources.py",
-        "memory/indexer.py",
-        "memory/index.py",
-        "memory/chunking.py",
-        "memory/logs.py",
-        "memory/embedders.py",
+        "memory/index/sources.py",
+        "memory/index/indexer.py",
+        "memory/index/chunks.py",
+        "memory/index/chunking.py",
+        "memory/base/logs.py",
+        "memory/index/embedders.py",
     ):
         h.update((ROOT / rel).read_bytes())
     # Only the parts of these files that shape the built index.

@@ -45,9 +45,9 @@ from agent.llm import ChatMessage, LLMResponse  # noqa: E402
 from agent.types import IncomingMessage  # noqa: E402
 from bot.app import build_agent, build_embedder, build_services  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
-from memory.embedders import Embedder, Vector, similarity_floor  # noqa: E402
-from memory.fsutil import atomic_write_text  # noqa: E402
-from memory.markdown import Entry, MemoryDocument, render_memory  # noqa: E402
+from memory.base.fsutil import atomic_write_text  # noqa: E402
+from memory.base.markdown import Entry, MemoryDocument, render_memory  # noqa: E402
+from memory.index.embedders import Embedder, Vector, similarity_floor  # noqa: E402
 
 LLM_STEP = "9 llm"
 

@@ -45,10 +45,10 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from agent.reminders.recurrence import rule_for
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
-from memory import reminders as rs
-from memory.consent import UserActMint
-from memory.reminders import Reminder, ReminderStore
-from memory.state import StateDB
+from memory.state import reminders as rs
+from memory.state.reminders import Reminder, ReminderStore
+from memory.state.statedb import StateDB
+from memory.write.consent import UserActMint
 
 ZONES = ("Asia/Taipei", "Europe/Berlin", "America/New_York", "UTC")
 

@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT))
 
 import memory  # noqa: E402
 from memory.config import index_path  # noqa: E402
-from memory.embedders import E5Embedder, normalise  # noqa: E402
-from memory.index import IndexStore, NewChunk  # noqa: E402
+from memory.index.chunks import IndexStore, NewChunk  # noqa: E402
+from memory.index.embedders import E5Embedder, normalise  # noqa: E402
 
 Matrix = npt.NDArray[np.float32]
 DIM = 384

@@ -33,9 +33,9 @@ from bench.embed_index import QUERIES, percentile, synthetic_entries
 from bot.app import Services, build_services
 from bot.settings import load_settings
 from bot.web.server import WebServer
-from memory.embedders import E5Embedder
-from memory.fsutil import atomic_write_text
-from memory.markdown import MemoryDocument, render_memory
+from memory.base.fsutil import atomic_write_text
+from memory.base.markdown import MemoryDocument, render_memory
+from memory.index.embedders import E5Embedder
 
 USER = "bench_web"
 

@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import memory
 from memory import Memory
-from memory.markdown import render_entry
+from memory.base.markdown import render_entry
 
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=timezone(timedelta(hours=8)))
 FACTS = [

@@ -18,20 +18,20 @@ from history.dailylog import DailyLog
 from history.idle import IdleSummaries
 from history.sessions import SessionStore
 from history.summarize import SummaryService
-from memory.access import AccessCounter
+from memory.base.locks import ServiceLock
+from memory.base.tokens import TokenCounter
 from memory.config import MemoryConfig
-from memory.confirm import ConfirmationService
-from memory.consent import UserActMint
-from memory.embedders import E5Embedder, Embedder
-from memory.governance import Governance
-from memory.index import IndexStore
-from memory.lifecycle import Lifecycle
-from memory.locks import ServiceLock
-from memory.pending import PendingStore
-from memory.reminders import ReminderStore
-from memory.service import MemoryService
-from memory.state import StateDB
-from memory.tokens import TokenCounter
+from memory.index.chunks import IndexStore
+from memory.index.embedders import E5Embedder, Embedder
+from memory.state.reminders import ReminderStore
+from memory.state.statedb import StateDB
+from memory.state.usage import AccessCounter
+from memory.store.service import MemoryService
+from memory.write.consent import UserActMint
+from memory.write.decisions import ConfirmationService
+from memory.write.governance import Governance
+from memory.write.lifecycle import Lifecycle
+from memory.write.pending import PendingStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable

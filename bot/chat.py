@@ -25,7 +25,7 @@ from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
 from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.frontdesk.texts import detect_language, help_text, proposal_text, say
-from memory.reminders import Reminder
+from memory.state.reminders import Reminder
 
 EXTRA_HELP = "  /quit — 離開 / leave"
 # The terminal has no buttons: what /memory's 📌 / ✏️ / 🗑 do, as commands.

@@ -19,6 +19,7 @@ from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.serve import chat, chat_name, open_services, progress_bar, serve
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
+from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
     MemoryStoreError,
@@ -26,7 +27,6 @@ from memory.errors import (
     StateSchemaError,
     StateTooNewError,
 )
-from memory.users import check_user_key
 
 log = logging.getLogger("pcai")
 USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
@@ -154,7 +154,7 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
     from bot.web.server import issue_link
-    from memory.state import StateDB
+    from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")

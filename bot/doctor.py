@@ -41,7 +41,7 @@ def _data_dir(settings: Settings) -> str:
 
 
 def _sqlite(settings: Settings) -> str:
-    from memory.db import connect, versions
+    from memory.base.db import connect, versions
 
     conn = connect(":memory:")
     try:
@@ -53,7 +53,7 @@ def _sqlite(settings: Settings) -> str:
 
 
 def _state_db(settings: Settings) -> str:
-    from memory.state import set_aside_copies
+    from memory.state.statedb import set_aside_copies
 
     path = settings.state_db_path
     kept = set_aside_copies(path)
@@ -75,7 +75,7 @@ def _state_db(settings: Settings) -> str:
 
 
 def _tokenizer(settings: Settings) -> str:
-    from memory.tokens import load_counter
+    from memory.base.tokens import load_counter
 
     counter = load_counter()
     if counter.name == "estimate":

@@ -1,7 +1,7 @@
 """The weekly "these memories are fading: keep?" notice (docs/memory-lifecycle.md, issue 13).
 
 Nothing is archived silently: the nightly lifecycle archives only what its owner was told
-about a week before (:mod:`memory.lifecycle`). This job does the telling, user by user, with
+about a week before (:mod:`memory.write.lifecycle`). This job does the telling, user by user, with
 a ✅ keep button per memory in Telegram (``mm:k:<id>``, answered by
 :func:`bot.telegram.confirm.on_memory_button`) and a ``/keep <id>`` hint in the text for the
 terminal. Each telling that reached the user is recorded in ``pcai.db``.
@@ -15,8 +15,8 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
 from bot.isolation import Notifier, each_user
-from memory.lifecycle import Fading
-from memory.users import list_user_keys
+from memory.base.users import list_user_keys
+from memory.write.lifecycle import Fading
 
 if TYPE_CHECKING:
     from bot.app import Services

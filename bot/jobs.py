@@ -31,11 +31,11 @@ from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
-from memory.indexer import SyncStats
-from memory.lifecycle import DELETED, Change
-from memory.notices import NoticeBook
-from memory.pending import Proposal
-from memory.users import list_user_keys
+from memory.base.users import list_user_keys
+from memory.index.indexer import SyncStats
+from memory.state.notices import NoticeBook
+from memory.write.lifecycle import DELETED, Change
+from memory.write.proposals import Proposal
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -130,7 +130,7 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
     First the crash window heals: a due proposal whose entry MEMORY.md already holds is
     marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
     keeps their proposals waiting (they may be written there) and is told what to fix. The
-    notices go through the outbox (:mod:`memory.notices`), queued with the expiry itself, so
+    notices go through the outbox (:mod:`memory.state.notices`), queued with the expiry itself, so
     an unreachable user or a crash before sending is told at a later tick. With ``user_key``
     (a terminal chat beside the service) only that user's proposals and notices are touched.
     """

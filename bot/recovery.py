@@ -3,8 +3,8 @@
 - A crash between writing a confirmed memory to MEMORY.md and marking its proposal leaves the
   row pending while the entry exists; :func:`reconcile_pending` marks it confirmed (the entry
   id is derived from the proposal id), so it is never reported as "not saved".
-- A damaged ``pcai.db`` was set aside by :class:`~memory.state.StateDB`; the owners of the
-  proposals the copy still names get one notice through the outbox (:mod:`memory.notices`).
+- A damaged ``pcai.db`` was set aside by :class:`~memory.state.statedb.StateDB`; the owners of the
+  proposals the copy still names get one notice through the outbox (:mod:`memory.state.notices`).
   The copies on disk are the record, so a crash right after the set-aside still tells them
   at the next start; each copy is handled once.
 """
@@ -17,9 +17,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from agent.texts import both
-from memory.notices import NoticeBook
-from memory.pending import Reconciled
-from memory.state import salvage_pending, set_aside_copies
+from memory.state.notices import NoticeBook
+from memory.state.statedb import salvage_pending, set_aside_copies
+from memory.write.proposals import Reconciled
 
 if TYPE_CHECKING:
     from bot.app import Services

@@ -18,6 +18,7 @@ from typing import Any
 
 from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
+from memory.base.users import check_user_key
 from memory.config import (
     AdaptiveConfig,
     BudgetConfig,
@@ -29,7 +30,6 @@ from memory.config import (
     state_db_path,
 )
 from memory.errors import InvalidUserKeyError
-from memory.users import check_user_key
 
 
 @dataclass(frozen=True, slots=True)

@@ -35,14 +35,14 @@ from history.config import HistoryConfig
 from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
 from history.summarize import ConversationSummary, SummaryService
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.guards import REDACTED, mask
+from memory.base.locks import user_lock
+from memory.base.logs import parse_log
+from memory.base.markdown import parse_memory, render_memory
+from memory.base.tokens import TokenCounter
+from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
-from memory.fsutil import atomic_write_text, read_text
-from memory.guards import REDACTED, mask
-from memory.locks import user_lock
-from memory.logs import parse_log
-from memory.markdown import parse_memory, render_memory
-from memory.tokens import TokenCounter
-from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
 

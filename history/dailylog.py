@@ -1,11 +1,11 @@
 """Daily logs: every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
-machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses (a
-message reads back as written and never as a second record); the
-indexing job (:func:`index_daily_logs`) re-indexes only files that changed since the last run,
-and within a file only records it has not seen, so running it twice (or after a restart)
-indexes every line once.
+machine's local zone). Records use :mod:`memory.base.logs`' format, which the indexer parses (a
+message reads back as written and never as a second record); the indexing job
+(:meth:`memory.index.indexer.Indexer.sync_daily_logs`) re-indexes only files that changed since
+the last run, and within a file only records it has not seen, so running it twice (or after a
+restart) indexes every line once.
 """
 
 from __future__ import annotations
@@ -14,14 +14,12 @@ from collections.abc import Callable
 from datetime import datetime, tzinfo
 from pathlib import Path
 
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.guards import mask
+from memory.base.locks import user_lock
+from memory.base.logs import format_record, log_header
+from memory.base.users import UserPaths, day_files
 from memory.errors import UnreadableFileError
-from memory.fsutil import atomic_write_text, read_text
-from memory.guards import mask
-from memory.indexer import Indexer, SyncStats
-from memory.locks import user_lock
-from memory.logs import format_record, log_header
-from memory.sources import day_files
-from memory.users import UserPaths, list_user_keys
 
 
 class DailyLog:
@@ -88,15 +86,3 @@ class DailyLog:
     ) -> str:
         """Log one user message (every message the user sends is logged)."""
         return self.append(user_key, "user", text, when, message_id)
-
-
-def index_daily_logs(
-    indexer: Indexer, data_dir: Path, user_keys: list[str] | None = None
-) -> SyncStats:
-    """Index new log lines of every user (or of ``user_keys``); unchanged files are skipped."""
-    total = SyncStats()
-    for user_key in user_keys if user_keys is not None else list_user_keys(data_dir):
-        paths = UserPaths.of(data_dir, user_key)
-        for day_file in day_files(paths):
-            total += indexer.sync_file(user_key, f"memory/{day_file.name}")
-    return total

@@ -26,11 +26,11 @@ from history.sessions import (
     is_group_session,
 )
 from history.summarize import IdleSummary, SummaryService
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.guards import REDACTED, mask
+from memory.base.locks import user_lock
+from memory.base.users import UserPaths, check_user_key
 from memory.errors import InvalidUserKeyError
-from memory.fsutil import atomic_write_text, read_text
-from memory.guards import REDACTED, mask
-from memory.locks import user_lock
-from memory.users import UserPaths, check_user_key
 
 log = logging.getLogger(__name__)
 

@@ -27,9 +27,9 @@ from pathlib import Path
 
 from history import extractive as ex
 from history.sessions import Session
-from memory.fsutil import atomic_write_text, read_text
-from memory.logs import format_record, parse_log
-from memory.undo import FORGOTTEN
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.guards import FORGOTTEN
+from memory.base.logs import format_record, parse_log
 
 MIN_TEXT_CHARS = 4  # shorter texts and sentences ("OK.") are too common to look for
 LONG_ASCII, LONG_CJK = 8, 3  # a distinctive word this long touches a unit on its own

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from memory.governance import SECTION_RULES
+from memory.base.sections import SECTION_RULES
 
 # Words that name the usual sections, so "what's on my todo list" reaches 待辦.
 DEFAULT_SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {

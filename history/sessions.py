@@ -28,9 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from history.errors import SessionError
-from memory.fsutil import atomic_write_text
-from memory.guards import mask, secrets_in
-from memory.locks import FileLock, file_lock
+from memory.base.fsutil import atomic_write_text
+from memory.base.guards import mask, secrets_in
+from memory.base.locks import FileLock, file_lock
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,7 @@ Three kinds of summary are made:
 
 :class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
 and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
-Every summary it returns is masked (:func:`memory.guards.mask`), with the secrets of the
+Every summary it returns is masked (:func:`memory.base.guards.mask`), with the secrets of the
 messages it summarises as ``known``: a model that copies a password into a keyword list
 cannot get it stored.
 """
@@ -28,7 +28,7 @@ from typing import Protocol
 
 from history import extractive as ex
 from history.sessions import KIND_COMPACTION, ROLE_TOOL, ROLE_USER, Message
-from memory.guards import REDACTED, mask, secrets_in
+from memory.base.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
 

@@ -25,10 +25,10 @@ from typing import Any
 
 from history.config import TopicIndexConfig
 from history.section_words import named, section_words
-from memory.fsutil import atomic_write_text
-from memory.guards import mask
-from memory.locks import user_lock
-from memory.users import UserPaths
+from memory.base.fsutil import atomic_write_text
+from memory.base.guards import mask
+from memory.base.locks import user_lock
+from memory.base.users import UserPaths
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ The front door is :func:`open`::
         hits = m.search("cli_me", "coffee")
 
 A library user needs only the names in ``__all__``; the modules behind them may move. They
-load on first use, so ``history/`` importing a small helper (``memory.fsutil``) does not load
+load on first use, so ``history/`` importing a small helper (``memory.base.fsutil``) does not load
 the index, numpy and SQLite with it.
 """
 
@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from memory.api import Memory, open
+    from memory.base.markdown import Entry
     from memory.config import (
         IndexConfig,
         LifecycleConfig,
@@ -27,11 +28,10 @@ if TYPE_CHECKING:
         PendingConfig,
         RetrievalConfig,
     )
-    from memory.confirm import ProposalRefusedError
-    from memory.embedders import E5Embedder, Embedder
     from memory.errors import EntryNotFoundError, MemoryStoreError
-    from memory.markdown import Entry
-    from memory.search import Dropped, SearchHit, SearchResult
+    from memory.index.embedders import E5Embedder, Embedder
+    from memory.search.hybrid import Dropped, SearchHit, SearchResult
+    from memory.write.decisions import ProposalRefusedError
 
 __all__ = [
     "Dropped",
@@ -54,10 +54,10 @@ __all__ = [
 
 # Public name -> the module that defines it (a test keeps the two lists the same).
 _HOME = {
-    "Dropped": "memory.search",
-    "E5Embedder": "memory.embedders",
-    "Embedder": "memory.embedders",
-    "Entry": "memory.markdown",
+    "Dropped": "memory.search.hybrid",
+    "E5Embedder": "memory.index.embedders",
+    "Embedder": "memory.index.embedders",
+    "Entry": "memory.base.markdown",
     "EntryNotFoundError": "memory.errors",
     "IndexConfig": "memory.config",
     "LifecycleConfig": "memory.config",
@@ -65,10 +65,10 @@ _HOME = {
     "MemoryConfig": "memory.config",
     "MemoryStoreError": "memory.errors",
     "PendingConfig": "memory.config",
-    "ProposalRefusedError": "memory.confirm",
+    "ProposalRefusedError": "memory.write.decisions",
     "RetrievalConfig": "memory.config",
-    "SearchHit": "memory.search",
-    "SearchResult": "memory.search",
+    "SearchHit": "memory.search.hybrid",
+    "SearchResult": "memory.search.hybrid",
     "open": "memory.api",
 }
 

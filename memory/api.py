@@ -27,26 +27,28 @@ from pathlib import Path
 from types import TracebackType
 from typing import Literal, overload
 
-from memory.access import AccessCounter
+from memory.base.guards import FORGOTTEN
+from memory.base.markdown import Entry
+from memory.base.tokens import TokenCounter, load_counter
 from memory.config import MemoryConfig, index_path, state_db_path
-from memory.confirm import ConfirmationService
-from memory.consent import UserActMint
-from memory.embedders import E5Embedder, Embedder
 from memory.errors import EntryNotFoundError
-from memory.fading import FadeBook
-from memory.governance import LIVE, Governance, chains_markdown, export_records
-from memory.index import IndexStore
-from memory.indexer import Indexer, Progress, SyncStats
-from memory.lifecycle import Lifecycle
-from memory.markdown import Entry
-from memory.pending import PendingStore, Reconciled
-from memory.search import HybridSearcher, SearchHit, SearchResult
-from memory.service import MemoryService
-from memory.short_term import ShortTermStore
-from memory.signals import MemorySignals
-from memory.state import StateDB
-from memory.tokens import TokenCounter, load_counter
-from memory.undo import FORGOTTEN, UndoStore
+from memory.index.chunks import IndexStore
+from memory.index.embedders import E5Embedder, Embedder
+from memory.index.indexer import Indexer, Progress, SyncStats
+from memory.search.hybrid import HybridSearcher, SearchHit, SearchResult
+from memory.search.signals import MemorySignals
+from memory.state.fading import FadeBook
+from memory.state.short_term import ShortTermStore
+from memory.state.statedb import StateDB
+from memory.state.undo import UndoStore
+from memory.state.usage import AccessCounter
+from memory.store.service import MemoryService
+from memory.write.consent import UserActMint
+from memory.write.decisions import ConfirmationService
+from memory.write.governance import LIVE, Governance, chains_markdown, export_records
+from memory.write.lifecycle import Lifecycle
+from memory.write.pending import PendingStore
+from memory.write.proposals import Reconciled
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +151,9 @@ class Memory:
 
         The guards and the write are the confirmation service's; the confirmation is the
         operator's own act. ``fields`` are governance fields (``canonical_topic``,
-        ``is_core``, ``user_weight``, ...). Raises :class:`memory.confirm.ProposalRefusedError`
-        with the reason when the text is refused.
+        ``is_core``, ``user_weight``, ...). Raises
+        :class:`memory.write.decisions.ProposalRefusedError` with the reason when the text is
+        refused.
         """
         now = now or datetime.now().astimezone()
         proposal = self.confirm.propose(

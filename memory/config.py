@@ -56,7 +56,7 @@ class RetrievalConfig:
     # BM25 query terms found in more than this share of indexed rows (and in more than
     # fts_common_min_rows rows) are dropped: they carry little IDF but cost a scan of that
     # share of the table; at most fts_max_terms of the rarest are kept
-    # (memory.text.selective_terms; bench/RESULTS.md). 0 turns either off.
+    # (memory.index.text.selective_terms; bench/RESULTS.md). 0 turns either off.
     fts_max_df_ratio: float = 0.1
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
@@ -122,7 +122,7 @@ class LifecycleConfig:
     # After a person restores an entry, the nightly job leaves it alone for this many days.
     restore_grace_days: int = 14
     # Nothing is archived unless its owner was told it is fading at least this many days
-    # before (memory.lifecycle); the fading check runs every fade_every_hours (weekly).
+    # before (memory.write.lifecycle); the fading check runs every fade_every_hours (weekly).
     fade_notice_days: int = 7
     fade_every_hours: float = 168.0
 

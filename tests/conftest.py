@@ -10,7 +10,7 @@ import pytest
 
 from bot.app import Services, build_services
 from bot.settings import Settings, load_settings
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 from tests.fakes.ollama_server import FakeOllama
 
 # The prefixes of every variable PCAI's settings read (bot/settings.py).

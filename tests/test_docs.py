@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory.config import BudgetConfig, LifecycleConfig, RetrievalConfig
-from memory.scoring import RETRIEVAL_WEIGHTS
+from memory.search.scoring import RETRIEVAL_WEIGHTS
 
 ROOT = Path(__file__).resolve().parents[1]
 SELF = Path(__file__).resolve()
@@ -103,7 +103,12 @@ def _cite_problems(path: Path, text: str) -> list[str]:
 
 def test_the_scan_sees_the_code_and_the_docs() -> None:
     names = {p.relative_to(ROOT).as_posix() for p in FILES}
-    assert {"memory/scoring.py", "agent/pipeline.py", "README.md", "docs/retrieval.md"} <= names
+    assert {
+        "memory/search/scoring.py",
+        "agent/pipeline.py",
+        "README.md",
+        "docs/retrieval.md",
+    } <= names
     assert SELF in FILES and SELF not in SCANNED
     assert not any(n.startswith((".git/", ".venv/")) for n in names)
 

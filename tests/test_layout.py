@@ -121,3 +121,109 @@ def test_the_checker_sees_a_telegram_free_module_and_a_long_one(
     with pytest.raises(AssertionError, match=r"bot/telegram/plain\.py"):
         test_every_telegram_module_is_telegram_code()
     assert _over_the_limit() == {"tests/long.py": MAX_LINES + 1}
+
+
+# memory/'s sub-packages and which others each may import (besides itself, memory.errors and
+# memory.config, which import nothing of memory). The order is the DAG's: each row names only
+# rows above it. memory/api.py (the front door) and memory/__init__.py may import them all.
+MEMORY_SUBPACKAGES = {
+    "base": set(),
+    "index": {"base"},
+    "state": {"base"},
+    "search": {"base", "index", "state"},
+    "store": {"base", "index", "search"},
+    "write": {"base", "index", "state", "search", "store"},
+}
+MEMORY_LEAVES = ("memory.errors", "memory.config")
+# What history/ may import of memory: the neutral sub-package and the front door (the package
+# itself, and its one errors module whose base class the front door exports).
+HISTORY_MAY_USE = ("memory.base", "memory.errors", "memory")
+
+
+def _targets(path: Path, root: Path) -> list[str]:
+    """Every project module ``path`` imports, resolved (relative and ``from pkg import mod``)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = list(path.relative_to(root).with_suffix("").parts[:-1])
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            module = ".".join([*base, *(node.module or "").split(".")]).strip(".")
+            for alias in node.names:
+                sub = root.joinpath(*module.split("."), alias.name)
+                is_module = sub.is_dir() or sub.with_suffix(".py").is_file()
+                found.append(f"{module}.{alias.name}" if is_module else module)
+    return found
+
+
+def _within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix + ".")
+
+
+def _wrong_memory_imports(root: Path) -> dict[str, list[str]]:
+    """Imports inside memory/ that break the sub-package table, by importing file."""
+    wrong: dict[str, list[str]] = {}
+    for path in sorted((root / "memory").rglob("*.py")):
+        parts = path.relative_to(root / "memory").parts
+        if len(parts) > 1:
+            allowed = [f"memory.{p}" for p in {parts[0], *MEMORY_SUBPACKAGES.get(parts[0], ())}]
+            allowed += MEMORY_LEAVES
+        elif f"memory.{path.stem}" in MEMORY_LEAVES:
+            allowed = []
+        else:
+            continue  # the front door (api.py, __init__.py) may use every sub-package
+        bad = [
+            name
+            for name in _targets(path, root)
+            if _within(name, "memory") and not any(_within(name, a) for a in allowed)
+        ]
+        if bad:
+            wrong[str(path.relative_to(root))] = bad
+    return wrong
+
+
+def test_memory_subpackages_import_down_the_table_only() -> None:
+    assert _wrong_memory_imports(ROOT) == {}
+
+
+def test_the_memory_table_is_a_dag_and_names_every_subpackage() -> None:
+    on_disk = {p.parent.name for p in (ROOT / "memory").glob("*/__init__.py")}
+    assert on_disk == set(MEMORY_SUBPACKAGES)
+    seen: set[str] = set()
+    for name, uses in MEMORY_SUBPACKAGES.items():  # each row uses only rows above it
+        assert uses <= seen, name
+        seen.add(name)
+
+
+def test_history_uses_only_memorys_neutral_subpackage_and_front_door() -> None:
+    wrong = {
+        str(path.relative_to(ROOT)): name
+        for path in _modules("history")
+        for name in _targets(path, ROOT)
+        if _within(name, "memory")
+        and not any(
+            name == "memory" if a == "memory" else _within(name, a) for a in HISTORY_MAY_USE
+        )
+    }
+    assert wrong == {}
+
+
+def test_the_memory_checker_sees_an_upward_import(tmp_path: Path) -> None:
+    for sub in ("base", "write"):
+        (tmp_path / "memory" / sub).mkdir(parents=True)
+        (tmp_path / "memory" / sub / "__init__.py").write_text("", encoding="utf-8")
+    (tmp_path / "memory" / "write" / "governance.py").write_text("X = 1\n", encoding="utf-8")
+    (tmp_path / "memory" / "base" / "bad.py").write_text(
+        "from memory.write.governance import X\nfrom ..write import governance\n"
+        "from memory import write\nfrom memory.errors import MemoryStoreError\n",
+        encoding="utf-8",
+    )
+    assert _wrong_memory_imports(tmp_path) == {
+        "memory/base/bad.py": [
+            "memory.write.governance",
+            "memory.write.governance",
+            "memory.write",
+        ]
+    }

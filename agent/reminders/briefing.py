@@ -16,13 +16,13 @@ from datetime import UTC, date, datetime, timedelta
 from agent.reminders.service import Listed, ReminderService
 from history.sessions import KIND_COMPACTION, Message, SessionStore
 from history.summarize import parse_structured
-from memory.access import AccessCounter, AccessStat
+from memory.base.markdown import Entry
 from memory.config import LifecycleConfig
-from memory.governance import LIVE
-from memory.lifecycle import entry_health, is_core
-from memory.markdown import Entry
-from memory.service import MemoryService
-from memory.short_term import KEYWORDS, ShortTermRow, ShortTermStore
+from memory.state.short_term import KEYWORDS, ShortTermRow, ShortTermStore
+from memory.state.usage import AccessCounter, AccessStat
+from memory.store.service import MemoryService
+from memory.write.governance import LIVE
+from memory.write.lifecycle import entry_health, is_core
 
 _TODO_SPLIT = re.compile(r"[；;]\s*")
 _COMPACTION_TODO = re.compile(

@@ -16,7 +16,7 @@ from agent.reminders.parse import MAX_TEXT, ParsedReminder, parse_reminder
 from agent.reminders.recurrence import Recurrence, rule_for
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
-from memory.reminders import Reminder, ReminderStore
+from memory.state.reminders import Reminder, ReminderStore
 
 
 class ProposalsMixin:

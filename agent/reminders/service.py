@@ -2,9 +2,9 @@
 
 A reminder starts as a proposal (from ``/remind``, the model's ``reminder_create`` tool, or a
 date in a confirmed memory) and is scheduled only when its owner confirms it with a proof of
-their act, like a memory: a :class:`memory.consent.UserAct` of kind ``reminder`` that the bot
-layer's mint sealed, checked here with the mint's :class:`~memory.consent.ActCheck`. Firing
-claims the row in ``pcai.db`` before sending (see memory/reminders.py): a restart during a
+their act, like a memory: a :class:`memory.write.consent.UserAct` of kind ``reminder`` that the bot
+layer's mint sealed, checked here with the mint's :class:`~memory.write.consent.ActCheck`. Firing
+claims the row in ``pcai.db`` before sending (see memory/state/reminders.py): a restart during a
 send leaves the row ``unknown`` and never sends it again; a reminder that came due while the
 process was down fires at start, marked late.
 """
@@ -29,9 +29,9 @@ from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
 from agent.reminders.texts import alert_text
 from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport
-from memory import reminders as rs
-from memory.consent import ActCheck, Action, NotTheUsersActError
-from memory.reminders import Reminder, ReminderStore
+from memory.state import reminders as rs
+from memory.state.reminders import Reminder, ReminderStore
+from memory.write.consent import ActCheck, Action, NotTheUsersActError
 
 log = logging.getLogger(__name__)
 

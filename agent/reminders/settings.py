@@ -23,8 +23,8 @@ from zoneinfo import ZoneInfo
 from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
 from agent.reminders.recurrence import DAILY, Recurrence
 from agent.reminders.scheduler import ReminderScheduler
-from memory.reminder_users import UserSettings
-from memory.reminders import SCHEDULED, ReminderStore
+from memory.state.reminder_users import UserSettings
+from memory.state.reminders import SCHEDULED, ReminderStore
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import Recurrence
 from agent.reminders.texts import list_line
-from memory.reminders import Reminder
+from memory.state.reminders import Reminder
 
 
 @dataclass(frozen=True, slots=True)

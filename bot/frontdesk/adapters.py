@@ -12,9 +12,7 @@ from agent.turn_tools import proposal_view
 from agent.types import ProposalView
 from bot.frontdesk.desk import history_lines
 from bot.frontdesk.ports import BackendError, Decision, MemoryLine, Outcome, Via
-from memory.confirm import ConfirmationService
-from memory.consent import Action, UserActMint
-from memory.curation import Curation
+from memory.base.markdown import Entry
 from memory.errors import (
     EntryNotFoundError,
     EntryNotLiveError,
@@ -23,9 +21,11 @@ from memory.errors import (
     ProposalRefusedError,
     ProposalResolvedError,
 )
-from memory.governance import Governance
-from memory.markdown import Entry
-from memory.pending import Proposal
+from memory.write.consent import Action, UserActMint
+from memory.write.curation import Curation
+from memory.write.decisions import ConfirmationService
+from memory.write.governance import Governance
+from memory.write.proposals import Proposal
 
 
 def _now() -> datetime:

@@ -31,9 +31,9 @@ from bot.frontdesk.ports import (
 )
 from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
 from history.topic_index import TopicIndex
-from memory.confirm import parse_reply
-from memory.markdown import MemoryStatus
-from memory.service import MemoryService
+from memory.base.markdown import MemoryStatus
+from memory.store.service import MemoryService
+from memory.write.decisions import parse_reply
 
 
 class Responder(Protocol):

@@ -25,8 +25,8 @@ from bot.frontdesk.ports import (
 )
 from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say
 from history.topic_index import TopicOverview
-from memory.archaeology import ChainMatch
 from memory.errors import UnreadableFileError
+from memory.write.archaeology import ChainMatch
 
 PAGE_SIZE = 10
 

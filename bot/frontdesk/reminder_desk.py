@@ -22,10 +22,10 @@ from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.types import ReminderView
-from memory import reminders as rs
-from memory.consent import UserActMint
-from memory.reminders import Reminder
-from memory.service import MemoryService
+from memory.state import reminders as rs
+from memory.state.reminders import Reminder
+from memory.store.service import MemoryService
+from memory.write.consent import UserActMint
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -356,7 +356,7 @@ class ReminderDesk:
 def reminder_desk_for(services: Services) -> ReminderDesk | None:
     """The desk over the composition root's reminder service (None when there is none)."""
     from agent.reminders.briefing import BriefingBuilder
-    from memory.short_term import ShortTermStore
+    from memory.state.short_term import ShortTermStore
 
     service = services.reminders
     if service is None:

@@ -10,8 +10,8 @@ from telegram.error import TelegramError
 from agent.memory_view import file_problem_notice, problem_topic
 from bot.frontdesk.texts import detect_language, say
 from bot.telegram.context import BotContext, user_key_of
+from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
-from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
 

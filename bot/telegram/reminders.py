@@ -26,7 +26,7 @@ from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
 from bot.telegram.sending import edit_outcome, send_text
-from memory.reminders import Reminder
+from memory.state.reminders import Reminder
 
 if TYPE_CHECKING:
     from agent.reminders.service import ReminderService

@@ -13,8 +13,8 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.state import StateDB
-from memory.users import check_user_key
+from memory.base.users import check_user_key
+from memory.state.statedb import StateDB
 
 LINK_SECONDS = 10 * 60
 SESSION_SECONDS = 7 * 24 * 3600

@@ -20,7 +20,7 @@ from bot.web.render import lang_of, render
 from bot.web.routes_memories import now_of, shaper_of
 from bot.web.security import deps_of, page, write
 from bot.web.shaping import MAX_IMPORT_BYTES, ShapeError
-from memory.governance import chains_markdown, export_records
+from memory.write.governance import chains_markdown, export_records
 
 DECISIONS: dict[str, Decision] = {"confirm": "confirm", "replace": "replace", "discard": "reject"}
 

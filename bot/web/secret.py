@@ -9,7 +9,7 @@ import os
 import secrets
 from pathlib import Path
 
-from memory.fsutil import atomic_write_text
+from memory.base.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
 

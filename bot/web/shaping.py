@@ -25,11 +25,11 @@ from bot.errors import BackendError
 from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
-from memory.confirm import ProposalRefusedError
+from memory.base.guards import mask
+from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
 from memory.errors import EntryNotFoundError
-from memory.governance import LIVE
-from memory.guards import mask
-from memory.markdown import DEFAULT_SECTION, Entry, parse_memory
+from memory.write.decisions import ProposalRefusedError
+from memory.write.governance import LIVE
 
 MAX_IMPORT_BYTES = 2_000_000
 MAX_IMPORT_ENTRIES = 500

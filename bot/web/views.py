@@ -10,15 +10,15 @@ from datetime import datetime
 from agent.types import InjectedMemory
 from agent.why import WhyLog
 from bot.app import Services
-from memory.access import AccessStat
-from memory.fsutil import file_stamp, read_text
-from memory.governance import LIVE
-from memory.lifecycle import entry_health, fade_day, is_core
-from memory.logs import LogRecord, parse_log
-from memory.markdown import STATUSES, Entry
-from memory.pending import Proposal
-from memory.search import SearchResult
-from memory.sources import KIND_MEMORY
+from memory.base.fsutil import file_stamp, read_text
+from memory.base.logs import LogRecord, parse_log
+from memory.base.markdown import STATUSES, Entry
+from memory.index.sources import KIND_MEMORY
+from memory.search.hybrid import SearchResult
+from memory.state.usage import AccessStat
+from memory.write.governance import LIVE
+from memory.write.lifecycle import entry_health, fade_day, is_core
+from memory.write.proposals import Proposal
 
 PAGE_SIZE = 100
 LAYERS = ("L0", "L1", "L2")

@@ -16,7 +16,7 @@ from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
-from memory.embedders import E5Embedder, Embedder
+from memory.index.embedders import E5Embedder, Embedder
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "cli_alice"

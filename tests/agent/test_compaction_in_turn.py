@@ -14,8 +14,8 @@ from typing import Any
 from agent.build import agent_worker
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, ROLE_USER
-from memory.notices import NoticeBook
-from memory.users import UserPaths
+from memory.base.users import UserPaths
+from memory.state.notices import NoticeBook
 from tests.agent.conftest import USER, Env
 
 # Fourteen turns of planning a trip, with names, numbers and dates worth keeping; the 15th

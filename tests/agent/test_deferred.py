@@ -20,7 +20,7 @@ from agent.build import agent_worker
 from agent.deferred import KIND_COMPACT, KIND_TOPICS, Task
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
-from memory.logs import parse_log
+from memory.base.logs import parse_log
 from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
 from tests.fakes.ollama_server import FakeOllama
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memory.users import UserPaths
+from memory.base.users import UserPaths
 from tests.agent.conftest import USER, Env
 
 

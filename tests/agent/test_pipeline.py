@@ -9,8 +9,8 @@ from agent.ollama_client import OllamaChat
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.selection import L0, L1, L2, SHORT_TERM
 from agent.tools import MAX_TOOL_ROUNDS
-from memory.short_term import ShortTermStore
-from memory.users import UserPaths
+from memory.base.users import UserPaths
+from memory.state.short_term import ShortTermStore
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
 

@@ -22,8 +22,8 @@ from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
 from history.section_words import section_words
 from history.topic_index import TopicState, record_turn, sections_to_query
-from memory.embedders import E5Embedder
-from memory.markdown import Entry
+from memory.base.markdown import Entry
+from memory.index.embedders import E5Embedder
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "cli_alice"

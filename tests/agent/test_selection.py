@@ -18,9 +18,9 @@ from agent.selection import (
     scope_layer,
     select,
 )
+from memory.base.markdown import Entry
+from memory.base.tokens import load_counter
 from memory.config import BudgetConfig
-from memory.markdown import Entry
-from memory.tokens import load_counter
 
 COUNTER = load_counter()
 CFG = BudgetConfig()

@@ -17,8 +17,8 @@ from agent.llm import ToolCall
 from agent.remember import claims_saved, honest_text, remember_request, settle_reply
 from agent.tools import SCHEMAS, ToolBox
 from agent.turn_tools import TurnTools
-from memory.text import has_cjk
-from memory.users import UserPaths
+from memory.base.users import UserPaths
+from memory.index.text import has_cjk
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import (
     BROKEN_MODES,

@@ -11,8 +11,8 @@ import pytest
 from agent.texts import CATALOGUES, LANGUAGES, error_both, error_text, say
 from history.errors import HistoryError, SessionError
 from memory import errors as me
-from memory.guards import SECRET_KINDS, scan
-from memory.markdown import MEMORY_CLASSES
+from memory.base.guards import SECRET_KINDS, scan
+from memory.base.markdown import MEMORY_CLASSES
 
 FAKE_OPENAI = "sk-" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4"
 WHEN = datetime(2026, 11, 22, 10, 5, tzinfo=UTC)

@@ -9,10 +9,10 @@ from typing import Any
 from agent.build import agent_worker
 from agent.deferred import KIND_COMPACT
 from agent.selection import SHORT_TERM
-from memory.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
-from memory.notices import NoticeBook
-from memory.short_term import ShortTermStore
-from memory.users import UserPaths
+from memory.base.users import UserPaths
+from memory.state.notices import NoticeBook
+from memory.state.short_term import ShortTermStore
+from memory.write.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
 

@@ -6,7 +6,7 @@ from datetime import datetime, timedelta
 
 from agent.types import InjectedMemory
 from agent.why import KEEP, WhyLog
-from memory.state import StateDB
+from memory.state.statedb import StateDB
 from tests.agent.conftest import USER, Env
 
 

@@ -14,7 +14,7 @@ from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
-from memory import reminders as rs
+from memory.state import reminders as rs
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 KEY = "cli_ann"

@@ -20,7 +20,7 @@ from bot.settings import Settings
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
 from memory.config import PendingConfig
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 from tests.bot.conftest import FRIEND, OWNER
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 

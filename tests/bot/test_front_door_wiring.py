@@ -14,7 +14,7 @@ from bot.app import build_services
 from bot.cli import main
 from bot.settings import load_settings
 from memory import E5Embedder, Memory
-from memory.search import HybridSearcher
+from memory.search.hybrid import HybridSearcher
 
 ALICE = "cli_alice"
 

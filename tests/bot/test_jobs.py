@@ -23,7 +23,7 @@ from bot.jobs import (
 from bot.scheduling import ptb_job_setup, register_ptb_jobs, scheduled, start_scheduler
 from bot.settings import Settings
 from history.sessions import Session
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 

@@ -24,8 +24,8 @@ from bot.app import build_agent, build_services
 from bot.fading import fade_every
 from bot.jobs import default_jobs
 from bot.settings import Settings, load_settings
-from memory.embedders import E5Embedder
-from memory.markdown import Entry, MemoryDocument
+from memory.base.markdown import Entry, MemoryDocument
+from memory.index.embedders import E5Embedder
 from tests.fakes.ollama_server import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from memory.migrations import MIGRATIONS, Migration
-from memory.state import StateDB
+from memory.state.migrations import MIGRATIONS, Migration
+from memory.state.statedb import StateDB
 
 
 def _newer(conn: Any) -> None:

@@ -16,7 +16,7 @@ import pytest
 from bot.app import Services, build_services
 from bot.settings import Settings
 from memory.config import PendingConfig
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 from tests.bot.conftest import FRIEND, OWNER, Harness, make_harness
 from tests.bot.telegram_doubles import bot_message
 from tests.fakes.ollama_server import FakeOllama, tool_reply

@@ -20,7 +20,7 @@ from bot.fading import fading_job, telegram_offer
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
 from bot.telegram.context import DEPS, REVISE_WINDOW, BotApp
-from memory.markdown import Entry
+from memory.base.markdown import Entry
 from tests.bot.conftest import OWNER
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
 

@@ -18,7 +18,7 @@ from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init
 from bot.telegram.context import BotApp
 from bot.telegram.reminders import wire_reminders
-from memory import reminders as rs
+from memory.state import reminders as rs
 from tests.bot.conftest import FRIEND, OWNER, STRANGER
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
 from tests.fakes.ollama_server import FakeOllama, tool_reply

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from memory.base.db import connect
 from memory.config import index_path, state_db_path
-from memory.db import connect
 from tests.e2e.conftest import ALICE, STRANGER
 from tests.e2e.harness import BotProcess, Emulator, User
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from memory.markdown import Entry, MemoryDocument, parse_memory, render_memory
+from memory.base.markdown import Entry, MemoryDocument, parse_memory, render_memory
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import BotProcess, Emulator, User, bot_env
 from tests.fakes.ollama_server import FakeOllama

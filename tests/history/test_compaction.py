@@ -10,8 +10,8 @@ from history.config import HistoryConfig
 from history.context import history_context
 from history.sessions import Session
 from history.summarize import SummaryService
-from memory.logs import parse_log
-from memory.users import UserPaths
+from memory.base.logs import parse_log
+from memory.base.users import UserPaths
 from tests.history.conftest import HistoryKit
 
 USER = "telegram_42"

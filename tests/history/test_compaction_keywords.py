@@ -6,8 +6,8 @@ import os
 
 from history.compaction import summary_keywords
 from history.summarize import ConversationSummary
-from memory.markdown import KEYWORDS_LABEL, parse_memory
-from memory.users import UserPaths
+from memory.base.markdown import KEYWORDS_LABEL, parse_memory
+from memory.base.users import UserPaths
 from tests.history.conftest import HistoryKit
 from tests.history.test_compaction import NOW, USER, chat, compactor
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from history.dailylog import DailyLog, index_daily_logs
-from memory.logs import parse_log
-from memory.users import UserPaths
+from history.dailylog import DailyLog
+from memory.base.logs import parse_log
+from memory.base.users import UserPaths
 from tests.history.conftest import TAIPEI, HistoryKit
 
 USER = "telegram_42"
@@ -43,8 +43,8 @@ def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
     when = datetime(2026, 2, 8, 4, 0, tzinfo=UTC)
     for i, text in enumerate(["明天去京都", "book the hotel near Gion", "預算五萬元"]):
         kit.daily_log.append_user_message(USER, text, when + timedelta(minutes=i), f"m{i}")
-    first = index_daily_logs(s.indexer, s.data_dir)
-    again = index_daily_logs(s.indexer, s.data_dir)
+    first = s.indexer.sync_daily_logs()
+    again = s.indexer.sync_daily_logs()
     assert (first.added, again.added, again.removed) == (3, 0, 0)
     units = kit.indexed_units(USER, "memory/2026-02-08.md")
     assert sorted(units) == ["m0", "m1", "m2"]
@@ -53,9 +53,9 @@ def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
     kit.daily_log.append_user_message(
         USER, "remember the JR pass", when + timedelta(minutes=9), "m3"
     )
-    third = index_daily_logs(s.indexer, s.data_dir)
+    third = s.indexer.sync_daily_logs()
     assert third.added - third.removed == 1 and third.added <= 2
-    assert index_daily_logs(s.indexer, s.data_dir).added == 0
+    assert s.indexer.sync_daily_logs().added == 0
     assert sorted(kit.indexed_units(USER, "memory/2026-02-08.md")) == ["m0", "m1", "m2", "m3"]
     assert s.store.count(USER) == 4
     hits = s.search(USER, "京都")

@@ -6,8 +6,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from history.dailylog import DailyLog
-from memory.guards import REDACTED
-from memory.logs import parse_log
+from memory.base.guards import REDACTED
+from memory.base.logs import parse_log
 
 
 def test_card_numbers_and_passwords_are_masked_in_the_daily_log(tmp_path: Path) -> None:

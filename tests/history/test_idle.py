@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from history.idle import IdleSummaries
 from history.sessions import Session
 from history.summarize import SummaryService
-from memory.sources import summary_units
-from memory.users import UserPaths
+from memory.base.users import UserPaths
+from memory.index.sources import summary_units
 from tests.history.conftest import TAIPEI, HistoryKit
 
 USER = "telegram_7"

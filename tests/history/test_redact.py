@@ -7,7 +7,7 @@ from pathlib import Path
 
 from history.redact import Redactor, redact_log, redact_summaries, said_in_log
 from history.sessions import Session
-from memory.logs import format_record, log_header, parse_log
+from memory.base.logs import format_record, log_header, parse_log
 
 FORGOTTEN_TEXT = "My locker code at the climbing gym is behind the Zephyrine poster"
 KEPT = ["I go to the climbing gym on Tuesdays"]

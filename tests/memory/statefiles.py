@@ -7,9 +7,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
-from memory.db import connect
-from memory.migrations import MIGRATIONS, TABLE, Migration
-from memory.state import StateDB
+from memory.base.db import connect
+from memory.state.migrations import MIGRATIONS, TABLE, Migration
+from memory.state.statedb import StateDB
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory.adaptive import decide_retrieval
 from memory.config import AdaptiveConfig
+from memory.search.adaptive import decide_retrieval
 
 CFG = AdaptiveConfig()
 

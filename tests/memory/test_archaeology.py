@@ -5,9 +5,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from bot.app import Services
-from memory.archaeology import find_history, topic_words
-from memory.markdown import Entry
-from memory.passages import PassageCache
+from memory.base.markdown import Entry
+from memory.index.passages import PassageCache
+from memory.write.archaeology import find_history, topic_words
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=TPE)

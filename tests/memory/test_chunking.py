@@ -6,8 +6,8 @@ import itertools
 
 import pytest
 
-from memory.chunking import chunk_text
-from memory.tokens import EstimatingCounter, TokenCounter, load_counter
+from memory.base.tokens import EstimatingCounter, TokenCounter, load_counter
+from memory.index.chunking import chunk_text
 
 SENTENCES = [
     f"第{i}句：我們今天討論了部署流程與資料庫備份策略。Sentence {i} is about deploying on Friday. "

@@ -9,9 +9,7 @@ import pytest
 
 import memory
 from memory import Memory
-from memory.confirm import classify_reply, entry_id_for, parse_reply
-from memory.consent import Action, UserAct
-from memory.embedders import E5Embedder
+from memory.base.guards import scan
 from memory.errors import (
     DuplicateMemoryError,
     NoiseError,
@@ -20,9 +18,11 @@ from memory.errors import (
     ProposalResolvedError,
     SensitiveDataError,
 )
-from memory.guards import scan
-from memory.pending import CONFIRMED, REJECTED
-from memory.sources import KIND_MEMORY
+from memory.index.embedders import E5Embedder
+from memory.index.sources import KIND_MEMORY
+from memory.write.consent import Action, UserAct
+from memory.write.decisions import classify_reply, entry_id_for, parse_reply
+from memory.write.proposals import CONFIRMED, REJECTED
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

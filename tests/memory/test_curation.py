@@ -12,12 +12,12 @@ import pytest
 
 from agent.selection import core_layer, scope_layer
 from bot.app import Services
-from memory.confirm import DuplicateMemoryError, InvalidProposalError, SensitiveDataError
-from memory.consent import Action, NotTheUsersActError, UserAct, UserActMint
-from memory.curation import Curation, EntryNotLiveError
+from memory.base.markdown import Entry
 from memory.errors import EntryNotFoundError
-from memory.governance import chain_of
-from memory.markdown import Entry
+from memory.write.consent import Action, NotTheUsersActError, UserAct, UserActMint
+from memory.write.curation import Curation, EntryNotLiveError
+from memory.write.decisions import DuplicateMemoryError, InvalidProposalError, SensitiveDataError
+from memory.write.governance import chain_of
 
 USER = "telegram_7"
 OTHER = "telegram_8"

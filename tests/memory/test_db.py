@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[2]
 OPEN_LOOP = """
 import sys, time
 from pathlib import Path
-from memory.db import connect
+from memory.base.db import connect
 folder, files, go = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
 while not go.exists():
     time.sleep(0.001)
@@ -59,7 +59,7 @@ def test_processes_opening_one_new_file_at_once_all_get_in(tmp_path: Path) -> No
     for opener in openers:
         _, err = opener.communicate(timeout=60)
         assert opener.returncode == 0, err
-    from memory.db import connect
+    from memory.base.db import connect
 
     for i in range(FILES):
         conn = connect(tmp_path / f"{i}.db", vec=False)

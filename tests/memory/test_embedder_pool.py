@@ -6,7 +6,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 
 QUERIES = [
     "我早上喝什麼茶？",

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agent.ollama_client import OllamaEmbedder
-from memory.embedders import E5Embedder
 from memory.errors import EmbedderUnavailableError
+from memory.index.embedders import E5Embedder
 from tests.fakes.ollama_server import FakeOllama, fake_embedding
 
 

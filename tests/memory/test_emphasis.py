@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.app import Services
-from memory.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT, emphasis, model_weight
+from memory.write.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT, emphasis, model_weight
 
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=UTC)
 

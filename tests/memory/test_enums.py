@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-from memory.config import PendingConfig
-from memory.markdown import (
+from memory.base.markdown import (
     Entry,
     MemoryClass,
     MemoryDocument,
@@ -14,9 +13,11 @@ from memory.markdown import (
     parse_memory,
     render_memory,
 )
-from memory.pending import PendingStore, ProposalStatus
-from memory.reminders import ReminderStatus, ReminderStore
-from memory.state import StateDB
+from memory.config import PendingConfig
+from memory.state.reminders import ReminderStatus, ReminderStore
+from memory.state.statedb import StateDB
+from memory.write.pending import PendingStore
+from memory.write.proposals import ProposalStatus
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

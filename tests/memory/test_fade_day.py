@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memory.access import AccessStat
+from memory.base.markdown import Entry
 from memory.config import LifecycleConfig
-from memory.lifecycle import entry_health, fade_day
-from memory.markdown import Entry
+from memory.state.usage import AccessStat
+from memory.write.lifecycle import entry_health, fade_day
 
 CFG = LifecycleConfig()
 CREATED = datetime(2026, 1, 1, 8, 0).astimezone()

@@ -10,9 +10,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 from bot.app import Services
-from memory.curation import Curation
-from memory.lifecycle import Lifecycle
-from memory.markdown import Entry, MemoryDocument
+from memory.base.markdown import Entry, MemoryDocument
+from memory.write.curation import Curation
+from memory.write.lifecycle import Lifecycle
 
 TPE = timezone(timedelta(hours=8))
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=TPE)

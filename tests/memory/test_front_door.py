@@ -14,9 +14,9 @@ import pytest
 
 import memory
 from memory import E5Embedder, EntryNotFoundError, Memory, MemoryConfig, RetrievalConfig
-from memory.confirm import DuplicateMemoryError, NoiseError, SensitiveDataError
-from memory.fsutil import atomic_write_text
-from memory.markdown import Entry, MemoryDocument, render_memory
+from memory.base.fsutil import atomic_write_text
+from memory.base.markdown import Entry, MemoryDocument, render_memory
+from memory.write.decisions import DuplicateMemoryError, NoiseError, SensitiveDataError
 
 ROOT = Path(__file__).resolve().parents[2]
 TPE = timezone(timedelta(hours=8))

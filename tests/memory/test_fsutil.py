@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import fsutil
-from memory.fsutil import append_text, atomic_write_text, read_text
+from memory.base import fsutil
+from memory.base.fsutil import append_text, atomic_write_text, read_text
 
 
 def test_write_then_read(tmp_path: Path) -> None:

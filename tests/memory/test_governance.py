@@ -8,18 +8,18 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from memory.consent import UserAct
+from memory.base.markdown import Entry
+from memory.base.sections import choose_section
 from memory.errors import EntryNotFoundError
-from memory.governance import (
+from memory.index.sources import KIND_MEMORY
+from memory.write.consent import UserAct
+from memory.write.governance import (
     chain_of,
     chains,
-    choose_section,
     derive_summary,
     guess_class,
     summary_of,
 )
-from memory.markdown import Entry
-from memory.sources import KIND_MEMORY
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 1, 9, 0, tzinfo=TPE)

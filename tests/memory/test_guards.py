@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.guards import (
+from memory.base.guards import (
     REDACTED,
     china_id_valid,
     luhn_valid,

@@ -11,11 +11,11 @@ import pytest
 import memory
 from agent.ollama_client import OllamaEmbedder
 from memory import Memory
+from memory.base.db import connect
 from memory.config import index_path
-from memory.db import connect
-from memory.embedders import E5Embedder
-from memory.index import SCHEMA_VERSION, IndexStore
-from memory.text import fts_match_query
+from memory.index.chunks import SCHEMA_VERSION, IndexStore
+from memory.index.embedders import E5Embedder
+from memory.index.text import fts_match_query
 from tests.fakes.ollama_server import FakeOllama, fake_embedding
 
 USER = "cli_alice"
@@ -228,7 +228,7 @@ def test_a_corrupt_index_is_set_aside_and_rebuilt(data_dir: Path, embedder: E5Em
 
 
 def test_selective_terms_drops_common_terms_and_keeps_the_rarest() -> None:
-    from memory.text import selective_terms
+    from memory.index.text import selective_terms
 
     terms = ['"a"', '"b"', '"c"', '"d"']
     # 100,000 rows: "a" (30,000) and "c" (12,000) are common and costly; "d" matches nothing.
@@ -244,7 +244,7 @@ def test_selective_terms_drops_common_terms_and_keeps_the_rarest() -> None:
 
 
 def test_doc_counts_count_phrases_by_their_commonest_token(filled: Memory) -> None:
-    from memory.text import keyword_terms
+    from memory.index.text import keyword_terms
 
     store = filled.store
     terms = keyword_terms("咖啡 zzzabsent")

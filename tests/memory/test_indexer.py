@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from memory import Memory, sources
+from memory import Memory
+from memory.base.fsutil import append_text
+from memory.base.logs import format_record, log_header
 from memory.errors import InvalidUserKeyError
-from memory.fsutil import append_text
-from memory.index import IndexStore
-from memory.indexer import SyncStats
-from memory.logs import format_record, log_header
+from memory.index import sources
+from memory.index.chunks import IndexStore
+from memory.index.indexer import SyncStats
 
 USER = "cli_alice"
 

@@ -8,9 +8,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from memory.access import AccessStat
+from memory.base.markdown import Entry, MemoryDocument
 from memory.config import LifecycleConfig
-from memory.lifecycle import (
+from memory.index.sources import KIND_MEMORY
+from memory.state.usage import AccessStat
+from memory.write.lifecycle import (
     access_frequency,
     entry_health,
     health_score,
@@ -19,8 +21,6 @@ from memory.lifecycle import (
     retrieval_score,
     weight_factor,
 )
-from memory.markdown import Entry, MemoryDocument
-from memory.sources import KIND_MEMORY
 
 TPE = timezone(timedelta(hours=8))
 NOW = datetime(2026, 11, 22, 3, 0, tzinfo=TPE)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.locks import DataDirBusyError, ServiceLock, file_lock, user_lock
+from memory.base.locks import DataDirBusyError, ServiceLock, file_lock, user_lock
 
 
 @contextlib.contextmanager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from memory.logs import format_record, log_header, parse_log
+from memory.base.logs import format_record, log_header, parse_log
 
 DAY = "2026-11-22"
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.markdown import (
+from memory.base.markdown import (
     DEFAULT_SECTION,
     Entry,
     MemoryDocument,

@@ -7,7 +7,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.markdown import KEYWORDS_LABEL, Entry, MemoryDocument, parse_memory, render_memory
+from memory.base.markdown import KEYWORDS_LABEL, Entry, MemoryDocument, parse_memory, render_memory
 from tests.trust.test_codec import FAST, NASTY, entries, nonempty, texts
 
 keywords = st.lists(nonempty, max_size=5).map(tuple)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from memory.memo import TextMemo
+from memory.base.memo import TextMemo
 
 
 def test_a_text_is_computed_once_and_old_texts_leave_past_the_budget() -> None:

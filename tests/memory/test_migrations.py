@@ -11,12 +11,12 @@ from typing import Any
 
 import pytest
 
+from memory.base.db import connect
 from memory.config import PendingConfig
-from memory.db import connect
 from memory.errors import StateTooNewError
-from memory.migrations import MIGRATIONS, Migration
-from memory.pending import PendingStore
-from memory.state import StateDB
+from memory.state.migrations import MIGRATIONS, Migration
+from memory.state.statedb import StateDB
+from memory.write.pending import PendingStore
 from tests.memory.statefiles import (
     ALICE,
     NAMES,
@@ -118,7 +118,7 @@ def test_a_file_from_a_newer_version_is_refused_in_one_sentence_unchanged(
 
 # -- 2: a proposal's conflicts as data -----------------------------------------------------
 def _old_note(shown: str) -> str:
-    """The sentence migration 1's rows held (memory/confirm.py wrote it before migration 2)."""
+    """The sentence migration 1's rows held (memory/write/decisions.py wrote it before m002)."""
     return (
         f"Similar memory exists ({shown}). Add as new, or replace it? "
         f"已有相近的記憶（{shown}）。要新增，還是取代？"

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
+from memory.base.db import connect
 from memory.config import PendingConfig
-from memory.db import connect
 from memory.errors import StateSchemaError
-from memory.migrations import MIGRATIONS, applied
-from memory.pending import PendingStore
-from memory.reminders import ReminderStore
-from memory.state import StateDB
+from memory.state.migrations import MIGRATIONS, applied
+from memory.state.reminders import ReminderStore
+from memory.state.statedb import StateDB
+from memory.write.pending import PendingStore
 from tests.memory.statefiles import (
     ALICE,
     NAMES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.noise import is_noise, noise_reason
+from memory.search.noise import is_noise, noise_reason
 
 
 @pytest.mark.parametrize(

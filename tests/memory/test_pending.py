@@ -9,16 +9,14 @@ from pathlib import Path
 import pytest
 
 from memory.config import PendingConfig
-from memory.pending import (
-    CONFIRMED,
-    EXPIRED,
-    PENDING,
+from memory.state.statedb import StateDB
+from memory.write.pending import (
     PendingStore,
     ProposalExpiredError,
     ProposalNotFoundError,
     ProposalResolvedError,
 )
-from memory.state import StateDB
+from memory.write.proposals import CONFIRMED, EXPIRED, PENDING
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

@@ -10,9 +10,9 @@ import pytest
 
 from bot.app import Services
 from bot.cli import main
-from memory import scoring
-from memory.search import SearchHit
-from memory.sources import KIND_MEMORY
+from memory.index.sources import KIND_MEMORY
+from memory.search import scoring
+from memory.search.hybrid import SearchHit
 
 NOW = datetime(2026, 11, 22, 9, 0, tzinfo=timezone(timedelta(hours=8)))
 USER = "cli_alice"

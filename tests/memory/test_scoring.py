@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from memory import scoring
+from memory.search import scoring
 
 
 def test_vector_bonus_adds_fifteen_percent_on_bm25_hit() -> None:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from memory.logs import format_record, log_header
+from memory.base.logs import format_record, log_header
 
 TZ = timezone(timedelta(hours=8))
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=TZ)
@@ -165,7 +165,7 @@ def test_hard_minimum_drops_weak_candidates(library: Memory) -> None:
 
 
 def test_vector_cache_sees_writes_of_another_connection(library: Memory) -> None:
-    from memory.index import IndexStore
+    from memory.index.chunks import IndexStore
 
     _remember(library, "tg_6", "I keep bees on the roof")
     store = library.store
@@ -175,7 +175,7 @@ def test_vector_cache_sees_writes_of_another_connection(library: Memory) -> None
         assert len(store.vec_search("tg_6", qvec, 10)) == 1
         chunk = store.chunks([store.vec_search("tg_6", qvec, 1)[0][0]])
         new = next(iter(chunk.values()))
-        from memory.index import NewChunk
+        from memory.index.chunks import NewChunk
 
         other.replace_units(
             "tg_6",
@@ -253,8 +253,8 @@ COFFEE_AND_HIKING = (
 
 
 def test_an_uncalibrated_embedder_keeps_raw_cosines(library: Memory) -> None:
-    from memory.embedders import similarity_floor
-    from memory.search import HybridSearcher
+    from memory.index.embedders import similarity_floor
+    from memory.search.hybrid import HybridSearcher
 
     class Plain:
         """The E5 vectors without the calibration attribute (like Ollama's embedder)."""

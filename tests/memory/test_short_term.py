@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.short_term import KEEP_PER_CATEGORY, ShortTermStore, categories_in
-from memory.state import StateDB
+from memory.state.short_term import KEEP_PER_CATEGORY, ShortTermStore, categories_in
+from memory.state.statedb import StateDB
 
 T0 = datetime(2026, 3, 1, 7, 0)
 

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-import memory.tokens as tokens
-from memory.tokens import EstimatingCounter, TiktokenCounter, TokenCounter, load_counter
+import memory.base.tokens as tokens
+from memory.base.tokens import EstimatingCounter, TiktokenCounter, TokenCounter, load_counter
 
 MIXED = "我喜歡喝咖啡，不加糖。I like my coffee black, no sugar! 藍色的杯子 🙂 " * 20
 

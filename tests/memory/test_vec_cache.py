@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from memory import Memory
-from memory.fsutil import atomic_write_text, read_text
-from memory.index import IndexStore
+from memory.base.fsutil import atomic_write_text, read_text
+from memory.index.chunks import IndexStore
 
 USER = "cli_cache"
 TEXTS = [

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from memory import Memory
-from memory.markdown import render_entry
+from memory.base.markdown import render_entry
 
 TPE = timezone(timedelta(hours=8))
 T0 = datetime(2026, 11, 22, 10, 0, tzinfo=TPE)

@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 
 from bot.app import Services
 from history.dailylog import DailyLog
-from memory.escaping import escape, split_lines, unescape
-from memory.logs import format_record, log_header, parse_log, safe_ref
-from memory.markdown import Entry, MemoryDocument, parse_memory, render_entry, render_memory
-from memory.sources import log_units
-from memory.users import UserPaths
+from memory.base.escaping import escape, split_lines, unescape
+from memory.base.logs import format_record, log_header, parse_log, safe_ref
+from memory.base.markdown import Entry, MemoryDocument, parse_memory, render_entry, render_memory
+from memory.base.users import UserPaths
+from memory.index.sources import log_units
 
 USER = "telegram_42"
 DAY = "2026-11-22"

@@ -24,8 +24,8 @@ from bot.frontdesk.backend import backend_for
 from bot.settings import load_settings
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
-from memory.consent import NotTheUsersActError, UserAct, UserActMint
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
+from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
 from tests.fakes.ollama_server import ChatReply, FakeOllama, tool_reply
 

@@ -27,7 +27,7 @@ from bot.frontdesk.backend import ServicesBackend, backend_for
 from bot.frontdesk.desk import Desk
 from bot.jobs import JobRunner, default_jobs
 from bot.settings import load_settings
-from memory.short_term import ShortTermStore
+from memory.state.short_term import ShortTermStore
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 USER = "telegram_4242"

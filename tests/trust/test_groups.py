@@ -22,7 +22,7 @@ from bot.frontdesk.backend import backend_for
 from bot.settings import load_settings
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
-from memory.short_term import ShortTermStore
+from memory.state.short_term import ShortTermStore
 from tests.bot.telegram_doubles import BOT, RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama
 

@@ -32,8 +32,8 @@ from bot.jobs import (
 )
 from bot.settings import Settings
 from history.sessions import Session
-from memory.embedders import E5Embedder
-from memory.pending import CONFIRMED, EXPIRED, PENDING
+from memory.index.embedders import E5Embedder
+from memory.write.proposals import CONFIRMED, EXPIRED, PENDING
 from tests.bot.conftest import OWNER, make_harness
 from tests.fakes.ollama_server import FakeOllama
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.guards import REDACTED, mask
+from memory.base.guards import REDACTED, mask
 
 SECRET = "hunter2xyz"
 

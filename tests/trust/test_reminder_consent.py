@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from agent.reminders.service import ReminderService
-from memory import reminders as rs
-from memory.consent import NotTheUsersActError, UserAct, UserActMint
-from memory.reminders import ReminderStore
-from memory.state import StateDB
+from memory.state import reminders as rs
+from memory.state.reminders import ReminderStore
+from memory.state.statedb import StateDB
+from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 
 KEY = "telegram_1001"
 OTHER = "telegram_1002"

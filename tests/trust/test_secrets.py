@@ -27,9 +27,9 @@ from agent.pipeline import Agent
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
-from memory.db import connect
-from memory.guards import REDACTED, mask, scan
-from memory.short_term import ShortTermStore
+from memory.base.db import connect
+from memory.base.guards import REDACTED, mask, scan
+from memory.state.short_term import ShortTermStore
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 

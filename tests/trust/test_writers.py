@@ -21,11 +21,11 @@ from bot.jobs import JobRunner, JobSpec
 from bot.settings import load_settings
 from history.sessions import Session, SessionStore
 from history.topic_index import TopicIndex
-from memory.db import connect
-from memory.fsutil import atomic_write_text
-from memory.logs import parse_log
-from memory.markdown import parse_memory
-from memory.pending import PENDING
+from memory.base.db import connect
+from memory.base.fsutil import atomic_write_text
+from memory.base.logs import parse_log
+from memory.base.markdown import parse_memory
+from memory.write.proposals import PENDING
 from tests.fakes.ollama_server import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]

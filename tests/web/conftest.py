@@ -17,7 +17,7 @@ from bot.app import Services, build_services
 from bot.settings import Settings, load_settings
 from bot.web.app import build_app, build_deps
 from bot.web.security import Throttle, WebDeps
-from memory.embedders import E5Embedder
+from memory.index.embedders import E5Embedder
 
 BOT_TOKEN = "123456:TEST-token-for-the-page"
 ALICE, BOB = 111, 222

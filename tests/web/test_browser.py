@@ -23,7 +23,7 @@ from bot.frontdesk.backend import backend_for
 from bot.frontdesk.desk import Desk
 from bot.web.logins import LINK_SECONDS
 from bot.web.server import WebServer, login_url
-from memory.markdown import parse_memory
+from memory.base.markdown import parse_memory
 from tests.web.conftest import Page
 from tests.web.test_initdata import fields_for, telegram_signs
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-from memory.fsutil import atomic_write_text
-from memory.markdown import parse_memory
+from memory.base.fsutil import atomic_write_text
+from memory.base.markdown import parse_memory
 from tests.web.conftest import Page, csrf_of
 
 ALICE = "telegram_111"

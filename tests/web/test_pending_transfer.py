@@ -7,7 +7,7 @@ from datetime import datetime
 
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.desk import Desk
-from memory.markdown import parse_memory
+from memory.base.markdown import parse_memory
 from tests.web.conftest import Page, csrf_of
 
 ALICE = "telegram_111"

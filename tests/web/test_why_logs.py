@@ -6,7 +6,7 @@ from datetime import datetime
 
 from agent.types import InjectedMemory
 from agent.why import WhyLog
-from memory.fsutil import atomic_write_text
+from memory.base.fsutil import atomic_write_text
 from tests.web.conftest import Page
 
 ALICE = "telegram_111"

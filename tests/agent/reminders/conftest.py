@@ -18,9 +18,9 @@ import pytest
 
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.service import ReminderService
-from memory.consent import Action, UserAct, UserActMint
-from memory.reminders import Reminder, ReminderStore
-from memory.state import StateDB
+from memory.state.reminders import Reminder, ReminderStore
+from memory.state.statedb import StateDB
+from memory.write.consent import Action, UserAct, UserActMint
 
 TPE = ZoneInfo("Asia/Taipei")
 ALICE = "telegram_1001"

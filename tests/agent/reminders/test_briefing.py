@@ -8,10 +8,10 @@ from agent.reminders.briefing import BriefingBuilder, render_briefing, todos_fro
 from agent.reminders.service import ReminderService
 from bot.app import Services
 from history.sessions import KIND_COMPACTION, ROLE_ASSISTANT, ROLE_USER, Message, Session
+from memory.base.markdown import Entry, MemoryDocument
 from memory.config import LifecycleConfig
-from memory.markdown import Entry, MemoryDocument
-from memory.reminders import ReminderStore
-from memory.short_term import ShortTermStore
+from memory.state.reminders import ReminderStore
+from memory.state.short_term import ShortTermStore
 from tests.agent.reminders.conftest import MINT, TPE, act
 
 USER = "telegram_42"

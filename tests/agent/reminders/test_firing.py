@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agent.reminders.recurrence import Recurrence
-from memory import reminders as rs
+from memory.state import reminders as rs
 from tests.agent.reminders.conftest import ALICE, T0, TPE, Outbox, ProcessDied, World, act
 
 

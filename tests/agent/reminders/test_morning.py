@@ -11,8 +11,8 @@ from agent.reminders.service import ReminderService
 from bot.app import Services
 from history.sessions import ROLE_USER, Message, Session
 from memory.config import LifecycleConfig
-from memory.reminders import ReminderStore
-from memory.short_term import ShortTermStore
+from memory.state.reminders import ReminderStore
+from memory.state.short_term import ShortTermStore
 from tests.agent.reminders.conftest import MINT, TPE, act
 from tests.fakes.ollama_server import FakeOllama
 

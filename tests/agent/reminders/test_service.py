@@ -19,7 +19,7 @@ from agent.reminders.errors import (
 )
 from agent.reminders.settings import machine_zone
 from agent.reminders.texts import span_zh_en
-from memory import reminders as rs
+from memory.state import reminders as rs
 from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, World, act
 
 

@@ -1,0 +1,1 @@
+"""The neutral file layer: paths, locks, atomic writes, the Markdown formats, tokens, masking."""

@@ -1,0 +1,1 @@
+"""The derived search index (``knowledge/pcai_memory.sqlite``) and what feeds it."""

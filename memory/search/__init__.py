@@ -1,0 +1,1 @@
+"""Hybrid search over the index and its pure scoring, noise and adaptive stages."""

@@ -1,0 +1,346 @@
+"""Hybrid search over one user's index: sqlite-vec KNN + FTS5 BM25, fusion, staged scoring.
+
+Pipeline (docs/retrieval.md, "Staged scoring"): both retrievers over-fetch candidates (BM25 on
+the query's selective keywords only, :func:`memory.index.text.selective_terms`); every
+candidate gets its true cosine similarity to the query (BM25-only candidates included, from
+their stored vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 -
+floor))`` (floor 0.7 for e5, 0 for Ollama's models; :func:`memory.search.scoring.calibrate`);
+fusion ("vector_bonus" = a "vector score +15% on a BM25 hit", "weighted" =
+``0.7*sim' + 0.3*bm25/best_bm25``, or true "rrf"); ``min_score`` drop; recency boost,
+importance weight, length normalisation, time decay; ``hard_min_score`` drop; noise filter;
+the retrieval score (relevance, recency, access count, user weight:
+:func:`memory.search.scoring.retrieval_score`, signals from a
+:class:`memory.search.signals.SignalSource`) and the low-priority demotion; MMR; top k.
+:meth:`HybridSearcher.search_explained` also returns which stage dropped
+which candidate, so ``pcai search --explain`` can show both.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.base.markdown import MemoryStatus
+from memory.config import RetrievalConfig
+from memory.index.chunks import Chunk, IndexStore
+from memory.index.embedders import Embedder, similarity_floor
+from memory.index.sources import KIND_MEMORY
+from memory.index.text import keyword_terms, selective_terms
+from memory.search import scoring
+from memory.search.noise import noise_reason
+from memory.search.signals import EntrySignal, SignalSource
+
+SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
+NEUTRAL = EntrySignal()
+# The BM25 half of a search runs here while the caller embeds the query (:meth:`start_text`).
+_TEXT = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-bm25")
+_TEXT_KEEP = 32  # started text searches nobody used are dropped past this
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    """One result: the chunk (and its source), its final score, each stage's score."""
+
+    chunk: Chunk
+    score: float
+    vector_similarity: float | None
+    bm25_rank: int | None
+    stages: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """A candidate that a stage removed (or MMR pushed out of the top k), and why."""
+
+    chunk: Chunk
+    stage: str
+    score: float
+    reason: str
+    stages: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchResult:
+    """Kept hits in final order, dropped candidates, and timings in milliseconds."""
+
+    hits: list[SearchHit]
+    dropped: list[Dropped]
+    embed_ms: float = 0.0
+    search_ms: float = 0.0
+
+
+@dataclass(slots=True)
+class _Cand:
+    chunk: Chunk
+    sim: float
+    bm25_rank: int | None
+    bm25_norm: float
+    vec_rank: int | None
+    vector: npt.NDArray[np.float32] | None
+    stages: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+
+
+class HybridSearcher:
+    """Vector + BM25 search with the staged scoring pipeline."""
+
+    def __init__(
+        self,
+        store: IndexStore,
+        embedder: Embedder,
+        config: RetrievalConfig,
+        signals: SignalSource | None = None,
+    ) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.config = config
+        self.floor = similarity_floor(embedder)
+        self._ahead: OrderedDict[tuple[str, str], tuple[int, Future[list[tuple[int, float]]]]]
+        self._ahead = OrderedDict()  # (user, query) -> (depth, its BM25 half, started early)
+        self._ahead_lock = threading.Lock()
+        self.signals = signals  # None: every memory counts as never used, default weight
+
+    def search(
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+    ) -> list[SearchHit]:
+        """Return the best ``k`` chunks of ``user_key`` for ``query`` as of ``now``."""
+        return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
+
+    def search_explained(
+        self,
+        user_key: str,
+        query: str,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+    ) -> SearchResult:
+        """Like :meth:`search`, also reporting dropped candidates and timings."""
+        self.start_text(user_key, query, k)  # BM25 runs while the query is embedded
+        t0 = time.perf_counter()
+        qvec = self.embedder.embed_query(query) if query.strip() else None
+        embed_ms = (time.perf_counter() - t0) * 1000.0
+        result = self.search_with_vector(user_key, query, qvec, k, now=now, statuses=statuses)
+        return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
+
+    def start_text(self, user_key: str, query: str, k: int | None = None) -> None:
+        """Begin the BM25 half of a search for ``query`` now, in the background.
+
+        The next search of the same user and query (for at most ``k`` hits) uses it, so the
+        caller's wait for the query's embedding covers it: with a second core a turn waits
+        for the slower of the two, not their sum.
+        """
+        depth = self._depth(k)
+        with self._ahead_lock:
+            started = self._ahead.get((user_key, query))
+            if started is not None and started[0] >= depth:
+                return
+            self._ahead[(user_key, query)] = (
+                depth,
+                _TEXT.submit(self._text, user_key, query, depth),
+            )
+            while len(self._ahead) > _TEXT_KEEP:
+                self._ahead.popitem(last=False)
+
+    def _text(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        return self.store.fts_search(user_key, self._match(query), depth)
+
+    def _text_hits(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
+        """The BM25 candidates: the ones :meth:`start_text` began, else fetched now."""
+        with self._ahead_lock:
+            started = self._ahead.pop((user_key, query), None)
+        if started is not None and started[0] >= depth:
+            return started[1].result()[:depth]  # best first: a longer list starts the same
+        return self._text(user_key, query, depth)
+
+    def _depth(self, k: int | None) -> int:
+        """How many candidates each retriever fetches for a top ``k``."""
+        cfg = self.config
+        return max((k or cfg.top_k) * cfg.candidate_multiplier, cfg.min_candidates)
+
+    def search_with_vector(
+        self,
+        user_key: str,
+        query: str,
+        qvec: npt.NDArray[np.float32] | None,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+    ) -> SearchResult:
+        """Run the pipeline with an already-embedded query (the turn embeds it once).
+
+        ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
+        history (``/history`` finds deprecated versions too).
+        """
+        t0 = time.perf_counter()
+        cfg = self.config
+        k = k or cfg.top_k
+        now = now or datetime.now().astimezone()
+        depth = self._depth(k)
+        vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
+        fts_hits = self._text_hits(user_key, query, depth)
+        cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
+        dropped: list[Dropped] = []
+        live: list[_Cand] = []
+        signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
+        for c in cands:
+            if c.chunk.status not in statuses:
+                dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
+                continue
+            c.score = self._fuse(c)
+            c.stages["fusion"] = c.score
+            if not scoring.passes_min(c.score, cfg.min_score):
+                dropped.append(self._drop(c, "min_score", f"< min_score {cfg.min_score}"))
+                continue
+            c.stages.update(
+                scoring.apply_stages(
+                    c.score,
+                    age=scoring.age_days(c.chunk.date, now),
+                    importance=c.chunk.importance,
+                    length=len(c.chunk.text),
+                    recency_half_life=cfg.recency_half_life_days,
+                    recency_weight=cfg.recency_weight,
+                    length_anchor=cfg.length_norm_anchor,
+                    decay_half_life=cfg.time_decay_half_life_days,
+                )
+            )
+            c.score = c.stages["decay"]
+            if not scoring.passes_min(c.score, cfg.hard_min_score):
+                dropped.append(self._drop(c, "hard_min", f"< hard_min_score {cfg.hard_min_score}"))
+                continue
+            if cfg.filter_noise:
+                why = noise_reason(_own_text(c.chunk))
+                if why:
+                    dropped.append(self._drop(c, "noise", why))
+                    continue
+            self._rank(c, signals, now)
+            live.append(c)
+        mmr = scoring.mmr_demote(
+            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold
+        )
+        order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
+        hits: list[SearchHit] = []
+        for pos, i in enumerate(order):
+            c = live[i]
+            # MMR reorders rather than rescores: the stage's score is the score it kept, and a
+            # demoted near-duplicate that falls out of the top k is listed among the drops.
+            c.stages["mmr"] = c.score
+            if pos >= k:
+                if i in mmr.demoted:
+                    dup = live[mmr.demoted[i]].chunk.id
+                    dropped.append(self._drop(c, "mmr", f"near-duplicate of chunk {dup}"))
+                continue
+            hits.append(
+                SearchHit(
+                    chunk=c.chunk,
+                    score=c.score,
+                    vector_similarity=c.sim,
+                    bm25_rank=c.bm25_rank,
+                    stages=dict(c.stages),
+                )
+            )
+        return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
+
+    # -- helpers -----------------------------------------------------------------------
+    def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], now: datetime) -> None:
+        """The retrieval score, then the low-priority demotion: the final order."""
+        cfg = self.config
+        sig = signals.get(c.chunk.unit_id, NEUTRAL) if c.chunk.kind == KIND_MEMORY else NEUTRAL
+        c.score = scoring.retrieval_score(
+            c.score,
+            scoring.signal_recency(scoring.age_days(c.chunk.date, now), cfg.signal_recency_rate),
+            scoring.access_frequency(sig.access_count),
+            scoring.weight_factor(sig.user_weight),
+        )
+        c.stages["retrieval"] = c.score
+        c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
+        c.stages["priority"] = c.score
+
+    def _candidates(
+        self,
+        user_key: str,
+        vec_hits: list[tuple[int, float]],
+        fts_hits: list[tuple[int, float]],
+        qvec: npt.NDArray[np.float32] | None,
+    ) -> list[_Cand]:
+        vec_rank = {cid: r for r, (cid, _) in enumerate(vec_hits, start=1)}
+        bm25_rank = {cid: r for r, (cid, _) in enumerate(fts_hits, start=1)}
+        best = fts_hits[0][1] if fts_hits else 0.0
+        # FTS5's bm25() is negative, better = more negative: score / best lies in (0, 1].
+        bm25_norm = {cid: (s / best if best < 0 else 0.0) for cid, s in fts_hits}
+        ids = list(dict.fromkeys([*vec_rank, *bm25_rank]))
+        chunks = self.store.chunks(ids)
+        vectors = self.store.vectors(ids, user_key)
+        out = []
+        for cid in ids:
+            chunk = chunks.get(cid)
+            if chunk is None:
+                continue
+            vec = vectors.get(cid)
+            sim = float(np.dot(qvec, vec)) if qvec is not None and vec is not None else 0.0
+            out.append(
+                _Cand(
+                    chunk=chunk,
+                    sim=sim,
+                    bm25_rank=bm25_rank.get(cid),
+                    bm25_norm=bm25_norm.get(cid, 0.0),
+                    vec_rank=vec_rank.get(cid),
+                    vector=vec,
+                )
+            )
+        return out
+
+    def _match(self, query: str) -> str:
+        """The FTS5 MATCH: the query's keywords minus the near-stopwords of this index."""
+        terms = keyword_terms(query)
+        if not terms:
+            return ""
+        cfg = self.config
+        if cfg.fts_max_df_ratio > 0 or 0 < cfg.fts_max_terms < len(terms):
+            counts, rows = self.store.doc_counts(terms)
+            terms = selective_terms(
+                terms,
+                counts,
+                rows,
+                cfg.fts_max_df_ratio,
+                cfg.fts_max_terms,
+                cfg.fts_common_min_rows,
+            )
+        return " OR ".join(terms)
+
+    def _fuse(self, c: _Cand) -> float:
+        cfg = self.config
+        if cfg.fusion == "rrf":
+            return scoring.fuse_rrf([c.vec_rank, c.bm25_rank], cfg.rrf_k)
+        sim = scoring.calibrate(c.sim, self.floor)
+        c.stages["similarity"] = sim
+        if cfg.fusion == "weighted":
+            return scoring.fuse_weighted(sim, c.bm25_norm, cfg.vector_weight, cfg.bm25_weight)
+        return scoring.fuse_vector_bonus(sim, c.bm25_rank is not None, cfg.bm25_hit_bonus)
+
+    @staticmethod
+    def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
+        return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
+
+
+def _own_text(chunk: Chunk) -> str:
+    """The chunk's own words: a log record's "who: " prefix does not make a greeting content."""
+    text = chunk.text
+    if chunk.kind == "log" and ": " in text[:70]:
+        return text.split(": ", 1)[1]
+    return text

@@ -1,0 +1,1 @@
+"""``pcai.db``: operational state (usage counters, short-term rows, reminders, undo, notices)."""

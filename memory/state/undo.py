@@ -1,0 +1,120 @@
+"""Undo copies of forgotten memories: kept in ``pcai.db`` for a few minutes, then dropped.
+
+``/forget`` deletes a memory from MEMORY.md and the index; the only copy left is one row here,
+so ``/undo`` can put it back within the window. The expiry job drops rows past their time and
+compacts the file, after which the text exists nowhere in the data folder.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from datetime import datetime, timedelta
+from typing import Any
+
+from memory.base.markdown import Entry
+from memory.base.users import check_user_key
+from memory.state.statedb import StateDB
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class UndoCopy:
+    """What one ``/forget`` removed, and until when it can be put back."""
+
+    id: str
+    user_key: str
+    entries: tuple[Entry, ...]
+    forgotten_at: datetime
+    expires_at: datetime
+
+
+def _entry(data: dict[str, Any]) -> Entry:
+    known = {f.name for f in fields(Entry)}
+    values = {k: v for k, v in data.items() if k in known}
+    for name in ("supersedes", "claims", "history"):
+        values[name] = tuple(values.get(name, ()))
+    return Entry(**values)
+
+
+def _row(r: Any) -> UndoCopy:
+    forgotten = datetime.fromisoformat(r["forgotten_at"])
+    return UndoCopy(
+        id=r["id"],
+        user_key=r["user_key"],
+        entries=tuple(_entry(e) for e in json.loads(r["entries"])),
+        forgotten_at=forgotten,
+        expires_at=datetime.fromtimestamp(float(r["expires_ts"]), forgotten.tzinfo),
+    )
+
+
+class UndoStore:
+    """The ``forget_undo`` table: at most a few minutes' worth of forgotten entries."""
+
+    def __init__(self, state: StateDB, minutes: int) -> None:
+        self.state = state
+        self.window = timedelta(minutes=minutes)
+
+    def keep(self, user_key: str, entries: Sequence[Entry], now: datetime) -> UndoCopy:
+        """Store the copy of what is about to be forgotten."""
+        check_user_key(user_key)
+        copy = UndoCopy(
+            "u-" + secrets.token_hex(4), user_key, tuple(entries), now, now + self.window
+        )
+        body = json.dumps([asdict(e) for e in entries], ensure_ascii=False)
+        with self.state.transaction() as conn:
+            conn.execute(
+                "INSERT INTO forget_undo (id, user_key, entries, forgotten_at, expires_ts) "
+                "VALUES (?, ?, ?, ?, ?)",
+                (copy.id, user_key, body, now.isoformat(), copy.expires_at.timestamp()),
+            )
+        return copy
+
+    def latest(self, user_key: str) -> UndoCopy | None:
+        """The user's most recent copy still stored (it may be past its time)."""
+        check_user_key(user_key)
+        with self.state.lock:
+            row = self.state.conn.execute(
+                "SELECT * FROM forget_undo WHERE user_key=? ORDER BY forgotten_at DESC, rowid "
+                "DESC LIMIT 1",
+                (user_key,),
+            ).fetchone()
+        return _row(row) if row else None
+
+    def drop(self, copy_id: str) -> None:
+        """Delete one copy (after it was restored) and leave no trace of it in the file."""
+        with self.state.transaction() as conn:
+            conn.execute("DELETE FROM forget_undo WHERE id=?", (copy_id,))
+        self.checkpoint()
+
+    def drop_expired(self, now: datetime, user_key: str | None = None) -> list[UndoCopy]:
+        """Delete every copy past its time (only ``user_key``'s if given); returns them."""
+        mine, args = ("", ()) if user_key is None else (" AND user_key=?", (user_key,))
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                f"DELETE FROM forget_undo WHERE expires_ts<=?{mine} RETURNING *",
+                (now.timestamp(), *args),
+            ).fetchall()
+        copies = [_row(r) for r in rows]
+        if copies:
+            self.compact()
+        return copies
+
+    def checkpoint(self) -> None:
+        """Empty the WAL, where old page images of deleted rows would otherwise linger."""
+        with self.state.lock:
+            self.state.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def compact(self) -> None:
+        """Rewrite ``pcai.db`` (small) so no free page keeps text deleted before this version
+        zeroed deleted rows, then empty the WAL."""
+        with self.state.lock:
+            try:
+                self.state.conn.execute("VACUUM")
+            except Exception as exc:  # busy (another process reading): the next drop retries
+                log.warning("could not compact pcai.db after dropping undo copies: %s", exc)
+        self.checkpoint()

@@ -1,0 +1,1 @@
+"""The memory service: entries in MEMORY.md, read, written and searched with the index in step."""

@@ -1,0 +1,328 @@
+"""Memory governance (docs/memory-lifecycle.md): derived fields, conflicts, supersedes, status.
+
+Derived fields, used when the proposer gives none:
+
+- ``summary``: an entry of at most 50 characters is its own summary and gets no summary line;
+  a longer one gets its first sentence (or its start) cut to 50 characters.
+- ``canonical_topic``: not guessed from the text (a wrong topic would make false conflicts).
+  It comes from the proposer (the LLM's ``memory_save`` may name one), or is inherited from
+  the memory a new entry replaces, so a chain keeps one topic.
+- section: a keyword heuristic over the text, zh + en
+  (:func:`memory.base.sections.choose_section`).
+- ``memory_class``: ``policy`` when the text states a standing rule (always / never / must /
+  一律 / 必須 / 永遠 ...), else ``episodic``.
+
+Every status change is written into the entry itself: ``status``, ``status_changed`` and a
+``history:`` line ``<time> <old> -> <new>: <reason>``, so a person reading MEMORY.md sees what
+happened and can undo it by editing the line (or with :meth:`Governance.restore`). The user's
+own changes from chat (pin, scope, keep, edit: :mod:`memory.write.curation`) get a history line
+too, ``<time> active -> active: pinned by the user``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, replace
+from datetime import datetime
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+from memory.base.markdown import (
+    STATUSES,
+    SUMMARY_MAX_CHARS,
+    Entry,
+    MemoryClass,
+    MemoryDocument,
+    MemoryStatus,
+)
+from memory.errors import EntryNotFoundError
+from memory.index.passages import PassageCache
+from memory.index.sources import KIND_MEMORY
+from memory.store.service import MemoryService
+
+if TYPE_CHECKING:
+    from memory.write.archaeology import ChainMatch
+
+LIVE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
+# Called with the entries a forget is about to delete (the undo copy is taken there).
+Keeper = Callable[[list[Entry]], object]
+
+_POLICY_WORDS = re.compile(
+    r"一律|必須|必须|永遠|永远|總是|总是|不准|禁止|\balways\b|\bnever\b|\bmust\b", re.IGNORECASE
+)
+_SENTENCE_END = re.compile(r"[。！？!?；;\n]|\.(?:\s|$)")
+
+
+def derive_summary(text: str) -> str:
+    """At most 50 characters: "" when the text itself fits, else its first sentence, cut."""
+    text = " ".join(text.split())
+    if len(text) <= SUMMARY_MAX_CHARS:
+        return ""
+    m = _SENTENCE_END.search(text)
+    first = text[: m.start()].strip() if m and m.start() > 0 else text
+    if len(first) <= SUMMARY_MAX_CHARS:
+        return first
+    return first[: SUMMARY_MAX_CHARS - 1].rstrip() + "…"
+
+
+def summary_of(entry: Entry) -> str:
+    """The entry's summary, or its text when the text is short enough to be its own."""
+    return entry.summary or derive_summary(entry.text) or " ".join(entry.text.split())
+
+
+def guess_class(text: str) -> MemoryClass:
+    """``policy`` for a standing rule, else ``episodic``."""
+    return MemoryClass.POLICY if _POLICY_WORDS.search(text) else MemoryClass.EPISODIC
+
+
+def history_line(now: datetime, old: str, new: str, reason: str) -> str:
+    """One readable line of an entry's history."""
+    return f"{now.isoformat(timespec='seconds')} {old} -> {new}: {reason}"
+
+
+def with_status(entry: Entry, status: str, now: datetime, reason: str) -> Entry:
+    """``entry`` moved to ``status`` with the change recorded in its history."""
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}")
+    return replace(
+        entry,
+        status=status,
+        status_changed_at=now.isoformat(timespec="seconds"),
+        history=(*entry.history, history_line(now, entry.status, status, reason)),
+    )
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"[\s\W_]+", "", text.lower())
+
+
+def chain_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """The supersedes chain (the connected versions) holding ``entry_id``, oldest first."""
+    by_id = {e.id: e for e in entries}
+    links: dict[str, set[str]] = {eid: set() for eid in by_id}
+    for e in by_id.values():
+        for old in e.supersedes:
+            if old in by_id:
+                links[e.id].add(old)
+                links[old].add(e.id)
+    seen: set[str] = set()
+    todo = [entry_id] if entry_id in by_id else []
+    while todo:
+        eid = todo.pop()
+        if eid not in seen:
+            seen.add(eid)
+            todo.extend(links[eid] - seen)
+    depth: dict[str, int] = {}
+
+    def depth_of(eid: str, trail: frozenset[str] = frozenset()) -> int:
+        # Versions created in the same second still sort after what they replace.
+        if eid not in depth:
+            olds = [o for o in by_id[eid].supersedes if o in seen and o not in trail]
+            depth[eid] = 1 + max((depth_of(o, trail | {eid}) for o in olds), default=-1)
+        return depth[eid]
+
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, depth_of(e.id), e.id))
+
+
+def predecessors(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """Every version ``entry_id`` replaced, directly or through others, oldest first."""
+    by_id = {e.id: e for e in entries}
+    seen: set[str] = {entry_id}
+    todo = list(by_id[entry_id].supersedes) if entry_id in by_id else []
+    while todo:
+        eid = todo.pop()
+        if eid in by_id and eid not in seen:
+            seen.add(eid)
+            todo.extend(by_id[eid].supersedes)
+    seen.discard(entry_id)
+    return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
+
+
+def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
+    """Every chain of two or more versions, each oldest first."""
+    entries = list(entries)
+    done: set[str] = set()
+    out = []
+    for e in entries:
+        if e.id in done or not (e.supersedes or any(e.id in o.supersedes for o in entries)):
+            continue
+        chain = chain_of(entries, e.id)
+        done.update(c.id for c in chain)
+        if len(chain) > 1:
+            out.append(chain)
+    return out
+
+
+def export_records(entries: Iterable[Entry], access: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Entries as plain dicts with status, chain links and access counts (``pcai export``).
+
+    ``access`` maps entry ids to objects with ``count`` and ``last_access``
+    (:class:`memory.state.usage.AccessStat`).
+    """
+    entries = list(entries)
+    out = []
+    for e in entries:
+        record = asdict(e)
+        chain = chain_of(entries, e.id)
+        record["superseded_by"] = [o.id for o in entries if e.id in o.supersedes]
+        record["chain"] = [c.id for c in chain] if len(chain) > 1 else []
+        stat = access.get(e.id)
+        record["access_count"] = stat.count if stat else 0
+        record["last_access"] = stat.last_access if stat else ""
+        out.append(record)
+    return out
+
+
+def chains_markdown(entries: Iterable[Entry]) -> str:
+    """Every chain as one HTML comment line each (invisible when rendered, ignored on parse)."""
+    lines = []
+    for chain in chains(entries):
+        steps = " -> ".join(f"{e.id} ({e.created_at[:10] or '?'}, {e.status})" for e in chain)
+        lines.append(f"<!-- chain: {steps} -->")
+    return "\n".join(lines) + ("\n" if lines else "")
+
+
+class Governance:
+    """Conflicts, chains and status changes over one :class:`MemoryService`."""
+
+    def __init__(self, memory: MemoryService, top_k: int = 5, similarity: float = 0.9) -> None:
+        self.memory = memory
+        self.top_k = top_k
+        self.similarity = similarity
+
+    def find_duplicate(self, user_key: str, text: str) -> Entry | None:
+        """A live entry whose text equals ``text`` (ignoring spaces and punctuation)."""
+        key = _norm(text)
+        for e in self.memory.entries(user_key):
+            if e.status in LIVE and _norm(e.text) == key:
+                return e
+        return None
+
+    def find_conflicts(self, user_key: str, text: str, topic: str = "") -> list[Entry]:
+        """Live entries on the same canonical topic, then very similar ones."""
+        entries = self.memory.entries(user_key)
+        live = {e.id: e for e in entries if e.status in LIVE}
+        if not live:
+            return []  # nothing to conflict with: skip the embedding work
+        found = [e for e in live.values() if topic and e.canonical_topic == topic]
+        for hit in self.memory.search(user_key, text, self.top_k):
+            chunk = hit.chunk
+            if chunk.kind != KIND_MEMORY or chunk.unit_id not in live:
+                continue
+            if (hit.vector_similarity or 0.0) >= self.similarity:
+                found.append(live[chunk.unit_id])
+        return list({e.id: e for e in found}.values())
+
+    def archaeology(self, user_key: str, topic_or_id: str) -> list[Entry]:
+        """Every version of a memory, oldest first: by id, by topic, else by meaning.
+
+        An entry id gives its chain, a ``canonical_topic`` every chain of it; anything else
+        gives the chains the words are about (:meth:`history`).
+        """
+        entries = self.memory.entries(user_key)
+        key = topic_or_id.strip()
+        if any(e.id == key for e in entries):
+            return chain_of(entries, key)
+        found: list[list[Entry]] = []
+        seen: set[str] = set()
+        for e in entries:
+            if e.canonical_topic == key and e.id not in seen:
+                chain = chain_of(entries, e.id)
+                seen.update(c.id for c in chain)
+                found.append(chain)
+        # Chains of one topic, each oldest first, the chain that started earliest first.
+        found.sort(key=lambda chain: (chain[0].created_at, chain[0].id))
+        if not found:  # not an id or a topic as written: what the words are about
+            found = [list(m.chain) for m in self.history(user_key, key)]
+        return [e for chain in found for e in chain]
+
+    @cached_property
+    def _topic_vectors(self) -> PassageCache:
+        return PassageCache(self.memory.searcher.embedder)
+
+    def history(self, user_key: str, query: str) -> list[ChainMatch]:
+        """The supersedes chains ``query`` is about, by id, topic or meaning (``/history``)."""
+        from memory.write.archaeology import find_history  # it builds on this module's chains
+
+        return find_history(self.memory, self._topic_vectors, user_key, query)
+
+    def set_status(
+        self, user_key: str, entry_id: str, status: str, *, now: datetime, reason: str
+    ) -> Entry:
+        """Change one entry's status in MEMORY.md (recorded in its history) and re-index."""
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == status:
+                return entry
+            changed = with_status(entry, status, now, reason)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def restore(self, user_key: str, entry_id: str, *, now: datetime) -> Entry:
+        """Make a deprecated, low-priority or archived entry active again.
+
+        Its health's recency starts again from ``now`` (``refreshed``): what the user brought
+        back should not fade straight back into the archive.
+        """
+        stamp = now.isoformat(timespec="seconds")
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            if entry.status == MemoryStatus.ACTIVE:
+                return entry
+            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+            changed = replace(restored, refreshed_at=stamp)
+            self.memory.write_document(user_key, doc.with_entry(changed))
+        return changed
+
+    def archived(self, user_key: str) -> list[Entry]:
+        """The user's archived entries, most recently archived first."""
+        gone = [e for e in self.memory.entries(user_key) if e.status == MemoryStatus.ARCHIVED]
+        return sorted(gone, key=lambda e: e.status_changed_at, reverse=True)
+
+    def to_forget(self, user_key: str, entry_id: str) -> list[Entry]:
+        """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
+        doc = self.memory.document(user_key)
+        entry = self._get(doc, entry_id)
+        return [*predecessors(doc.entries, entry.id), entry]
+
+    def forget(self, user_key: str, entry_id: str, *, keep: Keeper | None = None) -> list[Entry]:
+        """Delete an entry and every version it replaced from MEMORY.md and the index.
+
+        Forgetting the latest version of a memory forgets the older versions too: their text
+        is the same fact as it used to be, and leaving it in deprecated entries would keep what
+        the user asked to forget. Newer versions that replaced the entry stay. ``keep`` is
+        called with what will be removed before the file is written (the undo copy). Returns
+        the removed entries, the named one last.
+        """
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            entry = self._get(doc, entry_id)
+            gone = [*predecessors(doc.entries, entry.id), entry]
+            if keep is not None:
+                keep(gone)
+            for e in gone:
+                doc = doc.without(e.id)
+            self.memory.write_document(user_key, doc)
+        return gone
+
+    def put_back(self, user_key: str, entries: Iterable[Entry]) -> list[Entry]:
+        """Write forgotten entries back as they were (``/undo``); ids already present stay."""
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            present = doc.by_id()
+            back = [e for e in entries if e.id not in present]
+            for e in back:
+                doc = doc.with_entry(e)
+            if back:
+                self.memory.write_document(user_key, doc)
+        return back
+
+    @staticmethod
+    def _get(doc: MemoryDocument, entry_id: str) -> Entry:
+        entry = doc.by_id().get(entry_id.strip())
+        if entry is None:
+            raise EntryNotFoundError(entry_id)
+        return entry
