@@ -42,7 +42,7 @@ class ConversationQuery:
     """
 
     turns: int = 3
-    weight: float = 0.5
+    weight: float = 1.0
     context_rank_weight: float = 0.5
     rank_offset: float = 2.0
 
