@@ -175,8 +175,16 @@ class MemoryView:
             # Gating (and what the prompt shows already) drops hits after the search, so ask
             # for more then.
             k = limit * 3 if allowed or shown is not None else limit
-            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
-            hits = self._in_conversation(user_key, query, qvec, hits, k, now, lines)
+            mixed = self._mixed(user_key, query, qvec, lines)
+            searcher = self.memory.searcher
+            # With a second search, both use one BM25 query (the text half is the same).
+            bm25 = searcher.text_hits(user_key, query, k) if mixed is not None else None
+            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec, text_hits=bm25)
+            if mixed is not None:
+                other = searcher.search_with_vector(
+                    user_key, query, mixed, k, now=now, text_hits=bm25
+                ).hits
+                hits = fuse(hits, other, k, self.conversation)
             hits = [h for h in hits if shown is None or not shown(h.chunk)]
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
@@ -184,33 +192,21 @@ class MemoryView:
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
 
-    def _in_conversation(
-        self,
-        user_key: str,
-        query: str,
-        qvec: Vector | None,
-        hits: list[SearchHit],
-        k: int,
-        now: datetime,
-        lines: Sequence[str],
-    ) -> list[SearchHit]:
-        """``hits`` fused with a search by the latest line mixed with the recent ones.
+    def _mixed(
+        self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]
+    ) -> Vector | None:
+        """The latest line's vector mixed with the user's recent lines' (None: search it alone).
 
         The recent lines' vectors are the ones their own turns embedded (no embedding here);
         this turn's is kept for the turns to come.
         """
         conv = self.conversation
         if qvec is None or conv.turns <= 0:
-            return hits
+            return None
         # Kept as the session stores the line (secrets masked), which is how it is looked up.
         self.recent.remember(user_key, mask(query), qvec)
         earlier = [line[:MAX_QUERY_CHARS] for line in lines[-conv.turns :]]
-        mixed = context_vector(qvec, self.recent.lookup(user_key, earlier), conv.weight)
-        if mixed is None:
-            return hits
-        searcher = self.memory.searcher
-        other = searcher.search_with_vector(user_key, query, mixed, k, now=now).hits
-        return fuse(hits, other, k, conv)
+        return context_vector(qvec, self.recent.lookup(user_key, earlier), conv.weight)
 
     def _allowed(
         self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None

@@ -142,8 +142,8 @@ def main() -> int:
         )
     print(f"{len(data)} conversations, {len(asked)} questions, {time.perf_counter() - t0:.0f} s")
 
-    def search(a: Asked, vec: Vector) -> list[SearchHit]:
-        return searcher.search_with_vector(a.key, a.text, vec, DEPTH, now=a.now).hits
+    def search(a: Asked, vec: Vector, text: list[tuple[int, float]] | None) -> list[SearchHit]:
+        return searcher.search_with_vector(a.key, a.text, vec, DEPTH, now=a.now, text_hits=text)
 
     chosen = ConversationQuery(turns=args.turns)
     weights = sorted({chosen.weight, 0.3, 0.5, 1.0}) if args.grid else [chosen.weight]
@@ -157,16 +157,18 @@ def main() -> int:
     with_context = 0
     extra_ms: list[float] = []  # the mixed search the turn adds (the chosen weight)
     for a in asked:
-        own = search(a, a.vector)
+        # As the turn does: one BM25 query for the latest line's search and the mixed one.
+        text = searcher.text_hits(a.key, a.text, DEPTH)
+        own = search(a, a.vector, text)
         latest.add(own, a.gold)
         with_context += bool(a.context)
         if args.concat:
-            text = "\n".join([*a.context_text, a.text])
-            concat.add(search(a, embedder.embed_query(text)), a.gold)
+            joined = "\n".join([*a.context_text, a.text])
+            concat.add(search(a, embedder.embed_query(joined), None), a.gold)
         for w in weights:
             vec = context_vector(a.vector, a.context, w)
             t0 = time.perf_counter()
-            other = search(a, vec) if vec is not None else []
+            other = search(a, vec, text) if vec is not None else []
             if vec is not None and w == chosen.weight:
                 extra_ms.append((time.perf_counter() - t0) * 1000)
             mixed[w].add(other or own, a.gold)
