@@ -143,7 +143,9 @@ def main() -> int:
     print(f"{len(data)} conversations, {len(asked)} questions, {time.perf_counter() - t0:.0f} s")
 
     def search(a: Asked, vec: Vector, text: list[tuple[int, float]] | None) -> list[SearchHit]:
-        return searcher.search_with_vector(a.key, a.text, vec, DEPTH, now=a.now, text_hits=text)
+        return searcher.search_with_vector(
+            a.key, a.text, vec, DEPTH, now=a.now, text_hits=text
+        ).hits
 
     chosen = ConversationQuery(turns=args.turns)
     weights = sorted({chosen.weight, 0.3, 0.5, 1.0}) if args.grid else [chosen.weight]
