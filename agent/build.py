@@ -15,6 +15,7 @@ from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
 from agent.pipeline import Agent
 from agent.prefetch import QueryAhead
+from agent.query import ConversationQuery
 from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
 from agent.summarizer import LLMSummarizer
@@ -108,6 +109,7 @@ def assemble_agent(
     history: HistoryConfig,
     topic_index: TopicIndexConfig,
     reminders: ReminderService | None = None,
+    conversation_turns: int = ConversationQuery().turns,
 ) -> Agent:
     """Build the agent over the shared services; the LLM becomes the summaries' primary."""
     summaries.primary = LLMSummarizer(llm)
@@ -130,6 +132,7 @@ def assemble_agent(
         counter,
         decide=lambda text, turns: decide_retrieval(text, turn=turns, config=adaptive).retrieve,
         short_term=short_term_lookup(short_term),
+        conversation=ConversationQuery(turns=conversation_turns),
     )
     return Agent(
         llm=llm,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from agent.query import ConversationQuery, RecentVectors, context_vector, fuse
 from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
@@ -33,6 +34,7 @@ from agent.selection import (
 from agent.texts import error_both
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.base.fsutil import file_stamp, read_text
+from memory.base.guards import mask
 from memory.base.markdown import Entry, MemoryDocument, parse_memory
 from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
@@ -79,6 +81,7 @@ class MemoryView:
         decide: SearchDecider,
         short_term: ShortTermLookup | None = None,
         matcher: SectionMatcher | None = None,
+        conversation: ConversationQuery | None = None,
     ) -> None:
         self.memory = memory
         self.topics = topics
@@ -88,6 +91,9 @@ class MemoryView:
         self.short_term = short_term
         searcher = memory.searcher
         self.matcher = matcher or SectionMatcher(PassageCache(searcher.embedder), searcher.floor)
+        # How the user's recent lines shape the search (None or 0 turns: the latest line alone).
+        self.conversation = conversation or ConversationQuery()
+        self.recent = RecentVectors()
         self._cache: dict[str, _Parsed] = {}
         self._lock = threading.Lock()
 
@@ -130,17 +136,20 @@ class MemoryView:
         search: bool,
         now: datetime,
         shown: Callable[[Chunk], bool] | None = None,
+        lines: Sequence[str] = (),
     ) -> Selection:
         """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback.
 
         ``now`` is the message's time: recency and decay are scored relative to it.
         ``shown``: chunks the prompt holds already (the history window's log records, indexed
         seconds after they were said), which L2 must not spend the budget on again.
+        ``lines``: the user's previous lines in the conversation, oldest first, which the
+        search takes as context (:mod:`agent.query`).
         """
         parsed = self.parsed(user_key)
         l0 = list(parsed.core)
         l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
-        l2 = self._search_layer(user_key, text, parsed, now, shown) if search else []
+        l2 = self._search_layer(user_key, text, parsed, now, shown, lines) if search else []
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)
@@ -155,6 +164,7 @@ class MemoryView:
         parsed: _Parsed,
         now: datetime,
         shown: Callable[[Chunk], bool] | None = None,
+        lines: Sequence[str] = (),
     ) -> list[Candidate]:
         query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
@@ -165,13 +175,38 @@ class MemoryView:
             # Gating (and what the prompt shows already) drops hits after the search, so ask
             # for more then.
             k = limit * 3 if allowed or shown is not None else limit
-            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec)
+            mixed = self._mixed(user_key, query, qvec, lines)
+            searcher = self.memory.searcher
+            # With a second search, both use one BM25 query (the text half is the same).
+            bm25 = searcher.text_hits(user_key, query, k) if mixed is not None else None
+            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec, text_hits=bm25)
+            if mixed is not None:
+                other = searcher.search_with_vector(
+                    user_key, query, mixed, k, now=now, text_hits=bm25
+                ).hits
+                hits = fuse(hits, other, k, self.conversation)
             hits = [h for h in hits if shown is None or not shown(h.chunk)]
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+
+    def _mixed(
+        self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]
+    ) -> Vector | None:
+        """The latest line's vector mixed with the user's recent lines' (None: search it alone).
+
+        The recent lines' vectors are the ones their own turns embedded (no embedding here);
+        this turn's is kept for the turns to come.
+        """
+        conv = self.conversation
+        if qvec is None or conv.turns <= 0:
+            return None
+        # Kept as the session stores the line (secrets masked), which is how it is looked up.
+        self.recent.remember(user_key, mask(query), qvec)
+        earlier = [line[:MAX_QUERY_CHARS] for line in lines[-conv.turns :]]
+        return context_vector(qvec, self.recent.lookup(user_key, earlier), conv.weight)
 
     def _allowed(
         self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None

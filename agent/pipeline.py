@@ -381,8 +381,17 @@ class Agent:
         def shown(chunk: Chunk) -> bool:
             return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
 
+        # The user's earlier lines in the window are the search's context (agent.query).
+        lines = [m.content for m in window if m.role == ROLE_USER][:-1]
         return await asyncio.to_thread(
-            self.view.select, message.user_key, message.text, recent, search, message.time, shown
+            self.view.select,
+            message.user_key,
+            message.text,
+            recent,
+            search,
+            message.time,
+            shown,
+            lines,
         )
 
     def _prompt(

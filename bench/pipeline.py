@@ -201,9 +201,12 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))]
 
 
-async def run(data_dir: Path, messages: int, warmup: int, back_to_back: bool = False) -> None:
+async def run(
+    data_dir: Path, messages: int, warmup: int, back_to_back: bool = False, turns: int = 3
+) -> None:
     """Send the messages and print the figures."""
-    settings = load_settings({"PCAI_DATA_DIR": str(data_dir)})
+    env = {"PCAI_DATA_DIR": str(data_dir), "PCAI_CONVERSATION_TURNS": str(turns)}
+    settings = load_settings(env)
     embedder = TimedEmbedder(build_embedder(settings))
     services = build_services(settings, embedder=embedder)
     shutil.rmtree(settings.sessions_dir, ignore_errors=True)  # each run starts a new session
@@ -308,6 +311,12 @@ def main() -> None:
         help="send each message as soon as the reply comes, while the background work of "
         "the previous turns still runs (default: after it, as a person would)",
     )
+    p.add_argument(
+        "--conversation-turns",
+        type=int,
+        default=3,
+        help="PCAI_CONVERSATION_TURNS (0: search with the latest line alone)",
+    )
     args = p.parse_args()
     data_dir = ROOT / "bench" / ".cache" / f"pipeline-{args.memories}"
     ready = data_dir / ".ready"
@@ -315,7 +324,9 @@ def main() -> None:
         shutil.rmtree(data_dir, ignore_errors=True)
         build_data(data_dir, args.memories)
         ready.write_text("ok\n")
-    asyncio.run(run(data_dir, args.messages, args.warmup, args.back_to_back))
+    asyncio.run(
+        run(data_dir, args.messages, args.warmup, args.back_to_back, args.conversation_turns)
+    )
 
 
 if __name__ == "__main__":

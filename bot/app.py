@@ -214,6 +214,7 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         history=s.history,
         topic_index=s.topic_index,
         reminders=services.reminders,
+        conversation_turns=s.conversation_turns,
     )
     return services.agent
 

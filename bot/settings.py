@@ -71,6 +71,7 @@ class Settings:
     forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
     user: str = ""  # the user key `pcai` commands use when --user is not given
     reminders_snooze_minutes: float = 10.0  # the short Snooze button (tests set 0.05)
+    conversation_turns: int = 3  # the user's previous lines the search takes as context
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
@@ -177,6 +178,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     _check_web(settings.web)
     if not settings.reminders_snooze_minutes > 0:
         raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
+    if settings.conversation_turns < 0:
+        raise SettingsError("PCAI_CONVERSATION_TURNS must be 0 (off) or more")
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings

@@ -167,6 +167,13 @@ class HybridSearcher:
             return started[1].result()[:depth]  # best first: a longer list starts the same
         return self._text(user_key, query, depth)
 
+    def text_hits(
+        self, user_key: str, query: str, k: int | None = None
+    ) -> list[tuple[int, float]]:
+        """The BM25 candidates of a search for ``query`` (at most ``k`` hits), to hand to
+        several :meth:`search_with_vector` calls with different vectors (one FTS query)."""
+        return self._text_hits(user_key, query, self._depth(k))
+
     def _depth(self, k: int | None) -> int:
         """How many candidates each retriever fetches for a top ``k``."""
         cfg = self.config
@@ -181,11 +188,13 @@ class HybridSearcher:
         *,
         now: datetime | None = None,
         statuses: tuple[str, ...] = SEARCHABLE,
+        text_hits: list[tuple[int, float]] | None = None,
     ) -> SearchResult:
         """Run the pipeline with an already-embedded query (the turn embeds it once).
 
         ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
-        history (``/history`` finds deprecated versions too).
+        history (``/history`` finds deprecated versions too). ``text_hits``: the query's BM25
+        candidates from :meth:`text_hits`, when the caller searches it with several vectors.
         """
         t0 = time.perf_counter()
         cfg = self.config
@@ -193,7 +202,10 @@ class HybridSearcher:
         now = now or datetime.now().astimezone()
         depth = self._depth(k)
         vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
-        fts_hits = self._text_hits(user_key, query, depth)
+        if text_hits is None:
+            fts_hits = self._text_hits(user_key, query, depth)
+        else:
+            fts_hits = text_hits[:depth]
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []

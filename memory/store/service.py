@@ -69,17 +69,19 @@ class MemoryService:
         now: datetime | None = None,
         qvec: Vector | None = None,
         statuses: tuple[str, ...] = SEARCHABLE,
+        text_hits: list[tuple[int, float]] | None = None,
     ) -> list[SearchHit]:
         """Search one user's memories, logs and summaries (picking up hand edits first).
 
         ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
-        once); ``statuses`` the entry statuses searched (history looks at old versions too).
+        once); ``statuses`` the entry statuses searched (history looks at old versions too);
+        ``text_hits`` the BM25 candidates a caller fetched once for several searches.
         """
         if qvec is None:
             return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
         self._sync(user_key)
         return self.searcher.search_with_vector(
-            user_key, query, qvec, k, now=now, statuses=statuses
+            user_key, query, qvec, k, now=now, statuses=statuses, text_hits=text_hits
         ).hits
 
     def search_explained(

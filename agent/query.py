@@ -1,0 +1,120 @@
+"""The turn's search formed from the conversation: the latest line first, recent lines after.
+
+A user's latest line often leans on what they said just before ("那要注意什麼？"), so searching
+with it alone misses the memory the conversation is about; searching with the whole recent
+dialogue instead finds more at depth 10 but loses the line's own best match at depth 1
+(issue 15 item 4). So a turn runs two searches and fuses them with the latest line's ranks
+weighted first: the latest line as it is, and the latest line's vector mixed with the vectors
+of the user's last few lines (:func:`context_vector`).
+
+No embedding is added to the turn: the earlier lines' vectors are the query vectors their own
+turns computed, kept per user by :class:`RecentVectors` (a line whose turn did not search, or
+one said before a restart, is simply left out of the context).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from memory.index.embedders import Vector
+from memory.search.hybrid import SearchHit
+
+# Query vectors kept per user (the session window shows at most a few user lines anyway).
+PER_USER = 8
+# Users whose recent vectors are kept; the least recently active are dropped past this.
+MAX_USERS = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationQuery:
+    """How the conversation shapes the search (``turns`` 0 = the latest line alone).
+
+    ``turns``: how many of the user's previous lines are context. ``weight``: the context's
+    share of the mixed vector, against 1.0 for the latest line. ``context_rank_weight``: how
+    much a rank in the mixed search counts against the same rank in the latest line's search.
+    ``rank_offset``: the constant of the reciprocal-rank fusion (smaller = top ranks count
+    more). Chosen on bench/conversation_recall.py (bench/RESULTS.md).
+    """
+
+    turns: int = 3
+    weight: float = 1.0
+    context_rank_weight: float = 0.5
+    rank_offset: float = 2.0
+
+
+class RecentVectors:
+    """Each user's last query vectors, keyed by the line they embed (thread-safe)."""
+
+    def __init__(self, per_user: int = PER_USER, max_users: int = MAX_USERS) -> None:
+        self._per_user = per_user
+        self._max_users = max_users
+        self._users: OrderedDict[str, OrderedDict[str, Vector]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def remember(self, user_key: str, text: str, vector: Vector) -> None:
+        """Keep ``vector`` as the query vector of ``user_key``'s line ``text``."""
+        with self._lock:
+            lines = self._users.pop(user_key, None) or OrderedDict()
+            self._users[user_key] = lines
+            lines.pop(text, None)
+            lines[text] = vector
+            while len(lines) > self._per_user:
+                lines.popitem(last=False)
+            while len(self._users) > self._max_users:
+                self._users.popitem(last=False)
+
+    def lookup(self, user_key: str, texts: Sequence[str]) -> list[Vector]:
+        """The kept vectors of ``texts`` (in their order); lines without one are skipped."""
+        with self._lock:
+            lines = self._users.get(user_key)
+            if lines is None:
+                return []
+            return [lines[t] for t in texts if t in lines]
+
+    def forget(self, user_key: str) -> None:
+        """Drop everything kept for ``user_key`` (a new session starts without context)."""
+        with self._lock:
+            self._users.pop(user_key, None)
+
+
+def context_vector(latest: Vector, context: Sequence[Vector], weight: float) -> Vector | None:
+    """``latest`` mixed with the mean of ``context`` (share ``weight``), L2-normalised.
+
+    None when there is no context: the latest line's own search is the whole search then.
+    """
+    if not context or weight <= 0:
+        return None
+    mean = np.mean(np.stack(context), axis=0)
+    mixed = latest.astype(np.float32) + np.float32(weight) * mean.astype(np.float32)
+    norm = float(np.linalg.norm(mixed))
+    if norm == 0.0:
+        return None
+    return (mixed / norm).astype(np.float32)
+
+
+def fuse(
+    latest: Sequence[SearchHit],
+    context: Sequence[SearchHit],
+    k: int,
+    config: ConversationQuery,
+) -> list[SearchHit]:
+    """The two searches' hits in one order: weighted reciprocal-rank fusion, latest first.
+
+    A hit scores ``1 / (offset + rank)`` in the latest line's list plus
+    ``context_rank_weight / (offset + rank)`` in the mixed list; ties keep the latest line's
+    order. Each hit is the latest search's copy when it has one (its scores explain /why).
+    """
+    score: dict[int, float] = {}
+    first: dict[int, tuple[int, SearchHit]] = {}
+    for weight, hits in ((1.0, latest), (config.context_rank_weight, context)):
+        for rank, hit in enumerate(hits, start=1):
+            cid = hit.chunk.id
+            score[cid] = score.get(cid, 0.0) + weight / (config.rank_offset + rank)
+            first.setdefault(cid, (len(first), hit))
+    order = sorted(first, key=lambda cid: (-score[cid], first[cid][0]))
+    return [first[cid][1] for cid in order[:k]]

@@ -1,0 +1,173 @@
+"""The search formed from the conversation (agent.query): the latest line first, context after."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from agent.query import ConversationQuery, RecentVectors, context_vector, fuse
+from agent.selection import L2
+from agent.types import IncomingMessage
+from bot.app import build_agent, build_services
+from bot.settings import SettingsError, load_settings
+from memory.index.chunks import Chunk
+from memory.index.embedders import E5Embedder, Vector
+from memory.search.hybrid import SearchHit
+from tests.agent.conftest import USER, Env
+from tests.fakes.ollama_server import FakeOllama
+
+DIALOGUES = Path(__file__).parent / "data" / "dialogues_zh.json"
+
+
+def _hit(cid: int) -> SearchHit:
+    chunk = Chunk(cid, "u", "memory", "MEMORY.md", f"m{cid}", 0, "", "", 0, 0, 0.7, "active", 3,
+                  (), f"memory {cid}")  # fmt: skip
+    return SearchHit(chunk=chunk, score=1.0, vector_similarity=None, bm25_rank=None)
+
+
+def _ids(hits: list[SearchHit]) -> list[int]:
+    return [h.chunk.id for h in hits]
+
+
+def test_fuse_keeps_the_latest_lines_best_hit_first_and_raises_hits_both_find() -> None:
+    latest = [_hit(1), _hit(2), _hit(3), _hit(4)]
+    context = [_hit(5), _hit(3), _hit(6)]
+    cfg = ConversationQuery(context_rank_weight=0.5, rank_offset=2.0)
+    # 1: 1/3; 3: 1/5 + 0.5/4; 2: 1/4; 5: 0.5/3; 4: 1/6; 6: 0.5/5.
+    assert _ids(fuse(latest, context, 10, cfg)) == [1, 3, 2, 4, 5, 6]
+    assert _ids(fuse(latest, context, 3, cfg)) == [1, 3, 2]
+    # The context's hits still come in where the latest line found nothing.
+    assert _ids(fuse([_hit(1)], context, 10, cfg)) == [1, 5, 3, 6]
+    assert _ids(fuse(latest, [], 10, cfg)) == [1, 2, 3, 4]
+
+
+def test_context_vector_leans_toward_the_recent_lines_and_stays_normalised() -> None:
+    latest = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    said = [np.array([0.0, 1.0, 0.0], dtype=np.float32)]
+    assert context_vector(latest, [], 0.5) is None
+    assert context_vector(latest, said, 0.0) is None
+    mixed = context_vector(latest, said, 0.5)
+    assert mixed is not None and mixed.dtype == np.float32
+    assert np.isclose(np.linalg.norm(mixed), 1.0)
+    assert mixed[0] > mixed[1] > 0  # the latest line weighs more than its context
+
+
+def test_recent_vectors_are_kept_per_user_and_bounded() -> None:
+    recent = RecentVectors(per_user=2, max_users=2)
+    v = [np.full(3, i, dtype=np.float32) for i in range(4)]
+    recent.remember("alice", "a", v[0])
+    recent.remember("alice", "b", v[1])
+    recent.remember("alice", "c", v[2])  # "a" falls out
+    recent.remember("bob", "a", v[3])
+    assert [x[0] for x in recent.lookup("alice", ["a", "b", "c", "zz"])] == [1.0, 2.0]
+    assert [x[0] for x in recent.lookup("bob", ["a", "b"])] == [3.0]  # never alice's
+    recent.remember("carol", "x", v[0])  # alice, the least recently active, falls out
+    assert recent.lookup("alice", ["b", "c"]) == []
+
+
+def test_a_negative_number_of_turns_is_refused() -> None:
+    with pytest.raises(SettingsError, match="PCAI_CONVERSATION_TURNS"):
+        load_settings({"PCAI_CONVERSATION_TURNS": "-1"})
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """Where each dialogue's relevant memory stood among the prompt's search hits (L2)."""
+
+    ranks: list[int | None]
+
+    def at(self, depth: int) -> int:
+        return sum(1 for r in self.ranks if r is not None and r <= depth)
+
+
+@pytest.fixture
+def dialogues() -> dict[str, Any]:
+    return dict(json.loads(DIALOGUES.read_text(encoding="utf-8")))
+
+
+async def _run_dialogues(
+    tmp_path: Path,
+    fake: FakeOllama,
+    embedder: E5Embedder,
+    turns: int,
+    data: dict[str, Any],
+) -> Found:
+    """Each dialogue in a fresh session of one user, through the real turn; L2 ranks found."""
+    settings = load_settings(
+        {
+            "PCAI_DATA_DIR": str(tmp_path / f"turns{turns}"),
+            "OLLAMA_HOST": fake.url,
+            "PCAI_CONVERSATION_TURNS": str(turns),
+        }
+    )
+    services = build_services(settings, embedder=embedder)
+    try:
+        services.memory.ensure_index()
+        agent = build_agent(services)
+        ids = [services.memory.remember("cli_zh", m).id for m in data["memories"]]
+        clock = datetime.now().astimezone()
+        ranks: list[int | None] = []
+        for dialogue in data["dialogues"]:
+            agent.sessions.path("cli_zh").unlink(missing_ok=True)  # a new conversation
+            reply = None
+            for line in [*dialogue["lines"], dialogue["latest"]]:
+                clock += timedelta(minutes=1)
+                reply = await agent.respond(IncomingMessage("cli_zh", line, clock))
+            assert reply is not None and not reply.error
+            l2 = [m.id for m in reply.injected if m.layer == L2]
+            want = ids[dialogue["relevant"]]
+            ranks.append(l2.index(want) + 1 if want in l2 else None)
+        return Found(ranks)
+    finally:
+        services.close()
+
+
+async def test_the_conversation_brings_the_memory_it_is_about_into_the_prompt(
+    tmp_path: Path,
+    fake_ollama: FakeOllama,
+    embedder: E5Embedder,
+    dialogues: dict[str, Any],
+) -> None:
+    """Real e5, real turns: "出發前我得先處理什麼？" after two lines about a trip to Tokyo
+    brings the passport's expiry; the latest line alone does not. Fails if the context is ignored.
+    """
+    alone = await _run_dialogues(tmp_path, fake_ollama, embedder, 0, dialogues)
+    talk = await _run_dialogues(tmp_path, fake_ollama, embedder, 3, dialogues)
+    # The prompt holds at most l2_max (5) search hits: reaching it is recall at depth 5.
+    # Measured: the latest line alone brings 5 of the 10 memories, the conversation 7.
+    assert talk.at(5) >= alone.at(5) + 2, (alone.ranks, talk.ranks)
+    # No memory the latest line alone brings is lost, and its first place is kept (depth 1).
+    lost = [i for i, (a, t) in enumerate(zip(alone.ranks, talk.ranks, strict=True)) if a and not t]
+    assert lost == [], (alone.ranks, talk.ranks)
+    assert talk.at(1) >= alone.at(1), (alone.ranks, talk.ranks)
+
+
+async def test_the_context_costs_no_embedding_only_the_latest_line_is_embedded(
+    e5_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The recent lines' vectors are the ones their own turns computed: one embedding a turn."""
+    env = e5_env
+    env.services.memory.remember(USER, "我媽媽住在高雄，有糖尿病")
+    await env.agent.respond(env.msg("媽媽下週要從南部上來住幾天"))
+    await env.agent.respond(env.msg("我想帶她去吃很甜的鬆餅店"))
+    ahead = env.agent.ahead
+    assert ahead is not None
+    embedded: list[str] = []
+    real = ahead.inner.embed_query
+
+    def counted(text: str) -> Vector:
+        embedded.append(text)
+        return real(text)
+
+    monkeypatch.setattr(ahead.inner, "embed_query", counted)
+    reply = await env.agent.respond(env.msg("有什麼要小心的？"))
+    assert not reply.error
+    assert embedded == ["有什麼要小心的？"]
+    # ... and the second search did run: the mixed vector found what the line alone cannot.
+    assert any("糖尿病" in m.text for m in reply.injected if m.layer == L2), reply.injected
