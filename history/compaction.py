@@ -31,9 +31,10 @@ from pathlib import Path
 
 from history import extractive as ex
 from history.config import HistoryConfig
+from history.conversation_summary import ConversationSummary
 from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
-from history.summarize import ConversationSummary, SummaryService
+from history.summarize import SummaryService
 from memory.errors import UnreadableFileError
 from memory.fsutil import atomic_write_text, read_text
 from memory.guards import REDACTED, mask
