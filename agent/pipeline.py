@@ -43,9 +43,14 @@ from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.turn_notes import note_short_term
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
-from history.compaction import Compactor
+from history.compaction import Compactor, note_limit
 from history.config import HistoryConfig
-from history.context import fill_summaries, history_chat_messages, history_window
+from history.context import (
+    fill_summaries,
+    fit_note,
+    history_chat_messages,
+    history_window,
+)
 from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
@@ -374,15 +379,28 @@ class Agent:
         recent = " ".join(m.content for m in session.messages[-6:])
         # The log records of what the history window shows (indexed seconds after they were
         # said) are in the prompt already: search finds other memories instead.
-        window = history_window(session.messages, self.history).messages
+        history = history_window(session.messages, self.history)
+        window = history.messages
         said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
         ids = frozenset(m.id for m in window if m.id)
 
         def shown(chunk: Chunk) -> bool:
             return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
 
+        # The compaction's share of the prompt: what its note (as step 8 shows it) leaves
+        # goes to the compaction summaries search finds.
+        note = fit_note(history, self.counter, note_limit(self.history)).note
+        used = self.compactor.history_tokens([note]) if note is not None else 0
+        room = max(0, self.history.compaction_prompt_tokens - used)
         return await asyncio.to_thread(
-            self.view.select, message.user_key, message.text, recent, search, message.time, shown
+            self.view.select,
+            message.user_key,
+            message.text,
+            recent,
+            search,
+            message.time,
+            shown,
+            room,
         )
 
     def _prompt(
@@ -392,6 +410,7 @@ class Agent:
         block = _block(selection)
         # The message being answered is the last one in the session: it goes last, once.
         window = history_window(session.messages[:-1], self.history)
+        window = fit_note(window, self.counter, note_limit(self.history))
         user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
         return build_messages(
             system=system,

@@ -123,6 +123,43 @@ def body_digest(session: Session, count: int) -> str:
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
+def note_limit(config: HistoryConfig) -> int:
+    """Tokens the compaction note may cost in a prompt (its message overhead included).
+
+    Half of ``compaction_prompt_tokens``: the other half is left for the compaction summaries
+    memory search brings when the talk turns back to what was compacted.
+    """
+    return max(0, config.compaction_prompt_tokens // 2)
+
+
+def fit_tokens(text: str, counter: TokenCounter, max_tokens: int) -> str:
+    """``text`` cut so that, sent as one chat message, it costs at most ``max_tokens``."""
+    room = max_tokens - MESSAGE_OVERHEAD_TOKENS
+    cut = counter.truncate(text, max(0, room))
+    # Tokens of a cut piece can merge differently once joined: shrink until it holds.
+    while cut and counter.count(cut) > room:
+        cut = counter.truncate(cut, counter.count(cut) - 1)
+    return cut
+
+
+def note_text(
+    gist: str, pointer: str, counter: TokenCounter, max_tokens: int, *, earlier: bool = False
+) -> str:
+    """The session's note: the summary's gist, cut to fit, and where the summary is written.
+
+    The pointer (``MEMORY_FULL.md § 對話摘要 (day)`` and the daily log) is kept whole when it
+    fits; the gist gets the room left, so the note never costs more than ``max_tokens``.
+    """
+    tail = f"（{pointer}{'，及更早的摘要' if earlier else ''}）"
+    text = f"{NOTE_PREFIX} 摘要：{gist}{tail}"
+    room = max_tokens - MESSAGE_OVERHEAD_TOKENS
+    while counter.count(text) > room and gist:
+        cut = counter.truncate(gist, max(0, counter.count(gist) - (counter.count(text) - room)))
+        gist = "" if cut == gist else cut.rstrip()
+        text = f"{NOTE_PREFIX} 摘要：{gist}…{tail}" if gist else f"{NOTE_PREFIX}{tail}"
+    return fit_tokens(text, counter, max_tokens)
+
+
 def find_split(messages: Sequence[Message], keep_turns: int) -> int:
     """Index of the first message kept so that the last ``keep_turns`` user turns remain."""
     seen = 0
@@ -299,14 +336,10 @@ class Compactor:
         day = f"{self.daily_log.local(now):%Y-%m-%d}"
         heading = f"對話摘要 ({day})"
         log_rel = await asyncio.to_thread(self._write, user_key, heading, summary, now, ref)
-        earlier = "（更早的摘要也在 MEMORY_FULL.md）" if notes else ""
-        note = Message(
-            ROLE_SYSTEM,
-            f"{NOTE_PREFIX} 摘要：{summary.gist}。詳見 MEMORY_FULL.md § {heading} "
-            f"與 {log_rel}。{earlier}",
-            now,
-            kind=KIND_COMPACTION,
-        )
+        pointer = f"MEMORY_FULL.md § {heading}、{log_rel}"
+        limit = note_limit(self.config)
+        text = note_text(summary.gist, pointer, self.counter, limit, earlier=bool(notes))
+        note = Message(ROLE_SYSTEM, text, now, kind=KIND_COMPACTION)
         session.messages = [note, *kept]
         session.compactions += 1
         words = summary_keywords(older, summary)

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from history import extractive as ex
+from history.compaction import fit_tokens
 from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,
@@ -23,6 +24,7 @@ from history.sessions import (
     Session,
 )
 from history.summarize import SummaryService
+from memory.tokens import TokenCounter
 
 # Seed 001's earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
@@ -71,6 +73,21 @@ def history_window(messages: Sequence[Message], config: HistoryConfig) -> Histor
     rows = [m for m in messages if m.kind != KIND_COMPACTION][-config.max_history :]
     split = max(0, len(rows) - config.full_text_count)
     return HistoryWindow(notes[-1] if notes else None, tuple(rows[:split]), tuple(rows[split:]))
+
+
+def fit_note(window: HistoryWindow, counter: TokenCounter, max_tokens: int) -> HistoryWindow:
+    """The window with its compaction note cut to cost at most ``max_tokens`` in a prompt.
+
+    Notes are written to fit already (:func:`history.compaction.note_text`); this holds the
+    budget for notes written before it, or under a larger one. A note cut to nothing goes.
+    """
+    if window.note is None:
+        return window
+    text = fit_tokens(window.note.content, counter, max_tokens)
+    if text == window.note.content:
+        return window
+    note = replace(window.note, content=text) if text.strip() else None
+    return replace(window, note=note)
 
 
 def _role_name(message: Message) -> str:
