@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.errors import LLMError, LLMUnavailableError
@@ -50,6 +51,7 @@ from history.context import (
     fit_note,
     history_chat_messages,
     history_window,
+    summary_room,
 )
 from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
@@ -387,20 +389,10 @@ class Agent:
         def shown(chunk: Chunk) -> bool:
             return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
 
-        # The compaction's share of the prompt: what its note (as step 8 shows it) leaves
-        # goes to the compaction summaries search finds.
-        note = fit_note(history, self.counter, note_limit(self.history)).note
-        used = self.compactor.history_tokens([note]) if note is not None else 0
-        room = max(0, self.history.compaction_prompt_tokens - used)
+        room = summary_room(history, self.counter, self.history)  # what the note leaves
+        select = partial(self.view.select, shown=shown, summary_tokens=room)
         return await asyncio.to_thread(
-            self.view.select,
-            message.user_key,
-            message.text,
-            recent,
-            search,
-            message.time,
-            shown,
-            room,
+            select, message.user_key, message.text, recent, search, message.time
         )
 
     def _prompt(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from history import extractive as ex
-from history.compaction import fit_tokens
+from history.compaction import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
 from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,
@@ -88,6 +88,13 @@ def fit_note(window: HistoryWindow, counter: TokenCounter, max_tokens: int) -> H
         return window
     note = replace(window.note, content=text) if text.strip() else None
     return replace(window, note=note)
+
+
+def summary_room(window: HistoryWindow, counter: TokenCounter, config: HistoryConfig) -> int:
+    """Tokens left for compaction summary hits: the compaction's share less its note's cost."""
+    note = fit_note(window, counter, note_limit(config)).note
+    used = counter.count(note.content) + MESSAGE_OVERHEAD_TOKENS if note is not None else 0
+    return max(0, config.compaction_prompt_tokens - used)
 
 
 def _role_name(message: Message) -> str:

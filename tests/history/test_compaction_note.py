@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX, note_limit, note_text
 from history.config import HistoryConfig
-from history.context import HistoryWindow, fit_note
+from history.context import HistoryWindow, fit_note, summary_room
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message
 from memory.tokens import load_counter
 
@@ -55,3 +55,13 @@ def test_a_note_written_before_the_budget_is_cut_when_the_prompt_is_built() -> N
     short = window(f"{NOTE_PREFIX} 摘要：NAS（{POINTER}）")
     assert fit_note(short, COUNTER, 75) is short  # a note that fits is left alone
     assert fit_note(window(old), COUNTER, 0).note is None  # no budget: no note in the prompt
+
+
+def test_the_summaries_get_what_the_shown_note_leaves() -> None:
+    config = HistoryConfig()
+    shown = fit_note(window(f"{NOTE_PREFIX} 摘要：{LONG_GIST}"), COUNTER, 75).note
+    assert shown is not None
+    left = summary_room(window(f"{NOTE_PREFIX} 摘要：{LONG_GIST}"), COUNTER, config)
+    assert left == 150 - cost(shown.content) >= 75
+    no_note = HistoryWindow(None, (), (Message(ROLE_USER, "hi", T0),))
+    assert summary_room(no_note, COUNTER, config) == 150
