@@ -44,7 +44,8 @@ from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.turn_notes import note_short_term
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
-from history.compaction import Compactor, note_limit
+from history.compaction import Compactor
+from history.compaction_note import note_limit
 from history.config import HistoryConfig
 from history.context import (
     fill_summaries,

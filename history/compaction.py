@@ -30,6 +30,10 @@ from datetime import datetime
 from pathlib import Path
 
 from history import extractive as ex
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, note_limit, note_text
+
+# Importers of the note's marker (tests, benches) find it here, beside the compactor.
+from history.compaction_note import NOTE_PREFIX as NOTE_PREFIX
 from history.config import HistoryConfig
 from history.conversation_summary import ConversationSummary
 from history.dailylog import DailyLog
@@ -46,10 +50,7 @@ from memory.users import UserPaths
 
 log = logging.getLogger(__name__)
 
-# Chat formats spend a few tokens per message on the role and separators.
-MESSAGE_OVERHEAD_TOKENS = 4
 FULL_TITLE = "# MEMORY_FULL — 對話摘要 (conversation summaries)\n"
-NOTE_PREFIX = "[先前討論已寫入記憶]"
 KEYWORDS_PER_SUMMARY = 5
 
 # Called with (user_key, path relative to the user's folder) after a file was written.
@@ -121,43 +122,6 @@ def body_digest(session: Session, count: int) -> str:
         row.pop("summary", None)
     blob = json.dumps(rows[:count], ensure_ascii=False, sort_keys=True)
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
-
-
-def note_limit(config: HistoryConfig) -> int:
-    """Tokens the compaction note may cost in a prompt (its message overhead included).
-
-    Half of ``compaction_prompt_tokens``: the other half is left for the compaction summaries
-    memory search brings when the talk turns back to what was compacted.
-    """
-    return max(0, config.compaction_prompt_tokens // 2)
-
-
-def fit_tokens(text: str, counter: TokenCounter, max_tokens: int) -> str:
-    """``text`` cut so that, sent as one chat message, it costs at most ``max_tokens``."""
-    room = max_tokens - MESSAGE_OVERHEAD_TOKENS
-    cut = counter.truncate(text, max(0, room))
-    # Tokens of a cut piece can merge differently once joined: shrink until it holds.
-    while cut and counter.count(cut) > room:
-        cut = counter.truncate(cut, counter.count(cut) - 1)
-    return cut
-
-
-def note_text(
-    gist: str, pointer: str, counter: TokenCounter, max_tokens: int, *, earlier: bool = False
-) -> str:
-    """The session's note: the summary's gist, cut to fit, and where the summary is written.
-
-    The pointer (``MEMORY_FULL.md § 對話摘要 (day)`` and the daily log) is kept whole when it
-    fits; the gist gets the room left, so the note never costs more than ``max_tokens``.
-    """
-    tail = f"（{pointer}{'，及更早的摘要' if earlier else ''}）"
-    text = f"{NOTE_PREFIX} 摘要：{gist}{tail}"
-    room = max_tokens - MESSAGE_OVERHEAD_TOKENS
-    while counter.count(text) > room and gist:
-        cut = counter.truncate(gist, max(0, counter.count(gist) - (counter.count(text) - room)))
-        gist = "" if cut == gist else cut.rstrip()
-        text = f"{NOTE_PREFIX} 摘要：{gist}…{tail}" if gist else f"{NOTE_PREFIX}{tail}"
-    return fit_tokens(text, counter, max_tokens)
 
 
 def find_split(messages: Sequence[Message], keep_turns: int) -> int:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from history import extractive as ex
-from history.compaction import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
 from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,

@@ -13,7 +13,7 @@ from typing import Any
 
 from agent.build import agent_worker
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
-from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
 from tests.agent.conftest import USER, Env
 from tests.agent.test_compaction_in_turn import LAST, TALK
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from history.compaction import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX, note_limit, note_text
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX, note_limit, note_text
 from history.config import HistoryConfig
 from history.context import HistoryWindow, fit_note, summary_room
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message
