@@ -26,6 +26,7 @@ from agent.selection import (
     core_layer,
     entry_candidate,
     fallback_candidate,
+    fit_summaries,
     gate_sections,
     scope_layer,
     scope_name,
@@ -137,6 +138,7 @@ class MemoryView:
         now: datetime,
         shown: Callable[[Chunk], bool] | None = None,
         lines: Sequence[str] = (),
+        summary_tokens: int | None = None,
     ) -> Selection:
         """Steps 6-7: L0 -> L1 -> L2 -> short-term under the budget, else the fallback.
 
@@ -145,11 +147,15 @@ class MemoryView:
         seconds after they were said), which L2 must not spend the budget on again.
         ``lines``: the user's previous lines in the conversation, oldest first, which the
         search takes as context (:mod:`agent.query`).
+        ``summary_tokens``: what compaction summary hits (MEMORY_FULL.md) may cost together;
+        each is cut to its pieces about the message (None: no such limit).
         """
         parsed = self.parsed(user_key)
         l0 = list(parsed.core)
         l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
         l2 = self._search_layer(user_key, text, parsed, now, shown, lines) if search else []
+        if summary_tokens is not None:
+            l2 = fit_summaries(l2, text[:MAX_QUERY_CHARS], self.counter, summary_tokens)
         short = (
             list(self.short_term(user_key, text, self.budget.short_term_latest))
             if (self.short_term is not None)

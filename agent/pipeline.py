@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.errors import LLMError, LLMUnavailableError
@@ -44,8 +45,15 @@ from agent.turn_tools import TurnTools, proposal_view
 from agent.types import IncomingMessage, InjectedMemory, Reply
 from agent.why import WhyLog
 from history.compaction import Compactor
+from history.compaction_note import note_limit
 from history.config import HistoryConfig
-from history.context import fill_summaries, history_chat_messages, history_window
+from history.context import (
+    fill_summaries,
+    fit_note,
+    history_chat_messages,
+    history_window,
+    summary_room,
+)
 from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
@@ -374,7 +382,8 @@ class Agent:
         recent = " ".join(m.content for m in session.messages[-6:])
         # The log records of what the history window shows (indexed seconds after they were
         # said) are in the prompt already: search finds other memories instead.
-        window = history_window(session.messages, self.history).messages
+        history = history_window(session.messages, self.history)
+        window = history.messages
         said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
         ids = frozenset(m.id for m in window if m.id)
 
@@ -383,15 +392,10 @@ class Agent:
 
         # The user's earlier lines in the window are the search's context (agent.query).
         lines = [m.content for m in window if m.role == ROLE_USER][:-1]
+        room = summary_room(history, self.counter, self.history)  # what the note leaves
+        select = partial(self.view.select, shown=shown, lines=lines, summary_tokens=room)
         return await asyncio.to_thread(
-            self.view.select,
-            message.user_key,
-            message.text,
-            recent,
-            search,
-            message.time,
-            shown,
-            lines,
+            select, message.user_key, message.text, recent, search, message.time
         )
 
     def _prompt(
@@ -401,6 +405,7 @@ class Agent:
         block = _block(selection)
         # The message being answered is the last one in the session: it goes last, once.
         window = history_window(session.messages[:-1], self.history)
+        window = fit_note(window, self.counter, note_limit(self.history))
         user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
         return build_messages(
             system=system,

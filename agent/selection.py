@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from memory.base.markdown import Entry, MemoryStatus
 from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
+from memory.index.text import keyword_terms
 from memory.write.governance import LIVE
 
 
@@ -47,6 +48,13 @@ LAYER_ORDER = tuple(Layer)
 SUMMARY_TOKENS = 60
 _SENTENCE_END = re.compile(r"(?<=[。！？!?.;；])\s*|\n")
 _SCOPE = re.compile(r"^(project|lang|framework|path):(.+)$")
+# Where compaction writes its summaries: MEMORY_FULL.md, and a "summary" record of
+# the daily log. Their hits are part of the compaction's share of the prompt
+# (``HistoryConfig.compaction_prompt_tokens``).
+COMPACTION_SOURCE = "MEMORY_FULL.md"
+LOG_SUMMARY_PREFIX = "summary: "
+_PIECE_SPLIT = re.compile(r"\n|；")
+_HEADING = re.compile(r"^#*\s*對話摘要 \(\d{4}-\d{2}-\d{2}\)$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -284,3 +292,63 @@ def select(
     if not selection.items and fallback is not None:
         selection = fit_budget([fallback], cfg, counter)
     return selection
+
+
+def _terms(text: str) -> set[str]:
+    """The query's keywords (CJK bigrams, words), unquoted, for matching summary pieces."""
+    return {t[1:-1].replace('""', '"').replace(" ", "").lower() for t in keyword_terms(text)}
+
+
+def is_compaction_summary(cand: Candidate) -> bool:
+    """Whether ``cand`` is a compaction summary: a MEMORY_FULL.md block or its log record."""
+    if cand.source == COMPACTION_SOURCE:
+        return True
+    return cand.source.startswith("memory/") and cand.text.startswith(LOG_SUMMARY_PREFIX)
+
+
+def summary_excerpt(cand: Candidate, query: str, counter: TokenCounter, limit: int) -> str:
+    """A compaction summary hit cut to the pieces that match ``query``, within ``limit``.
+
+    A summary is bullets of clauses (``；``); its pieces (the heading too: the line's date and
+    source say the same) are ranked by how many of the query's keywords they hold (ties: in
+    order) and kept, in the summary's order, while the rendered line fits ``limit`` tokens.
+    With no piece matching, the first one (the topic) stands for it. "" when none fits.
+    """
+    pieces = [p.strip().lstrip("-*").strip() for p in _PIECE_SPLIT.split(cand.text)]
+    pieces = [p for p in pieces if p and not _HEADING.match(p)]
+    terms = _terms(query)
+    scores = [sum(t in p.lower() for t in terms) for p in pieces]
+    ranked = sorted(range(len(pieces)), key=lambda i: (-scores[i], i))
+    if ranked and scores[ranked[0]] > 0:
+        ranked = [i for i in ranked if scores[i] > 0]
+    else:
+        ranked = ranked[:1]
+    chosen: list[int] = []
+    for i in ranked:
+        trial = sorted([*chosen, i])
+        text = "\n".join(pieces[j] for j in trial)
+        if counter.count(render_line(cand, text)) + 1 <= limit:
+            chosen = trial
+    return "\n".join(pieces[j] for j in chosen)
+
+
+def fit_summaries(
+    candidates: Sequence[Candidate], query: str, counter: TokenCounter, max_tokens: int
+) -> list[Candidate]:
+    """Compaction summary hits cut to their pieces about ``query``, all within ``max_tokens``.
+
+    Other candidates pass unchanged. Best hit first: each takes what it needs of the room the
+    ones before it left, and a hit that no longer fits is left out.
+    """
+    left = max_tokens
+    out: list[Candidate] = []
+    for cand in candidates:
+        if not is_compaction_summary(cand):
+            out.append(cand)
+            continue
+        text = summary_excerpt(cand, query, counter, left)
+        if not text:
+            continue
+        left -= counter.count(render_line(cand, text)) + 1
+        out.append(replace(cand, text=text, summary=text))
+    return out

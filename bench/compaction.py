@@ -7,8 +7,10 @@ Usage::
 Replays a deterministic conversation (Chinese and English) through the real agent
 (``bot.app.build_services`` + ``build_agent``, real e5 embedder, real SQLite) with an
 in-process model that answers each message with a scripted reply; compaction summaries come
-from the extractive summariser (the model's summary requests are not sent), and the daily-log
-index job runs between turns as the bot's minute job does (turns are 3 minutes apart).
+from the extractive summariser (the model's summary requests are not sent). After each turn
+the app's deferred-work worker does what the turn left for later (the compaction the turn
+planned, indexing its log lines), as it does while the user reads the answer, and the
+daily-log index job runs as the bot's minute job does (turns are 3 minutes apart).
 
 * Early turns (1-48, every other one) state 24 unique facts (a booking code, a date, an IP,
   a name ...); the rest is project and travel talk with decisions, todos and numbers, and
@@ -50,6 +52,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.build import agent_worker
+from agent.deferred import DeferredWorker
 from agent.llm import ChatMessage, LLMResponse
 from agent.pipeline import Agent
 from agent.prompt import MEMORY_OPEN, detect_language, system_prompt
@@ -186,6 +190,7 @@ class Bot:
     services: Services | None = None
     llm: ScriptedLLM | None = None
     agent: Agent | None = None
+    worker: DeferredWorker | None = None
 
     def open(self) -> None:
         """Build the services and the agent (compaction summaries: extractive)."""
@@ -196,6 +201,8 @@ class Bot:
         self.llm = ScriptedLLM()
         self.agent = build_agent(self.services, llm=self.llm)
         self.services.summaries.primary = None  # the extractive summariser, no model call
+        # The app's worker does what a turn leaves for later (the compaction, log indexing).
+        self.worker = agent_worker(self.agent)
 
     def close(self) -> None:
         """Close the services."""
@@ -206,12 +213,18 @@ class Bot:
     async def turn(
         self, msg: IncomingMessage, reply: str, *, index: bool = True
     ) -> tuple[Reply, list[dict[str, Any]]]:
-        """One message through the agent, then (``index``) the minute's daily-log index job."""
+        """One message through the agent, then (``index``) its deferred work and the index job.
+
+        The deferred work (the compaction the turn planned, indexing its log lines) is done
+        before the next message, as the app's worker does while the user reads the answer.
+        """
         assert self.llm is not None and self.services is not None and self.agent is not None
+        assert self.worker is not None
         self.llm.reply = reply
         self.llm.prompts.clear()
         answer = await self.agent.respond(msg)
         if index:
+            assert await self.worker.settle(600), "the deferred work did not finish"
             await asyncio.to_thread(self.services.memory.indexer.sync_daily_logs, [USER])
         return answer, self.llm.prompts[-1] if self.llm.prompts else []
 

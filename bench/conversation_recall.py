@@ -14,12 +14,12 @@ their evidence lies in, so neighbouring questions are often about the same time 
 and sometimes not: context that does not help must not hurt either). Every line's query vector
 is embedded once, as in the bot, and the context reuses the earlier lines' vectors.
 
-Both searches go through :meth:`memory.search.hybrid.HybridSearcher.search_with_vector`
-(the path of ``MemoryService.search``) and :func:`agent.query.fuse`, as the turn does. Recall@k = share of
-a question's evidence turns among the top k results' refs (LoCoMo's definition). ``--concat``
-adds the reference the issue measured: one search with the latest line and the recent lines
-embedded together as one query (an extra, longer embedding per turn). ``--grid`` prints the
-variants the defaults of :class:`agent.query.ConversationQuery` were chosen from.
+Both searches go through :meth:`memory.search.hybrid.HybridSearcher.search_with_vector` (the
+path of ``MemoryService.search``) and :func:`agent.query.fuse`, as the turn does. Recall@k =
+share of a question's evidence turns among the top k results' refs (LoCoMo's definition).
+``--concat`` adds the reference the issue measured: one search with the latest line and the
+recent lines embedded together as one query (an extra, longer embedding per turn). ``--grid``
+prints the variants the defaults of :class:`agent.query.ConversationQuery` were chosen from.
 
 Conversations 1-5 are the tuning set (the default); the last line is
 ``conversation recall@1 / @10: latest-only X/Y, conversation Z/W``.

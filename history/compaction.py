@@ -31,10 +31,15 @@ from datetime import datetime
 from pathlib import Path
 
 from history import extractive as ex
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, note_limit, note_text
+
+# Importers of the note's marker (tests, benches) find it here, beside the compactor.
+from history.compaction_note import NOTE_PREFIX as NOTE_PREFIX
 from history.config import HistoryConfig
+from history.conversation_summary import ConversationSummary
 from history.dailylog import DailyLog
 from history.sessions import KIND_COMPACTION, ROLE_SYSTEM, ROLE_USER, Message, Session
-from history.summarize import ConversationSummary, SummaryService
+from history.summarize import SummaryService
 from memory.base.fsutil import atomic_write_text, read_text
 from memory.base.guards import REDACTED, mask
 from memory.base.locks import user_lock
@@ -46,10 +51,7 @@ from memory.errors import UnreadableFileError
 
 log = logging.getLogger(__name__)
 
-# Chat formats spend a few tokens per message on the role and separators.
-MESSAGE_OVERHEAD_TOKENS = 4
 FULL_TITLE = "# MEMORY_FULL — 對話摘要 (conversation summaries)\n"
-NOTE_PREFIX = "[先前討論已寫入記憶]"
 KEYWORDS_PER_SUMMARY = 5
 
 # Called with (user_key, path relative to the user's folder) after a file was written.
@@ -299,14 +301,10 @@ class Compactor:
         day = f"{self.daily_log.local(now):%Y-%m-%d}"
         heading = f"對話摘要 ({day})"
         log_rel = await asyncio.to_thread(self._write, user_key, heading, summary, now, ref)
-        earlier = "（更早的摘要也在 MEMORY_FULL.md）" if notes else ""
-        note = Message(
-            ROLE_SYSTEM,
-            f"{NOTE_PREFIX} 摘要：{summary.gist}。詳見 MEMORY_FULL.md § {heading} "
-            f"與 {log_rel}。{earlier}",
-            now,
-            kind=KIND_COMPACTION,
-        )
+        pointer = f"MEMORY_FULL.md § {heading}、{log_rel}"
+        limit = note_limit(self.config)
+        text = note_text(summary.gist, pointer, self.counter, limit, earlier=bool(notes))
+        note = Message(ROLE_SYSTEM, text, now, kind=KIND_COMPACTION)
         session.messages = [note, *kept]
         session.compactions += 1
         words = summary_keywords(older, summary)

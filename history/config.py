@@ -17,6 +17,9 @@ class HistoryConfig:
     auto_write_threshold_tokens: int = 10000
     auto_write_threshold_turns: int = 15
     history_turns_after: int = 5
+    # The compaction part of a prompt (its note + the compaction summaries memory search
+    # injects) costs at most this many tokens; the note takes at most half.
+    compaction_prompt_tokens: int = 150
     idle_summary_minutes: int = 60
     idle_keywords_min: int = 3
     idle_keywords_max: int = 5

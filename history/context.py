@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from history import extractive as ex
+from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
 from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,
@@ -24,6 +25,7 @@ from history.sessions import (
     Session,
 )
 from history.summarize import SummaryService
+from memory.base.tokens import TokenCounter
 
 # The earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
@@ -72,6 +74,28 @@ def history_window(messages: Sequence[Message], config: HistoryConfig) -> Histor
     rows = [m for m in messages if m.kind != KIND_COMPACTION][-config.max_history :]
     split = max(0, len(rows) - config.full_text_count)
     return HistoryWindow(notes[-1] if notes else None, tuple(rows[:split]), tuple(rows[split:]))
+
+
+def fit_note(window: HistoryWindow, counter: TokenCounter, max_tokens: int) -> HistoryWindow:
+    """The window with its compaction note cut to cost at most ``max_tokens`` in a prompt.
+
+    Notes are written to fit already (:func:`history.compaction.note_text`); this holds the
+    budget for notes written before it, or under a larger one. A note cut to nothing goes.
+    """
+    if window.note is None:
+        return window
+    text = fit_tokens(window.note.content, counter, max_tokens)
+    if text == window.note.content:
+        return window
+    note = replace(window.note, content=text) if text.strip() else None
+    return replace(window, note=note)
+
+
+def summary_room(window: HistoryWindow, counter: TokenCounter, config: HistoryConfig) -> int:
+    """Tokens left for compaction summary hits: the compaction's share less its note's cost."""
+    note = fit_note(window, counter, note_limit(config)).note
+    used = counter.count(note.content) + MESSAGE_OVERHEAD_TOKENS if note is not None else 0
+    return max(0, config.compaction_prompt_tokens - used)
 
 
 def _role_name(message: Message) -> str:

@@ -9,7 +9,8 @@ Three kinds of summary are made:
 * an idle summary: a short summary and 3-5 keywords (docs/conversations.md, "Idle summaries").
 
 :class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
-and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
+and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model
+(the conversation summary's own rules are in :mod:`history.conversation_summary`).
 Every summary it returns is masked (:func:`memory.base.guards.mask`), with the secrets of the
 messages it summarises as ``known``: a model that copies a password into a keyword list
 cannot get it stored.
@@ -27,7 +28,14 @@ from enum import StrEnum
 from typing import Protocol
 
 from history import extractive as ex
-from history.sessions import KIND_COMPACTION, ROLE_TOOL, ROLE_USER, Message
+from history.conversation_summary import (
+    CONVERSATION_MAX_CHARS,
+    ConversationSummary,
+    content_messages,
+    extract_conversation,
+    normalise_conversation,
+)
+from history.sessions import ROLE_TOOL, ROLE_USER, Message
 from memory.base.guards import REDACTED, mask, secrets_in
 
 log = logging.getLogger(__name__)
@@ -53,7 +61,6 @@ _KEYWORD_LINE = re.compile(
     r"^\s*[-*]?\s*\**(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
 )
 _KEYWORD_SPLIT = re.compile(r"[,，、;；/|]+|\s{2,}")
-CONVERSATION_MAX_CHARS = 1500
 
 PROMPTS = {
     KIND_MESSAGE: (
@@ -114,14 +121,6 @@ class Summarizer(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
-class ConversationSummary:
-    """A compaction summary: the Markdown body and a one-line gist for the session."""
-
-    body: str
-    gist: str
-
-
-@dataclass(frozen=True, slots=True)
 class IdleSummary:
     """An idle-session summary and its keywords."""
 
@@ -173,128 +172,13 @@ def extract_structured(message: Message) -> dict[str, str]:
     return ex.structured_fields(message.content, message.role == ROLE_USER)
 
 
-# -- the conversation summary --------------------------------------------------------------
-def _content_messages(messages: Sequence[Message]) -> list[Message]:
-    return [m for m in messages if m.kind != KIND_COMPACTION and m.content.strip()]
-
-
-def extract_conversation(
-    messages: Sequence[Message], max_chars: int = CONVERSATION_MAX_CHARS
-) -> ConversationSummary:
-    """Compaction's summary without an LLM: topic, points, decisions, todos, facts, chit-chat."""
-    msgs = _content_messages(messages)
-    chit = [m for m in msgs if m.role == ROLE_USER and ex.is_chitchat(m.content)]
-    talk = [m for m in msgs if not ex.is_chitchat(m.content)]
-    user_talk = [m.content for m in talk if m.role == ROLE_USER]
-    topic = "、".join(ex.keywords(user_talk or [m.content for m in talk], 3))
-    if not topic:
-        first = next((ex.sentences(t) for t in user_talk if ex.sentences(t)), [""])
-        topic = ex.clip(first[0], 40) or "閒聊 (small talk)"
-    sents = [s for m in talk for s in ex.sentences(m.content)]
-    # What the user said outranks the assistant's wording for decisions and todos.
-    ranked = [s for t in user_talk for s in ex.sentences(t)]
-    ranked += [s for m in talk if m.role != ROLE_USER for s in ex.sentences(m.content)]
-    seen: set[str] = set()
-
-    def pick(pattern: re.Pattern[str] | None, limit: int, pool: list[str]) -> list[str]:
-        out = []
-        for s in pool:
-            if s in seen or (pattern is not None and not pattern.search(s)):
-                continue
-            if pattern is not None and s.endswith(("?", "？")):
-                continue  # a question is not a decision or a todo
-            seen.add(s)
-            out.append(ex.clip(s, 90))
-            if len(out) == limit:
-                break
-        return out
-
-    decisions, todos = pick(ex.DECISION, 4, ranked), pick(ex.TODO, 4, ranked)
-    user_sents = set(ranked[: sum(len(ex.sentences(t)) for t in user_talk)])
-    candidates = [
-        p
-        for p in pick(None, len(sents), sents)
-        if p.rstrip("…") in user_sents or ex.numbers(p) or ex.GOAL.search(p)
-    ]
-    points = _spread(candidates, 4)
-    text = "\n".join(m.content for m in talk)
-    facts = [
-        (label, items)
-        for label, items in (
-            ("數字", ex.numbers(text)[:8]),
-            ("人名", ex.names(text)[:8]),
-            ("日期", ex.dates(text)[:6]),
-        )
-        if items
-    ]
-    lines = [f"- **主題：** {topic}"]
-    if points:
-        lines.append(f"- **重點：** {'；'.join(points)}")
-    if decisions:
-        lines.append(f"- **決定：** {'；'.join(decisions)}")
-    if todos:
-        lines.append(f"- **待辦：** {'；'.join(todos)}")
-    if facts:
-        lines.append(
-            "- " + "；".join(f"**{label}：** {'、'.join(items)}" for label, items in facts)
-        )
-    if chit:
-        samples = "、".join(ex.clip(m.content, 12) for m in chit[:3])
-        lines.append(f"- 其間穿插閒聊（如：{samples}），不逐字記錄。")
-    body = _fit_lines(lines, max_chars)
-    gist_parts = [f"主題：{topic}"]
-    if decisions:
-        gist_parts.append(f"決定：{decisions[0]}")
-    if todos:
-        gist_parts.append(f"待辦：{todos[0]}")
-    return ConversationSummary(body=body, gist=ex.clip("；".join(gist_parts), 200))
-
-
-def _spread(items: Sequence[str], n: int) -> list[str]:
-    """``n`` items spread evenly over the sequence, so a long talk's later topics show too."""
-    if len(items) <= n:
-        return list(items)
-    return [items[round(i * (len(items) - 1) / (n - 1))] for i in range(n)]
-
-
-def _fit_lines(lines: list[str], max_chars: int) -> str:
-    out: list[str] = []
-    used = 0
-    for line in lines:
-        room = max_chars - used
-        if room <= 10:
-            break
-        line = ex.clip(line, room)
-        out.append(line)
-        used += len(line) + 1
-    return "\n".join(out)
-
-
-def normalise_conversation(
-    text: str, max_chars: int = CONVERSATION_MAX_CHARS
-) -> ConversationSummary | None:
-    """Turn an LLM answer into bullets that cannot break the ``##`` block structure."""
-    lines = []
-    for raw in text.strip().splitlines():
-        line = raw.strip()
-        if not line or line.startswith("```"):
-            continue
-        line = re.sub(r"^#+\s*", "", line)  # a heading inside would split the block
-        lines.append(line if line.startswith(("- ", "* ")) else f"- {line}")
-    if not lines:
-        return None
-    topic = next((ln for ln in lines if re.search(r"主題|topic", ln, re.I)), lines[0])
-    gist = ex.clip(re.sub(r"^[-*]\s*|\*\*", "", topic), 200)
-    return ConversationSummary(body=_fit_lines(lines, max_chars), gist=gist)
-
-
 # -- the idle summary ----------------------------------------------------------------------
 def extract_idle(messages: Sequence[Message], kmin: int = 3, kmax: int = 5) -> IdleSummary:
     """An idle summary without an LLM: the conversation gist and the top keywords."""
     conv = extract_conversation(messages, max_chars=600)
-    texts = [m.content for m in _content_messages(messages)]
+    texts = [m.content for m in content_messages(messages)]
     # The user's words name the topic; the assistant's fill in when they are too few.
-    users = [m.content for m in _content_messages(messages) if m.role == ROLE_USER]
+    users = [m.content for m in content_messages(messages) if m.role == ROLE_USER]
     given = ex.keywords(users, kmax)
     return IdleSummary(summary=conv.gist, keywords=_keywords_within(texts, given, kmin, kmax))
 
@@ -332,7 +216,7 @@ def normalise_idle(
     summary = ex.clip(" ".join(summary_lines), 400)
     if not summary:
         return None
-    texts = [m.content for m in _content_messages(messages)]
+    texts = [m.content for m in content_messages(messages)]
     return IdleSummary(summary=summary, keywords=_keywords_within(texts, given, kmin, kmax))
 
 
