@@ -29,9 +29,12 @@ lint: install-dev
 	$(BIN)/mypy
 
 # Tools the tests drive that are not Python packages: Debian's systemd (systemd-analyze rates
-# the service unit). Installed with apt when missing and we are root; otherwise the one test
-# that needs it fails with a sentence naming the package.
-SYSTEM_TOOLS := systemd-analyze:systemd
+# the service unit) and chromium (the memory page's browser tests; `playwright install` cannot
+# download browsers here). Installed with apt when missing and we are root; otherwise the tests
+# that need one fail with a sentence naming the package. A small Chinese font keeps the page's
+# screenshot (docs/memory-page.png) readable.
+SYSTEM_TOOLS := systemd-analyze:systemd chromium:chromium
+CJK_FONT := fonts-wqy-microhei
 
 system-deps:
 	@for pair in $(SYSTEM_TOOLS); do \
@@ -43,6 +46,12 @@ system-deps:
 	    echo "could not install $$pkg: the tests that need $$tool will say so"; \
 	  fi; \
 	done
+	@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && command -v fc-list >/dev/null && \
+	   ! fc-list :lang=zh-tw | grep -q . ; then \
+	  echo "installing $(CJK_FONT) (Chinese text in the page's screenshot)"; \
+	  apt-get install -y -qq --no-install-recommends $(CJK_FONT) >/dev/null 2>&1 || \
+	    echo "could not install $(CJK_FONT): the screenshot shows boxes for Chinese"; \
+	fi
 
 test: lint system-deps
 	$(BIN)/python -m pytest -q

@@ -65,7 +65,7 @@ class WorkQueue:
     """The ``deferred_work`` table: append, read in order, finish, retry."""
 
     def __init__(self, state: StateDB) -> None:
-        self.state = state  # the table is migration m004_deferred_work's
+        self.state = state  # the table is migration m005_deferred_work's
         self._listeners: list[Callable[[], None]] = []
 
     def listen(self, wake: Callable[[], None]) -> None:

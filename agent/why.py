@@ -1,4 +1,9 @@
-"""What shaped each user's last reply (``/why``), kept in ``pcai.db`` across restarts."""
+"""What shaped each user's replies (``/why``, the memory page), kept in ``pcai.db``.
+
+``last_injection`` holds the latest prompt's memories (what /why explains); ``injection_history``
+keeps the memories of the user's last :data:`KEEP` replies that used any, for the page. Forget
+redacts both.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +15,16 @@ from datetime import datetime
 from agent.types import InjectedMemory
 from memory.state import StateDB
 
+KEEP = 20  # replies whose memories the page shows
+
+
+def _loads(body: str) -> tuple[InjectedMemory, ...]:
+    return tuple(InjectedMemory(**item) for item in json.loads(body))
+
+
+def _dumps(injected: Sequence[InjectedMemory]) -> str:
+    return json.dumps([asdict(m) for m in injected], ensure_ascii=False)
+
 
 class WhyLog:
     """The memories injected into each user's last prompt (ids, layers, scores, text)."""
@@ -18,13 +33,36 @@ class WhyLog:
         self.state = state
 
     def record(self, user_key: str, injected: Sequence[InjectedMemory], now: datetime) -> None:
-        """Replace the user's record with what the latest prompt held (empty: nothing)."""
-        body = json.dumps([asdict(m) for m in injected], ensure_ascii=False)
+        """Replace the user's record with what the latest prompt held (empty: nothing).
+
+        A prompt that held memories is also added to the user's history (the last ``KEEP``).
+        """
+        body = _dumps(injected)
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO last_injection (user_key, injected, at) VALUES (?, ?, ?)",
                 (user_key, body, now.isoformat()),
             )
+            if injected:
+                conn.execute(
+                    "INSERT INTO injection_history (user_key, injected, at) VALUES (?, ?, ?)",
+                    (user_key, body, now.isoformat()),
+                )
+                conn.execute(
+                    "DELETE FROM injection_history WHERE user_key = ? AND id NOT IN "
+                    "(SELECT id FROM injection_history WHERE user_key = ? "
+                    "ORDER BY id DESC LIMIT ?)",
+                    (user_key, user_key, KEEP),
+                )
+
+    def recent(self, user_key: str) -> list[tuple[str, tuple[InjectedMemory, ...]]]:
+        """(time, memories) of the user's last replies that used memories, newest first."""
+        with self.state.lock:
+            rows = self.state.conn.execute(
+                "SELECT at, injected FROM injection_history WHERE user_key = ? ORDER BY id DESC",
+                (user_key,),
+            ).fetchall()
+        return [(str(r[0]), _loads(r[1])) for r in rows]
 
     def last(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """What the user's last prompt held; empty when nothing was recorded."""
@@ -34,7 +72,7 @@ class WhyLog:
             ).fetchone()
         if row is None:
             return ()
-        return tuple(InjectedMemory(**item) for item in json.loads(row[0]))
+        return _loads(row[0])
 
     def clear(self, user_key: str) -> None:
         """Forget the record (a new conversation starts with nothing to explain)."""
@@ -44,13 +82,28 @@ class WhyLog:
     def redact(
         self, user_key: str, redact: Callable[[str], str], ids: Collection[str], blank: str
     ) -> None:
-        """Redact the record (forget): the memories ``ids`` become ``blank``, the rest pass
+        """Redact the records (forget): the memories ``ids`` become ``blank``, the rest pass
         through ``redact``."""
+
+        def clean(memories: tuple[InjectedMemory, ...]) -> tuple[InjectedMemory, ...]:
+            return tuple(
+                replace(m, text=blank if m.id in ids else redact(m.text)) for m in memories
+            )
+
         last = self.last(user_key)
-        new = tuple(replace(m, text=blank if m.id in ids else redact(m.text)) for m in last)
-        if new != last:
-            with self.state.transaction() as conn:
+        with self.state.transaction() as conn:
+            if clean(last) != last:
                 conn.execute(
                     "UPDATE last_injection SET injected = ? WHERE user_key = ?",
-                    (json.dumps([asdict(m) for m in new], ensure_ascii=False), user_key),
+                    (_dumps(clean(last)), user_key),
                 )
+            rows = conn.execute(
+                "SELECT id, injected FROM injection_history WHERE user_key = ?", (user_key,)
+            ).fetchall()
+            for row_id, body in rows:
+                old = _loads(body)
+                if clean(old) != old:
+                    conn.execute(
+                        "UPDATE injection_history SET injected = ? WHERE id = ?",
+                        (_dumps(clean(old)), row_id),
+                    )

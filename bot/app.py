@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, tzinfo
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 import memory
@@ -178,6 +178,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             ReminderStore(mem.state),
             default_zone=settings.timezone or machine_zone(),
             clock=lambda: datetime.now(UTC),
+            snooze_length=timedelta(minutes=settings.reminders_snooze_minutes),
             acts=mem.user_acts.check,  # answers to reminder proposals, like memories: the user's
         ),
     )

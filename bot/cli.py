@@ -6,15 +6,16 @@ Errors are one line on stderr (``pcai: …``); the exit codes are ``cli_parser.E
 from __future__ import annotations
 
 import argparse
+import contextlib
 import getpass
 import json
 import logging
 import os
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.texts import error_both, error_text
 from bot.app import Services, build_agent, build_services, build_worker, hold_data_dir
@@ -28,6 +29,9 @@ from memory.errors import (
     StateTooNewError,
 )
 from memory.users import check_user_key
+
+if TYPE_CHECKING:
+    from bot.web.server import WebServer
 
 log = logging.getLogger("pcai")
 USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
@@ -163,8 +167,30 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_chat(services: Services, args: argparse.Namespace) -> int:
-    """Chat in the terminal."""
+def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
+    """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
+    from bot.web.logins import LoginStore
+    from bot.web.server import issue_link
+    from memory.state import StateDB
+
+    if not settings.web.enabled:
+        raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")
+    user = check_user_key(args.user)
+    state = StateDB(settings.state_db_path)
+    try:
+        url = issue_link(LoginStore(state), settings.web.base_url, user)
+    finally:
+        state.close()
+    if args.json:
+        print_json({"user_key": user, "url": url, "valid_minutes": 10})
+    else:
+        print(url)
+        print("valid once, for 10 minutes", file=sys.stderr)
+    return 0
+
+
+def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None = None) -> int:
+    """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
     from bot.chat import TerminalChat
     from bot.jobs import JobRunner, scheduled
     from bot.telegram.backend import backend_for
@@ -176,14 +202,22 @@ def cmd_chat(services: Services, args: argparse.Namespace) -> int:
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
     key = f"cli_{user}"
-    # Only this user's files: a service may be running the jobs for everyone else.
-    chat = TerminalChat(
-        backend,
-        key,
-        jobs=lambda notify: scheduled(services, notify, runner, user_key=key),
-        background=build_worker(services, owns=lambda user_key: user_key == key),
-    )
-    chat.run()
+    backend.web = web
+
+    @contextlib.asynccontextmanager
+    async def jobs(notify: Any) -> AsyncIterator[object]:
+        # Only this user's files: a service may be running the jobs for everyone else.
+        async with scheduled(services, notify, runner, user_key=key) as running:
+            if web is None:
+                yield running
+                return
+            async with web.serving():
+                if web.running:
+                    print(f"Memory page: {web.base_url} (type /web for a login link)")
+                yield running
+
+    background = build_worker(services, owns=lambda user_key: user_key == key)
+    TerminalChat(backend, key, jobs=jobs, background=background).run()
     return 0
 
 
@@ -219,7 +253,9 @@ def _serve(settings: Settings) -> int:
         )
         services = _open(settings)
         try:
-            return cmd_chat(services, argparse.Namespace(user=_chat_name(settings.user)))
+            return cmd_chat(
+                services, argparse.Namespace(user=_chat_name(settings.user)), _web(services)
+            )
         finally:
             services.close()
     from bot.jobs import JobRunner, ptb_job_setup, telegram_notifier
@@ -235,14 +271,24 @@ def _serve(settings: Settings) -> int:
         jobs = ptb_job_setup(services, runner)  # idle summaries, indexing, expiry, lifecycle
         backend = backend_for(services)
         backend.job_status = runner.summary
+        web = backend.web = _web(services)
         # The terminal chat beside the service works off its own (cli_) users' queue.
         worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
-        application = build_application(settings, backend, jobs=jobs, background=worker)
+        application = build_application(settings, backend, jobs=jobs, web=web, background=worker)
         worker.told = _deliver_now(services, telegram_notifier(application))
         run_polling(application)
     finally:
         services.close()
     return 0
+
+
+def _web(services: Services) -> WebServer | None:
+    """The memory page over the service's own objects, when it is on."""
+    if not services.settings.web.enabled:
+        return None
+    from bot.web.server import WebServer
+
+    return WebServer.for_services(services)
 
 
 def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
@@ -294,7 +340,7 @@ def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
     """``--user``, else ``PCAI_USER`` (a cli_ key's name for the chat; never for reindex)."""
     if args.command == "chat":
         args.user = args.user or _chat_name(settings.user)
-    elif args.command in ("remember", "search", "export"):
+    elif args.command in ("remember", "search", "export", "web-link"):
         args.user = args.user or settings.user
         if not args.user:
             raise UsageError(USER_MISSING.format(command=args.command))
@@ -327,6 +373,11 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return run_doctor(settings, as_json=args.json)
     if args.command == "run":
         return cmd_run(settings, args)
+    if args.command == "web-link":
+        try:
+            return cmd_web_link(settings, args)
+        except (MemoryStoreError, ValueError, OSError) as exc:
+            return _fail(exc)
     commands = {
         "chat": cmd_chat,
         "remember": cmd_remember,

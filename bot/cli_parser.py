@@ -229,4 +229,15 @@ def build_parser() -> Parser:
         help="markdown (default) or json: one JSON array, the backup format",
     )
     add_output_options(ex, many=True)
+
+    web = _command(
+        sub,
+        "web-link",
+        "print a one-time login link to a user's memory page",
+        "Print a login link to the memory page that `pcai run` serves (works while it\n"
+        "runs). The link opens once, within 10 minutes; in Telegram, /web does the same.",
+        "  pcai web-link --user cli_alice\n  PCAI_USER=cli_alice pcai web-link --json\n",
+    )
+    _user_option(web)
+    add_output_options(web, many=False)
     return p

@@ -33,6 +33,25 @@ from memory.users import check_user_key
 
 
 @dataclass(frozen=True, slots=True)
+class WebConfig:
+    """The memory page that ``pcai run`` serves (``PCAI_WEB_*``)."""
+
+    enabled: bool = True
+    host: str = "127.0.0.1"  # 0.0.0.0 to reach it from a phone on the same network
+    port: int = 8765
+    public_url: str = ""  # the page's address behind a reverse proxy; https enables the Mini App
+
+    @property
+    def base_url(self) -> str:
+        """Where a browser reaches the page: the public URL, else the address it listens on."""
+        if self.public_url:
+            return self.public_url.rstrip("/")
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = f"[{host}]" if ":" in host else host
+        return f"http://{host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
 
@@ -51,6 +70,7 @@ class Settings:
     log_level: str = "INFO"
     forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
     user: str = ""  # the user key `pcai` commands use when --user is not given
+    reminders_snooze_minutes: float = 10.0  # the short Snooze button (tests set 0.05)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
@@ -59,6 +79,7 @@ class Settings:
     budget: BudgetConfig = field(default_factory=BudgetConfig)
     history: HistoryConfig = field(default_factory=HistoryConfig)
     topic_index: TopicIndexConfig = field(default_factory=TopicIndexConfig)
+    web: WebConfig = field(default_factory=WebConfig)
 
     @property
     def index_path(self) -> Path:
@@ -153,9 +174,28 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
             raise SettingsError(
                 f"PCAI_USER must be a user key like cli_alice or telegram_42: {settings.user!r}"
             ) from exc
+    _check_web(settings.web)
+    if not settings.reminders_snooze_minutes > 0:
+        raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
+
+
+def _check_web(web: WebConfig) -> None:
+    if not 0 <= web.port <= 65535:
+        raise SettingsError(f"PCAI_WEB_PORT must be a port number (0-65535): {web.port}")
+    url = web.public_url
+    if url and (
+        not url.startswith(("http://", "https://"))
+        or any(ch.isspace() for ch in url)
+        or "?" in url
+        or "#" in url
+    ):
+        raise SettingsError(
+            f"PCAI_WEB_PUBLIC_URL must be an http:// or https:// address like "
+            f"https://pcai.example.org: {url!r}"
+        )
 
 
 def mask(value: str) -> str:

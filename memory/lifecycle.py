@@ -106,6 +106,32 @@ def entry_health(entry: Entry, stat: AccessStat, now: datetime, config: Lifecycl
     )
 
 
+def fade_day(entry: Entry, stat: AccessStat, config: LifecycleConfig) -> datetime | None:
+    """When the entry's health falls below ``archive_below`` at today's rate, or None.
+
+    Today's rate: its access count and weight stay as they are and only recency decays, so
+    ``0.4 * exp(-k * days) + 0.35 * frequency + 0.25 * weight < archive_below`` first holds on
+    whole day ``floor(ln(0.4 / (archive_below - rest)) / k) + 1`` after ``created`` (or
+    ``refreshed``, when the user kept it). None for a core entry, one whose use and weight
+    alone keep it up, or one without a readable date (the job never retires what it cannot
+    date).
+    """
+    if is_core(entry):
+        return None
+    try:
+        created = datetime.fromisoformat(entry.refreshed_at or entry.created_at)
+    except ValueError:
+        return None
+    rest = 0.35 * access_frequency(stat.count, config.access_saturation) + 0.25 * weight_factor(
+        entry.user_weight
+    )
+    if rest >= config.archive_below:
+        return None
+    k = SEED_LN2 / config.recency_half_life_days
+    days = math.floor(math.log(0.4 / (config.archive_below - rest)) / k) + 1
+    return created + timedelta(days=max(days, 0))
+
+
 def status_for_health(health: float, config: LifecycleConfig) -> MemoryStatus:
     """The status a health score calls for."""
     if health < config.archive_below:

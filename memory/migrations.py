@@ -216,7 +216,41 @@ def m003_fading_notices(conn: Any) -> None:
     )
 
 
-# -- 4: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
+# -- 4: the memory page's login links and sessions, and the history behind its Why ---------
+# Links and session ids are stored as their SHA-256 only (bot/web/logins.py).
+_PAGE = (
+    """CREATE TABLE web_login_links (
+    token_hash TEXT PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    lang TEXT NOT NULL DEFAULT '',
+    created_ts REAL NOT NULL,
+    expires_ts REAL NOT NULL,
+    used_ts REAL
+)""",
+    """CREATE TABLE web_sessions (
+    id_hash TEXT PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    lang TEXT NOT NULL DEFAULT '',
+    created_ts REAL NOT NULL,
+    expires_ts REAL NOT NULL
+)""",
+    # agent.why: the memories behind each of a user's last replies that used any
+    """CREATE TABLE injection_history (
+    id INTEGER PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    injected TEXT NOT NULL,
+    at TEXT NOT NULL
+)""",
+    "CREATE INDEX injection_history_by_user ON injection_history (user_key, id)",
+)
+
+
+def m004_memory_page(conn: Any) -> None:
+    """Login links, page sessions and the /why history of the memory page."""
+    _run(conn, _PAGE)
+
+
+# -- 5: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
 _DEFERRED_WORK = (
     """CREATE TABLE IF NOT EXISTS deferred_work (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -232,7 +266,7 @@ _DEFERRED_WORK = (
 )
 
 
-def m004_deferred_work(conn: Any) -> None:
+def m005_deferred_work(conn: Any) -> None:
     """``deferred_work``: indexing, compaction and topic turns waiting for the worker."""
     _run(conn, _DEFERRED_WORK)
 
@@ -241,7 +275,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
     Migration("m003_fading_notices", m003_fading_notices),
-    Migration("m004_deferred_work", m004_deferred_work),
+    Migration("m004_memory_page", m004_memory_page),
+    Migration("m005_deferred_work", m005_deferred_work),
 )
 
 

@@ -39,7 +39,9 @@ Clock = Callable[[], datetime]
 Sender = Callable[[Reminder, str], Awaitable[str]]  # returns the transport's message id
 BriefingHook = Callable[[str, date], Awaitable[None]]
 Owns = Callable[[str], bool]  # which users' reminders this process sends
-SNOOZES = {"10m": timedelta(minutes=10), "1h": timedelta(hours=1), "tomorrow": None}
+# "10m" names the short snooze (its length is the service's ``snooze_length``): the code stays in
+# the buttons already sent in users' chats and in the terminal's typed command.
+SNOOZE_CHOICES = ("10m", "1h", "tomorrow")
 
 
 def _utc(clock: Clock) -> Clock:
@@ -77,6 +79,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         config: ReminderConfig | None = None,
         acts: ActCheck | None = None,
         owns: Owns | None = None,
+        snooze_length: timedelta = timedelta(minutes=10),
     ) -> None:
         self.store = store
         self.default_zone = self._zone_info(default_zone)
@@ -87,6 +90,9 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         self.config = config or ReminderConfig()
         self.acts = acts
         self.owns: Owns = owns or (lambda user_key: True)
+        if snooze_length <= timedelta(0):
+            raise ValueError(f"the short snooze must be longer than 0, not {snooze_length}")
+        self.snooze_length = snooze_length  # the short Snooze button ("10m")
 
     # -- the user's acts -------------------------------------------------------------------
     def _mine(self, user_key: str, reminder_id: int) -> Reminder:
@@ -160,17 +166,19 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         return cancelled
 
     def snooze(self, user_key: str, reminder_id: int, choice: str) -> Reminder:
-        """Ring again in 10 minutes (``10m``), an hour (``1h``) or tomorrow (``tomorrow``).
+        """Ring again after the short snooze (``10m``), an hour (``1h``) or tomorrow.
+
+        The short snooze lasts :attr:`snooze_length` (10 minutes unless configured).
 
         "Tomorrow" is tomorrow at the wall-clock time of the alert being answered (the last
         occurrence), not of the button press. A recurring reminder keeps its rule: the snooze
         is a one-off copy of it.
         """
-        if choice not in SNOOZES:
-            raise ValueError(f"snooze is one of {sorted(SNOOZES)}, not {choice!r}")
+        if choice not in SNOOZE_CHOICES:
+            raise ValueError(f"snooze is one of {SNOOZE_CHOICES}, not {choice!r}")
         row = self._mine(user_key, reminder_id)
         now = self.clock()
-        delta = SNOOZES[choice]
+        delta = {"10m": self.snooze_length, "1h": timedelta(hours=1)}.get(choice)
         if delta is None:
             zone = ZoneInfo(row.zone)
             was = (row.occurrence or row.due).astimezone(zone)

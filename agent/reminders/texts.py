@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import MONTHS_EN, WEEKDAYS_EN, WEEKDAYS_ZH, Recurrence
 
@@ -18,6 +18,16 @@ def when_en(when: datetime) -> str:
         f"{WEEKDAYS_EN[when.weekday()][:3]} {when.day} {MONTHS_EN[when.month - 1][:3]} "
         f"{when.year} {when:%H:%M}"
     )
+
+
+def span_zh_en(length: timedelta) -> tuple[str, str]:
+    """``10 分鐘`` / ``10 min`` (one decimal at most); under a minute in whole seconds."""
+    seconds = length.total_seconds()
+    if seconds < 60:
+        whole = max(1, round(seconds))
+        return f"{whole} 秒", f"{whole} s"
+    minutes = f"{round(seconds / 60, 1):g}"
+    return f"{minutes} 分鐘", f"{minutes} min"
 
 
 def understood_zh(due: datetime, text: str, rule: Recurrence | None, zone: str) -> str:

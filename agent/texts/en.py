@@ -35,6 +35,12 @@ TEXTS: dict[str, str] = {
     "edited": "Edited; please confirm again:",
     "propose_head": "📝 Remember this?",
     "expires": "expires {time}",
+    "web_link": "Your memory page (this link opens once, within 10 minutes):\n{url}",
+    "web_off": "The memory page is not running (see PCAI_WEB_ENABLED and PCAI_WEB_PORT).",
+    "web_local": (
+        "This address opens only on the machine running PCAI; to open it on your phone, set "
+        "PCAI_WEB_HOST and PCAI_WEB_PUBLIC_URL (see the README)."
+    ),
     "export_caption": "Your memories (Markdown)",
     "stats_head": "Stats",
     "page": "page {page}/{pages}, next: /memory {next}",

@@ -30,6 +30,12 @@ TEXTS: dict[str, str] = {
     "edited": "已修改，請再確認一次：",
     "propose_head": "📝 要記住這條嗎？",
     "expires": "{time} 前有效",
+    "web_link": "你的記憶頁（這個連結只能用一次，10 分鐘內有效）：\n{url}",
+    "web_off": "記憶頁沒有在執行（見 PCAI_WEB_ENABLED 與 PCAI_WEB_PORT）。",
+    "web_local": (
+        "這個位址只在執行 PCAI 的電腦上能開；要用手機開，請設定 PCAI_WEB_HOST 與 "
+        "PCAI_WEB_PUBLIC_URL（見 README）。"
+    ),
     "export_caption": "你的記憶（Markdown）",
     "stats_head": "統計",
     "page": "第 {page}/{pages} 頁，下一頁：/memory {next}",

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from telegram import BotCommand, Update
+from telegram import BotCommand, MenuButtonWebApp, Update, WebAppInfo
+from telegram.error import TelegramError
 from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -35,8 +36,12 @@ from bot.telegram.ports import Backend
 from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.texts import COMMANDS
 
+if TYPE_CHECKING:
+    from bot.web.server import WebServer
+
 log = logging.getLogger(__name__)
 JobSetup = Callable[[BotApp], None]
+WEB = "web"  # bot_data key of the memory page's server, when the bot serves one
 BACKGROUND = "background"  # bot_data key of the deferred-work worker
 
 
@@ -62,10 +67,27 @@ async def post_init(application: BotApp) -> None:
     log.info(
         "PCAI bot started; serving %d allowed user(s)", len(application.bot_data[DEPS].allowed)
     )
+    web: WebServer | None = application.bot_data.get(WEB)
+    if web is not None and await web.start():
+        await set_menu_button(application, web)
+
+
+async def set_menu_button(application: BotApp, web: WebServer) -> None:
+    """Open the memory page as a Mini App from the menu button (Telegram needs https)."""
+    if not web.base_url.startswith("https://"):
+        return
+    button = MenuButtonWebApp("記憶 Memory", WebAppInfo(f"{web.base_url}/tg"))
+    try:
+        await application.bot.set_chat_menu_button(menu_button=button)
+    except TelegramError as exc:
+        log.warning("could not set the menu button to the memory page: %s", exc)
 
 
 async def post_shutdown(application: BotApp) -> None:
-    """Stop the worker and flush sessions and pending state once the last update is handled."""
+    """Stop the memory page and the worker, then flush sessions and pending state."""
+    web: WebServer | None = application.bot_data.get(WEB)
+    if web is not None:
+        await web.stop()
     background: Background | None = application.bot_data.get(BACKGROUND)
     if background is not None:
         await background.stop()
@@ -79,9 +101,14 @@ def build_application(
     *,
     request: BaseRequest | None = None,
     jobs: JobSetup | None = None,
+    web: WebServer | None = None,
     background: Background | None = None,
 ) -> BotApp:
-    """The Application for ``settings`` (``request`` replaces HTTP in offline tests)."""
+    """The Application for ``settings`` (``request`` replaces HTTP in offline tests).
+
+    ``web``, the memory page, is started by ``post_init`` and stopped by ``post_shutdown``:
+    it serves in the bot's event loop, over the same services.
+    """
     deps = BotDeps(settings, backend, Desk(backend), allowed=frozenset(settings.allowed_users))
     context_types = ContextTypes(context=BotContext)
     builder: Any = (
@@ -98,6 +125,8 @@ def build_application(
         builder = builder.request(request).get_updates_request(request)
     application: BotApp = builder.build()
     application.bot_data[DEPS] = deps
+    if web is not None:
+        application.bot_data[WEB] = web
     if background is not None:
         application.bot_data[BACKGROUND] = background
     add_handlers(application)

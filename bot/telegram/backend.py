@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
-from agent.texts import both
+from agent.texts import both, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.telegram.desk import topic_rows
 from bot.telegram.ports import (
@@ -24,6 +24,7 @@ from bot.telegram.ports import (
     Curations,
     Decision,
     Found,
+    LinkIssuer,
     MemoryLine,
     Outcome,
     Via,
@@ -96,6 +97,7 @@ class ServicesBackend:
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
     topics: TopicIndex | None = None  # seed 000's current topic and prune advice, for /stats
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
+    web: LinkIssuer | None = None  # the memory page of this process, when it is served
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -235,6 +237,12 @@ class ServicesBackend:
             *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
+
+    def web_link(self, user_key: str, lang: str) -> str:
+        """A one-time login link to the memory page this process serves."""
+        if self.web is None or not self.web.running:
+            raise BackendError(say("web_off", lang))
+        return self.web.link(user_key, lang)
 
     def chat_available(self) -> bool:
         """Whether chat can reach the model."""

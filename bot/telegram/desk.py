@@ -257,6 +257,14 @@ class Desk:
         rows = await asyncio.to_thread(self.backend.stats, user_key)
         return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
 
+    async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
+        """A one-time login link to the user's memory page."""
+        url = await asyncio.to_thread(self.backend.web_link, user_key, lang)
+        text = say("web_link", lang, url=url)
+        if url.startswith(("http://127.", "http://localhost", "http://[::1]")):
+            text += "\n" + say("web_local", lang)  # a phone cannot reach the bot's loopback
+        return Answer(text)
+
 
 def memory_line(m: MemoryLine) -> str:
     """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""

@@ -19,7 +19,7 @@ from bot.errors import BackendError as BackendError
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
 # The user event that answered a proposal (sealed into the user's act, kept in the log).
-Via = Literal["button", "reply", "command", "word", "edit"]
+Via = Literal["button", "reply", "command", "word", "edit", "page"]
 # An inline button: (label, callback data). The front end lays them out in rows.
 Button = tuple[str, str]
 
@@ -110,6 +110,19 @@ class Confirmations(Protocol):
         ...
 
 
+class LinkIssuer(Protocol):
+    """Makes one-time login links to the memory page (the running page server)."""
+
+    @property
+    def running(self) -> bool:
+        """Whether the page is being served."""
+        ...
+
+    def link(self, user_key: str, lang: str = "") -> str:
+        """A new one-time link for ``user_key``."""
+        ...
+
+
 class Curations(Protocol):
     """The user's decisions about their confirmed memories (each turned into a sealed act).
 
@@ -192,6 +205,10 @@ class Backend(Confirmations, Curations, Protocol):
 
     def chat_available(self) -> bool:
         """Whether the LLM answers (the terminal chat checks this at start)."""
+        ...
+
+    def web_link(self, user_key: str, lang: str) -> str:
+        """A one-time login link to the memory page (raises BackendError when it is off)."""
         ...
 
     async def flush(self) -> None:

@@ -20,7 +20,7 @@ from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import ReminderError
 from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
-from agent.reminders.texts import when_en, when_zh
+from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.types import ReminderView
 from memory import reminders as rs
 from memory.consent import UserActMint
@@ -194,16 +194,16 @@ class ReminderDesk:
         )
         return Card(text, (row,), answers=f"r:{rid}")
 
-    @staticmethod
-    def alert_card(reminder: Reminder, text: str) -> Card:
+    def alert_card(self, reminder: Reminder, text: str) -> Card:
         """A reminder ringing, with Done and the three snoozes (both languages: sent by a job)."""
         rid = reminder.id
+        zh, en = span_zh_en(self.service.snooze_length)
         return Card(
             text,
             (
                 (Button("✅ 完成 Done", f"rm:k:{rid}", f"/reminders done {rid}"),),
                 (
-                    Button("💤 10 分鐘 / 10 min", f"rm:10m:{rid}", f"/reminders snooze {rid} 10m"),
+                    Button(f"💤 {zh} / {en}", f"rm:10m:{rid}", f"/reminders snooze {rid} 10m"),
                     Button("💤 1 小時 / 1 h", f"rm:1h:{rid}", f"/reminders snooze {rid} 1h"),
                     Button(
                         "💤 明天 / tomorrow", f"rm:tm:{rid}", f"/reminders snooze {rid} tomorrow"

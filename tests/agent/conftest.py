@@ -16,6 +16,7 @@ from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
+from memory.embedders import E5Embedder, Embedder
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "cli_alice"
@@ -50,20 +51,38 @@ class Env:
         return self.agent.llm
 
 
-@pytest.fixture
-def env(tmp_path: Path, fake_ollama: FakeOllama) -> Iterator[Env]:
-    """Settings pointing at the fake (chat and embeddings), services, and the agent."""
+def _env(tmp_path: Path, fake: FakeOllama, embedder: Embedder | None) -> Iterator[Env]:
     settings = load_settings(
         {
             "PCAI_DATA_DIR": str(tmp_path / "botmemory"),
-            "OLLAMA_HOST": fake_ollama.url,
-            "PCAI_EMBEDDER": "ollama",
+            "OLLAMA_HOST": fake.url,
+            "PCAI_EMBEDDER": "ollama" if embedder is None else "e5",
         }
     )
-    embedder = OllamaEmbedder(fake_ollama.url, settings.embed_model, dim=fake_ollama.dim)
+    if embedder is None:
+        embedder = OllamaEmbedder(fake.url, settings.embed_model, dim=fake.dim)
     services = build_services(settings, embedder=embedder)
     services.memory.ensure_index()
     agent = build_agent(services)
     start = datetime.now().astimezone().replace(microsecond=0)
-    yield Env(services, agent, fake_ollama, start)
+    yield Env(services, agent, fake, start)
     services.close()
+
+
+@pytest.fixture
+def env(tmp_path: Path, fake_ollama: FakeOllama) -> Iterator[Env]:
+    """Settings pointing at the fake (chat and embeddings), services, and the agent.
+
+    The fake's bag-of-words embeddings make every query embedding an /api/embed request a
+    test can see or fail; tests of what retrieval finds use :func:`e5_env`.
+    """
+    yield from _env(tmp_path, fake_ollama, None)
+
+
+@pytest.fixture
+def e5_env(tmp_path: Path, fake_ollama: FakeOllama, embedder: E5Embedder) -> Iterator[Env]:
+    """The same, with the real embedded e5 model (floor 0.7, thresholds 0.3/0.35) for search.
+
+    The fake Ollama still plays the chat model.
+    """
+    yield from _env(tmp_path, fake_ollama, embedder)

@@ -7,8 +7,7 @@ import socket
 
 from agent.ollama_client import OllamaChat
 from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
-from agent.selection import L0, L2, SHORT_TERM
-from agent.texts import say
+from agent.selection import L0, L1, L2, SHORT_TERM
 from agent.tools import MAX_TOOL_ROUNDS
 from memory.short_term import ShortTermStore
 from memory.users import UserPaths
@@ -33,7 +32,8 @@ def _logs(env: Env) -> str:
     return "".join(p.read_text(encoding="utf-8") for p in sorted(folder.glob("*.md")))
 
 
-async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(env: Env) -> None:
+async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(e5_env: Env) -> None:
+    env = e5_env
     env.fake.queue_chat(
         tool_reply("memory_save", text="我最喜歡的飲料是烏龍茶", section="偏好"),
         "好的，我提出了這條記憶，請確認。",
@@ -49,14 +49,19 @@ async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(env: Env
     act = env.services.user_acts.act(USER, proposal.proposal_id, "confirm", via="button")
     env.services.confirm.confirm(act, now=env.clock)
     [entry] = env.services.memory.entries(USER)
+    # Memories about other things: e5 rates every text 0.7-0.9 alike, and only the calibrated
+    # score (floor 0.7, minimum 0.35) keeps these out of the prompt.
+    for other in ("我的車是白色的 Toyota Corolla", "I go bouldering every Thursday evening"):
+        env.services.memory.remember(USER, other)
 
     env.agent.sessions.path(USER).unlink()  # a new conversation
     env.fake.queue_chat("你最喜歡烏龍茶。")
     answer = await env.agent.respond(env.msg("我最喜歡喝什麼飲料？"))
     assert answer.text == "你最喜歡烏龍茶。"
     block = env.memory_block()
-    assert "我最喜歡的飲料是烏龍茶" in block
-    assert entry.id in [m.id for m in answer.injected]
+    assert "我最喜歡的飲料是烏龍茶" in block and "Toyota" not in block
+    # Search found it (L2), not the static fallback that shows every memory.
+    assert [(m.layer, m.id) for m in answer.injected] == [(L2, entry.id)]
     assert env.agent.why(USER) == answer.injected
     history = [m["content"] for m in env.fake.chat_requests[-1]["messages"][2:]]
     assert history == ["我最喜歡喝什麼飲料？"]  # the new session holds only the question
@@ -74,10 +79,11 @@ async def test_a_greeting_triggers_no_search(env: Env) -> None:
     assert len(env.fake.embed_requests) >= 1
 
 
-async def test_the_memory_budget_is_never_exceeded(env: Env) -> None:
+async def test_the_memory_budget_is_never_exceeded(e5_env: Env) -> None:
+    env = e5_env
     counter = env.services.counter
     budget = env.services.settings.budget
-    long_zh = "我們在專案裡決定了資料庫的選擇與部署方式，細節如下。" * 60
+    long_zh = "我們在專案裡決定了資料庫的選擇與部署方式，細節如下。" * 15
     for i in range(12):
         env.services.memory.remember(USER, f"核心規則 {i}：{long_zh}", is_core=True)
     for i in range(8):
@@ -88,7 +94,13 @@ async def test_the_memory_budget_is_never_exceeded(env: Env) -> None:
     body = block.split("\n\n", 1)[1].removesuffix(MEMORY_CLOSE)  # the items, no preface
     assert counter.count(body) <= budget.memory_tokens
     assert len(reply.injected) == body.count("\n- [") + 1
-    assert sum(1 for m in reply.injected if m.layer == L0) <= budget.l0_max
+    layers = [m.layer for m in reply.injected]
+    # Core rules first (at most L0's cap of 10), then the project's decisions (L1, at most 5),
+    # then anything else search found (L2), all inside the budget.
+    assert layers == sorted(layers, key=[L0, L1, L2].index), layers
+    assert 1 <= layers.count(L0) <= budget.l0_max and 1 <= layers.count(L1) <= 5
+    assert all(m.text.startswith("核心規則") for m in reply.injected if m.layer == L0)
+    assert all(m.text.startswith("資料庫決定") for m in reply.injected if m.layer == L1)
 
 
 async def test_memory_save_tool_makes_a_proposal_not_a_memory(env: Env) -> None:
@@ -140,13 +152,16 @@ async def test_ollama_down_keeps_the_message_and_recovers(env: Env) -> None:
     good = env.llm.host
     env.llm.host = _dead_url()
     reply = await env.agent.respond(env.msg("今天下午三點要開會，幫我想想要準備什麼？"))
-    assert reply.error and reply.text == say("down", "zh")
+    # One sentence in the user's language: the model is unreachable, the message is kept.
+    assert reply.error and "Ollama" in reply.text and "訊息已經記下" in reply.text
+    assert "\n" not in reply.text and "Error" not in reply.text
     assert [m["content"] for m in _session(env)] == ["今天下午三點要開會，幫我想想要準備什麼？"]
     assert "今天下午三點要開會" in _logs(env)
 
     env.fake.fail_garbage, env.fake.fail_paths, env.llm.host = True, {"/api/chat"}, good
     garbage = await env.agent.respond(env.msg("Are you there now?"))
-    assert garbage.error and garbage.text == say("garbage", "en")
+    assert garbage.error and "answer I cannot use" in garbage.text
+    assert "your message is saved" in garbage.text and "Ollama" not in garbage.text
 
     env.fake.fail_garbage = False
     env.fake.queue_chat("我回來了，先準備議程。")
@@ -163,7 +178,7 @@ async def test_tool_loop_is_bounded_and_bad_calls_are_errors(env: Env) -> None:
     env.fake.chat_handler = lambda body: tool_reply("memory_save")
     reply = await env.agent.respond(env.msg("幫我記一下東西好嗎"))
     assert len(env.fake.chat_requests) == MAX_TOOL_ROUNDS + 1
-    assert reply.text == say("tools_exhausted", "zh") and reply.proposals == ()
+    assert "換個說法" in reply.text and reply.proposals == ()  # asks to rephrase, in Chinese
     tool_msgs = [m for m in env.fake.chat_requests[-1]["messages"] if m["role"] == "tool"]
     assert len(tool_msgs) == MAX_TOOL_ROUNDS
     assert all("missing required argument 'text'" in m["content"] for m in tool_msgs)
@@ -221,5 +236,6 @@ async def test_a_slow_ollama_times_out_with_a_clear_sentence(env: Env) -> None:
     env.agent.llm = OllamaChat(env.fake.url, timeout=0.3)
     env.fake.delay = 1.0
     reply = await env.agent.respond(env.msg("hi there, are you awake right now"))
-    assert reply.error and reply.text == say("down", "en")
+    assert reply.error and "cannot reach the language model (Ollama)" in reply.text
+    assert "your message is saved" in reply.text
     assert _session(env)[-1]["content"] == "hi there, are you awake right now"

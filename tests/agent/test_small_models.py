@@ -15,8 +15,9 @@ import pytest
 
 from agent.handlers import TurnTools
 from agent.llm import ToolCall
-from agent.remember import TEXTS, claims_saved, honest_text, remember_request, settle_reply
+from agent.remember import claims_saved, honest_text, remember_request, settle_reply
 from agent.tools import SCHEMAS, ToolBox
+from memory.text import has_cjk
 from memory.users import UserPaths
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import (
@@ -29,6 +30,9 @@ from tests.fakes.ollama_server import (
 )
 
 PEANUTS = "我對花生過敏"
+# What the user must read after a proposal, in their language: not saved until they confirm.
+PENDING_ZH = "（這條記憶還沒有儲存：要等你確認後才會記住。）"
+PENDING_EN = "(Not saved yet: it is kept only once you confirm it.)"
 CLAIM_AFTER_TOOL = "好的，已經幫你記住了！"
 
 
@@ -64,7 +68,7 @@ async def test_each_broken_mode_still_proposes_and_never_claims_a_save(
     assert _pending(env) == [PEANUTS]
     assert env.services.memory.entries(USER) == [] and PEANUTS not in _memory_md(env)
     assert "```" not in reply.text and "memory_save" not in reply.text and "{" not in reply.text
-    assert reply.text.endswith(TEXTS["pending"][0])  # the claim is followed by the truth
+    assert reply.text.endswith(PENDING_ZH)  # the claim is followed by the truth
     # What the session keeps is what the user saw: no JSON, the honest line.
     saved = json.loads(env.agent.sessions.path(USER).read_text("utf-8"))["messages"][-1]
     assert saved["content"] == reply.text
@@ -126,7 +130,9 @@ async def test_with_no_tool_call_the_users_own_words_are_proposed(
     assert [p.text for p in reply.proposals] == [proposed]
     assert env.services.memory.entries(USER) == []
     # The claim stays, followed by the truth in the user's language.
-    assert reply.text.removeprefix("OK, I've saved it.\n\n") in TEXTS["pending"]
+    assert reply.text.startswith("OK, I've saved it.\n\n")
+    truth = reply.text.removeprefix("OK, I've saved it.\n\n")
+    assert truth == (PENDING_ZH if has_cjk(said) else PENDING_EN)
 
 
 @pytest.mark.parametrize(
@@ -169,7 +175,9 @@ async def test_a_false_claim_without_a_request_is_corrected(env: Env) -> None:
     env.fake.queue_chat("Sure, I've saved that you like hiking.")
     reply = await env.agent.respond(env.msg("I went hiking on Sunday and loved it"))
     assert reply.proposals == ()
-    assert reply.text == "Sure, I've saved that you like hiking.\n\n" + TEXTS["nothing"][1]
+    assert reply.text == (
+        "Sure, I've saved that you like hiking.\n\n(Correction: nothing was saved this time.)"
+    )
 
 
 async def test_a_reminder_tool_answering_the_request_is_not_second_guessed(
@@ -246,7 +254,7 @@ def test_claims_saved(text: str, claim: bool) -> None:
 
 
 def test_honest_text() -> None:
-    pending_zh, pending_en = TEXTS["pending"]
+    pending_zh, pending_en = PENDING_ZH, PENDING_EN
     assert honest_text("已提出，請按確認。", "zh", proposed=True) == "已提出，請按確認。"
     assert honest_text("已記住，請確認", "zh", proposed=True).endswith(pending_zh)
     assert honest_text("Sure.", "en", proposed=True) == f"Sure.\n\n{pending_en}"

@@ -10,7 +10,8 @@ from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
 
 
-async def test_terminal_chat_talks_to_the_agent(env: Env) -> None:
+async def test_terminal_chat_talks_to_the_agent(e5_env: Env) -> None:
+    env = e5_env
     out = io.StringIO()
     chat = TerminalChat(backend_for(env.services), USER, out=out)
     env.fake.queue_chat(tool_reply("memory_save", text="我的狗叫做小白"), "好的，請確認。")
@@ -22,6 +23,6 @@ async def test_terminal_chat_talks_to_the_agent(env: Env) -> None:
     await chat.handle("我的狗叫什麼名字？")
     assert "你的狗叫小白。" in out.getvalue()
     assert "我的狗叫做小白" in env.memory_block()
-    assert [m.id for m in backend_for(env.services).why(USER)] == [
-        e.id for e in env.services.memory.entries(USER)
-    ]
+    [dog] = env.services.memory.entries(USER)
+    # Found by search (L2) and reported by the bot's /why through the backend.
+    assert [(m.layer, m.id) for m in backend_for(env.services).why(USER)] == [("L2", dog.id)]

@@ -1,4 +1,9 @@
-"""Fixtures for the Telegram handler tests: the real Application on an offline Bot API."""
+"""Fixtures for the Telegram handler tests: the real Application on an offline Bot API.
+
+Everything behind the Bot API is PCAI's own: the real backend (``backend_for``) over the
+composition root's services on a temp data dir, and the real agent talking to the fake
+Ollama over HTTP. Only Telegram's HTTP (``RecordingRequest``) and the model are stand-ins.
+"""
 
 from __future__ import annotations
 
@@ -8,22 +13,26 @@ from typing import Any
 
 import pytest
 
-from bot.app import Services
+from agent.ollama_client import OllamaChat
+from bot.app import Services, build_agent
 from bot.telegram.application import build_application
+from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
-from tests.bot.telegram_doubles import RecordingRequest, StandInBackend, Updates
+from tests.bot.telegram_doubles import RecordingRequest, Updates
+from tests.fakes.ollama_server import FakeOllama
 
 OWNER, FRIEND, STRANGER = 1001, 1002, 9999
 
 
 @dataclass
 class Harness:
-    """The Application, its recorded Bot API and helpers to play users."""
+    """The Application, its recorded Bot API, the services behind it and helpers to play users."""
 
     app: BotApp
     api: RecordingRequest
-    backend: StandInBackend
     updates: Updates
+    services: Services
+    model: FakeOllama | None = None
 
     async def send(self, user: int, text: str | None, **kw: Any) -> None:
         """Feed one message through the Application (an English client unless ``lang``)."""
@@ -40,25 +49,51 @@ class Harness:
         marked = [p for p in self.api.named("sendMessage") if p.get("reply_markup")]
         return marked[-1]
 
+    def shown(self) -> list[tuple[int, str]]:
+        """(message id, proposal id) of every proposal message the bot sent, in order."""
+        out = []
+        for name, params, result in self.api.answered:
+            markup = params.get("reply_markup") or {}
+            rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+            if name == "sendMessage" and rows:
+                out.append((int(result["message_id"]), str(rows[0][0]["callback_data"])[5:]))
+        return out
 
-async def make_harness(services: Services, **settings_changes: Any) -> Harness:
-    """Build and initialise an Application for the owner and a friend."""
+    def asked(self) -> list[str]:
+        """The user messages the model was asked to answer, one per turn, in order."""
+        assert self.model is not None
+        return [
+            str(body["messages"][-1]["content"])
+            for body in self.model.chat_requests
+            if body["messages"][-1]["role"] == "user"
+        ]
+
+
+async def make_harness(
+    services: Services, model: FakeOllama | None = None, **settings_changes: Any
+) -> Harness:
+    """An initialised Application for the owner and a friend over the real backend.
+
+    With ``model`` the services get the real agent, talking to that fake Ollama; without it
+    chat answers that it needs Ollama (the commands work either way).
+    """
     settings = replace(
         services.settings,
         telegram_bot_token="123:TEST",
         allowed_users=(OWNER, FRIEND),
         **settings_changes,
     )
+    if model is not None:
+        build_agent(services, OllamaChat(model.url, settings.chat_model, timeout=10))
     api = RecordingRequest()
-    backend = StandInBackend(services)
-    app = build_application(settings, backend, request=api)
+    app = build_application(settings, backend_for(services), request=api)
     await app.initialize()
-    return Harness(app, api, backend, Updates())
+    return Harness(app, api, Updates(), services, model)
 
 
 @pytest.fixture
-async def tg(services: Services) -> AsyncIterator[Harness]:
-    """An initialised bot for OWNER and FRIEND (groups off)."""
-    harness = await make_harness(services)
+async def tg(services: Services, fake_ollama: FakeOllama) -> AsyncIterator[Harness]:
+    """An initialised bot for OWNER and FRIEND (groups off), its model the fake Ollama."""
+    harness = await make_harness(services, fake_ollama)
     yield harness
     await harness.app.shutdown()

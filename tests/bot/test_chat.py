@@ -3,19 +3,21 @@
 from __future__ import annotations
 
 import io
+from datetime import UTC, datetime
 
-from agent.types import Reply
-from bot.app import Services
+from agent.ollama_client import OllamaChat
+from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.telegram.backend import backend_for, classify_words, ollama_reachable
-from tests.bot.telegram_doubles import StandInBackend
+from tests.fakes.ollama_server import FakeOllama
 
 
 async def test_commands_and_confirm_by_word(services: Services) -> None:
     out = io.StringIO()
-    chat = TerminalChat(StandInBackend(services), "cli_ann", out)
+    chat = TerminalChat(backend_for(services), "cli_ann", out)
     await chat.handle("/remember 我喜歡烏龍茶")
-    assert "/confirm p1" in out.getvalue()
+    [waiting] = services.confirm.pending("cli_ann", datetime.now(UTC))
+    assert f"/confirm {waiting.id}" in out.getvalue()
     await chat.handle("確認")
     assert [e.text for e in services.memory.entries("cli_ann")] == ["我喜歡烏龍茶"]
     await chat.handle("/memory")
@@ -26,13 +28,15 @@ async def test_commands_and_confirm_by_word(services: Services) -> None:
     assert await chat.handle("/quit") is False
 
 
-async def test_chat_goes_to_the_agent(services: Services) -> None:
+async def test_chat_goes_to_the_agent(services: Services, fake_ollama: FakeOllama) -> None:
+    build_agent(services, OllamaChat(fake_ollama.url, services.settings.chat_model))
+    fake_ollama.chat_handler = lambda body: f"you said {body['messages'][-1]['content']}"
     out = io.StringIO()
-    backend = StandInBackend(services, agent=lambda m: Reply(f"you said {m.text}"))
-    chat = TerminalChat(backend, "cli_ann", out)
+    chat = TerminalChat(backend_for(services), "cli_ann", out)
     await chat.handle("hello there")
     assert "you said hello there" in out.getvalue()
-    assert backend.seen[0].user_key == "cli_ann"
+    session = services.sessions.load("cli_ann")
+    assert [m.content for m in session.messages] == ["hello there", "you said hello there"]
 
 
 async def test_without_ollama_memory_commands_still_work(services: Services) -> None:

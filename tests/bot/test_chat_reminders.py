@@ -7,14 +7,15 @@ import io
 import queue
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from agent.types import IncomingMessage, Reply
-from bot.app import Services
+from agent.ollama_client import OllamaChat
+from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.telegram.backend import backend_for
 from bot.telegram.reminder_desk import reminder_desk_for
 from memory import reminders as rs
-from tests.bot.telegram_doubles import StandInBackend
+from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 KEY = "cli_ann"
 
@@ -39,18 +40,22 @@ async def _until(cond: Callable[[], bool], seconds: float = 10.0) -> None:
         await asyncio.sleep(0.05)
 
 
-async def test_a_due_reminder_is_printed_between_the_users_lines(services: Services) -> None:
+async def test_a_due_reminder_is_printed_between_the_users_lines(
+    services: Services, fake_ollama: FakeOllama
+) -> None:
     service = services.reminders
     assert service is not None
     due = datetime.now(UTC) + timedelta(seconds=1.5)
 
-    def model(msg: IncomingMessage) -> Reply:
-        row = service.propose_iso(msg.user_key, due.isoformat(), "stretch")
-        return Reply("OK, confirm it please.", reminders=(service.view(row),))
+    def model(body: dict[str, Any]) -> Any:
+        if body["messages"][-1]["role"] == "tool":
+            return "OK, confirm it please."
+        return tool_reply("reminder_create", when=due.isoformat(), text="stretch")
 
-    backend = StandInBackend(services, agent=model)
+    fake_ollama.chat_handler = model
+    build_agent(services, OllamaChat(fake_ollama.url, services.settings.chat_model))
     out, keys = io.StringIO(), Keyboard()
-    chat = TerminalChat(backend, KEY, out, reminders=reminder_desk_for(services))
+    chat = TerminalChat(backend_for(services), KEY, out, reminders=reminder_desk_for(services))
     running = asyncio.create_task(chat.run_async(keys))  # type: ignore[arg-type]
     keys.type("remind me to stretch in a moment")
     await _until(lambda: "Set this reminder?" in out.getvalue())
@@ -91,7 +96,7 @@ async def test_the_terminal_schedules_only_its_own_users_reminders(services: Ser
         act = mint.act(row.user_key, str(row.id), "confirm", via="button", kind="reminder")
         service.confirm(act, row.user_key, row.id)
     out, keys = io.StringIO(), Keyboard()
-    chat = TerminalChat(StandInBackend(services), KEY, out, reminders=reminder_desk_for(services))
+    chat = TerminalChat(backend_for(services), KEY, out, reminders=reminder_desk_for(services))
     running = asyncio.create_task(chat.run_async(keys))  # type: ignore[arg-type]
     await _until(lambda: "⏰ 提醒：mine" in out.getvalue())
     await asyncio.sleep(0.5)

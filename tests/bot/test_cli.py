@@ -273,7 +273,7 @@ def test_the_terminal_chat_takes_a_cli_pcai_user(
 
 
 # -- --json on every command that prints data, from the one helper ----------------------
-DATA_COMMANDS = {"config", "doctor", "remember", "search", "reindex", "export"}
+DATA_COMMANDS = {"config", "doctor", "remember", "search", "reindex", "export", "web-link"}
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -319,6 +319,9 @@ def test_json_output_of_every_data_command_parses(
     exported = run_lines(capsys, "export", "--user", ALICE, "--json")
     assert [e["text"] for e in exported] == MEMORIES[:2]
     seen.add("export")
+    link = run_json(capsys, "web-link", "--user", ALICE, "--json")
+    assert link["url"].startswith("http://127.0.0.1:8765/login?t=")
+    seen.add("web-link")
     assert seen == DATA_COMMANDS
 
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo
 
+import pytest
 from telegram.ext import ApplicationBuilder
 
-from bot.app import Services
+from bot.app import Services, build_services
 from bot.jobs import (
     JobRunner,
     JobSpec,
@@ -20,7 +24,9 @@ from bot.jobs import (
     scheduled,
     start_scheduler,
 )
+from bot.settings import Settings
 from history.sessions import Session
+from memory.embedders import E5Embedder
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -111,6 +117,68 @@ async def test_ptb_job_queue_gets_every_job(services: Services) -> None:
         "lifecycle",
         "pending_expiry",
     ]
+
+
+# Far from UTC and from this machine's zone, with a 45-minute offset and no DST.
+ZONE = "Asia/Kathmandu"
+EVERY = {
+    "idle_summaries": timedelta(minutes=5),
+    "index": timedelta(minutes=1),  # a hand edit of MEMORY.md is searchable within a minute
+    "pending_expiry": timedelta(minutes=1),
+    "forget_undo": timedelta(minutes=1),
+    "fading": timedelta(days=7),  # the "keep these fading memories?" notice, weekly
+}
+
+
+def _next_0330(zone: ZoneInfo, after: datetime) -> datetime:
+    local = after.astimezone(zone)
+    at = local.replace(hour=3, minute=30, second=0, microsecond=0)
+    return at if at > local else at + timedelta(days=1)
+
+
+@pytest.fixture
+def zoned(settings: Settings, embedder: E5Embedder) -> Iterator[Services]:
+    """Services whose users live in ``ZONE`` (PCAI_TIMEZONE)."""
+    built = build_services(replace(settings, timezone=ZONE), embedder=embedder)
+    yield built
+    built.close()
+
+
+async def test_the_bot_runs_each_job_at_its_interval_and_lifecycle_at_0330_local(
+    zoned: Services,
+) -> None:
+    application = ApplicationBuilder().token("123:TEST").build()
+    ptb_job_setup(zoned)(application)  # what `pcai run` hands build_application
+    queue = application.job_queue
+    started = datetime.now(UTC)
+    await queue.start()
+    try:
+        jobs = {job.name: job for job in queue.jobs()}
+        intervals = {n: j.job.trigger.interval for n, j in jobs.items() if n != "lifecycle"}
+        assert intervals == EVERY
+        # The first ticks come soon after start: indexing in 5 s, the others in 15 s.
+        first = {n: (j.next_t - started).total_seconds() for n, j in jobs.items()}
+        assert 4 <= first["index"] <= 7
+        assert all(14 <= first[n] <= 17 for n in EVERY if n != "index"), first
+        nightly = jobs["lifecycle"].next_t
+        assert nightly is not None
+        assert nightly == _next_0330(ZoneInfo(ZONE), started)
+        assert nightly.astimezone(ZoneInfo(ZONE)).strftime("%H:%M") == "03:30"
+        assert nightly.astimezone(UTC).strftime("%H:%M") == "21:45"  # 03:30 at UTC+05:45
+    finally:
+        await queue.stop(wait=False)
+
+
+async def test_the_terminal_scheduler_uses_the_same_intervals_and_zone(zoned: Services) -> None:
+    started = datetime.now(UTC)
+    scheduler = start_scheduler(JobRunner(zoned, tz=zoned.tz), default_jobs())
+    try:
+        jobs = {job.id: job for job in scheduler.get_jobs()}
+        intervals = {n: j.trigger.interval for n, j in jobs.items() if n != "lifecycle"}
+        assert intervals == EVERY
+        assert jobs["lifecycle"].next_run_time == _next_0330(ZoneInfo(ZONE), started)
+    finally:
+        scheduler.shutdown(wait=False)
 
 
 async def test_the_terminal_scheduler_stops_with_its_block(services: Services) -> None:

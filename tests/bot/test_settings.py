@@ -86,6 +86,8 @@ def test_toml_file_and_environment_precedence(tmp_path: Path) -> None:
         {"PCAI_EMBEDDER": "openai"},
         {"PCAI_RETRIEVAL_FUSION": "magic"},
         {"PCAI_LOG_LEVEL": "LOUD"},
+        {"PCAI_REMINDERS_SNOOZE_MINUTES": "0"},
+        {"PCAI_REMINDERS_SNOOZE_MINUTES": "nan"},
         {"PCAI_CONFIG": "/nonexistent/pcai.toml"},
     ],
 )

@@ -90,6 +90,7 @@ def odd(tmp_path: Path, embedder: E5Embedder, fake_ollama: FakeOllama) -> Iterat
         "PCAI_FORGET_UNDO_MINUTES": "17",
         "PCAI_TIMEZONE": "Asia/Taipei",
         "PCAI_OLLAMA_TIMEOUT_SECONDS": "33",
+        "PCAI_REMINDERS_SNOOZE_MINUTES": "0.05",
     }
     settings = load_settings(env)
     services = build_services(settings, embedder=embedder)
@@ -118,6 +119,7 @@ def test_each_settings_group_reaches_the_service_that_reads_it(odd: Any) -> None
     assert odd.forgetter.minutes == 17
     assert str(odd.tz) == "Asia/Taipei" and odd.daily_log.tz is odd.tz
     assert odd.summaries.timeout == 33
+    assert odd.reminders.snooze_length == timedelta(seconds=3)
     assert fade_every(odd) == timedelta(hours=s.lifecycle.fade_every_hours)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from agent.types import InjectedMemory, Reply
+import memory
 from bot.app import Services
 from bot.telegram.application import post_init, post_shutdown
 from tests.bot.conftest import FRIEND, OWNER, Harness
@@ -89,41 +89,78 @@ async def test_forget_removes_the_entry(tg: Harness, services: Services) -> None
 async def test_pending_shows_each_proposal_with_buttons(tg: Harness) -> None:
     await tg.send(OWNER, "/pending")
     assert "Nothing is waiting" in tg.api.texts()[-1] or "沒有" in tg.api.texts()[-1]
-    await tg.send(OWNER, "/remember one")
-    await tg.send(OWNER, "/remember two")
+    await tg.send(OWNER, "/remember My first car was a white Corolla")
+    await tg.send(OWNER, "/remember My second car is a grey Prius")
     before = len(tg.api.named("sendMessage"))
     await tg.send(OWNER, "/pending")
     shown = tg.api.named("sendMessage")[before:]
-    assert [("one" in s["text"], "two" in s["text"]) for s in shown] == [(1, 0), (0, 1)]
+    assert [("Corolla" in s["text"], "Prius" in s["text"]) for s in shown] == [(1, 0), (0, 1)]
     assert all(s["reply_markup"] for s in shown)
 
 
-async def test_why_lists_the_injected_memories(tg: Harness) -> None:
+async def test_why_lists_the_injected_memories(tg: Harness, services: Services) -> None:
     await tg.send(OWNER, "/why")
     assert "No memories" in tg.api.texts()[-1]
-    used = InjectedMemory("m-1", "L0", 0.91, "prefers tea", "MEMORY.md")
-    tg.backend.agent = lambda msg: Reply("tea it is", injected=(used,))
-    await tg.send(OWNER, "what should I drink?")
+    core = services.memory.remember(
+        "telegram_1001", "I always prefer tea over coffee", is_core=True
+    )
+    await tg.send(OWNER, "what should I drink this afternoon?")
     await tg.send(OWNER, "/why")
-    assert "prefers tea" in tg.api.texts()[-1] and "L0" in tg.api.texts()[-1]
+    [head, line] = tg.api.texts()[-1].splitlines()
+    assert head == "Memories used for the last reply:"
+    assert (
+        line.startswith("[L0 ") and "I always prefer tea over coffee" in line and core.id in line
+    )
 
 
 async def test_history_new_stats(tg: Harness, services: Services) -> None:
-    services.memory.remember("telegram_1001", "咖啡 is my morning drink")
-    await tg.send(OWNER, "/history 咖啡")
-    assert "咖啡" in tg.api.texts()[-1]
+    key = "telegram_1001"
+    old = services.memory.remember(
+        key, "咖啡 is my morning drink", canonical_topic="drink:morning"
+    )
+    new = services.library.update(key, old.id, "熱茶 is my morning drink now")
+    await tg.send(OWNER, "/history drink:morning")
+    # The topic's timeline, oldest first, each version with its status and what it replaced.
+    head, first, second = tg.api.texts()[-1].splitlines()
+    assert "drink:morning" in head
+    assert old.id in first and "[deprecated]" in first and "咖啡" in first
+    assert new.id in second and "[active]" in second and "熱茶" in second
+    assert second.endswith(f"(← {old.id})")
+
+    await tg.send(OWNER, "let's plan the trip to Tainan next weekend")
+    assert [m.content for m in services.sessions.load(key).messages][-2:] == [
+        "let's plan the trip to Tainan next weekend",
+        "ok",
+    ]
+    assert tg.model is not None
+    tg.model.queue_chat("Topic: planning a weekend trip to Tainan.")  # the model's summary
     await tg.send(OWNER, "/new")
-    assert tg.backend.sessions_closed == ["telegram_1001"]
+    assert "fresh conversation" in tg.api.texts()[-1]
+    assert services.sessions.load(key).messages == []  # the old turns were summarised away
+    full = services.memory.paths(key).root / "MEMORY_FULL.md"
+    assert "planning a weekend trip to Tainan" in full.read_text(encoding="utf-8")
     assert tg.api.named("sendChatAction")  # /new may summarise with the LLM: typing shown
+
+    await tg.send(OWNER, "/remember My bike is a green Brompton")
     await tg.send(OWNER, "/stats")
-    assert "memories: 1" in tg.api.texts()[-1]
+    stats = dict(line.split(": ", 1) for line in tg.api.texts()[-1].splitlines()[1:])
+    assert stats["memories"] == "2 (1 active)" and stats["pending"] == "1"
+    assert int(stats["indexed chunks"]) >= 2
 
 
 async def test_export_sends_a_markdown_file(tg: Harness, services: Services) -> None:
-    services.memory.remember("telegram_1001", "I like hiking")
+    hiking = services.memory.remember("telegram_1001", "I like hiking in Yangmingshan")
+    services.memory.remember("telegram_1002", "Friend's note: the spare key is in the blue pot")
     await tg.send(OWNER, "/export")
-    docs = tg.api.named("sendDocument")
-    assert len(docs) == 1
+    [doc] = tg.api.named("sendDocument")
+    assert doc["chat_id"] == OWNER and doc["caption"] == "Your memories (Markdown)"
+    [(method, part, filename, content)] = tg.api.uploads
+    assert (method, part) == ("sendDocument", "document")
+    assert filename.startswith("pcai-memory-") and filename.endswith(".md")
+    text = content.decode("utf-8")
+    assert "- I like hiking in Yangmingshan" in text and hiking.id in text
+    assert "spare key" not in text
+    assert text == services.memory.paths("telegram_1001").memory_md.read_text(encoding="utf-8")
 
 
 async def test_export_falls_back_to_text(tg: Harness, services: Services) -> None:
@@ -144,6 +181,18 @@ async def test_users_never_see_each_other(tg: Harness, services: Services) -> No
     assert "鑰匙在花盆下" not in everything
 
 
-async def test_shutdown_flushes(tg: Harness) -> None:
+async def test_shutdown_closes_the_model_client_and_keeps_proposals(
+    tg: Harness, services: Services
+) -> None:
+    await tg.send(OWNER, "/remember My bike is a green Brompton")
+    await tg.send(OWNER, "hello")  # the model client is open now
+    agent = services.agent
+    assert agent is not None
+    [(_, client)] = agent.llm._clients.values()  # type: ignore[attr-defined]
+    assert not client._client.is_closed  # ollama.AsyncClient over an httpx.AsyncClient
     await post_shutdown(tg.app)
-    assert tg.backend.flushed == 1
+    assert client._client.is_closed
+    # Proposals are committed as they are made: a process opening the data dir now sees them.
+    with memory.open(services.settings.data_dir, embedder=services.embedder) as again:
+        [waiting] = again.pending.pending("telegram_1001")
+        assert waiting.text == "My bike is a green Brompton"

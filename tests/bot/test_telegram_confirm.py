@@ -1,33 +1,55 @@
-"""Proposals: buttons, replies with 確認/取消, ✏️ Edit, expiry."""
+"""Proposals through Telegram: buttons, replies with 確認/取消, ✏️ Edit, expiry, ownership.
+
+The real backend and write path run behind the real Application; only Telegram's HTTP and the
+model (fake Ollama) are stand-ins.
+"""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections.abc import AsyncIterator
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
 
-from agent.types import Reply
-from bot.app import Services
-from tests.bot.conftest import FRIEND, OWNER, Harness
+import pytest
+
+from bot.app import Services, build_services
+from bot.settings import Settings
+from memory.config import PendingConfig
+from memory.embedders import E5Embedder
+from tests.bot.conftest import FRIEND, OWNER, Harness, make_harness
 from tests.bot.telegram_doubles import bot_message
+from tests.fakes.ollama_server import FakeOllama, tool_reply
+
+KEY = f"telegram_{OWNER}"
 
 
-def _shown(tg: Harness) -> tuple[int, str]:
-    """(message id, proposal id) of the last proposal the bot showed."""
-    markup = tg.last_markup()
-    data = markup["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    mid = next(k for (u, k), p in tg.backend.shown.items() if p == data.split(":")[2])
-    return int(mid), data.split(":")[2]
+def _entries(services: Services, key: str = KEY) -> list[str]:
+    return [e.text for e in services.memory.entries(key)]
+
+
+def _waiting(services: Services, key: str = KEY) -> list[str]:
+    return [p.text for p in services.confirm.pending(key, tg_now())]
+
+
+def tg_now() -> datetime:
+    """Now, aware."""
+    return datetime.now().astimezone()
 
 
 async def test_model_proposal_confirmed_with_the_button(tg: Harness, services: Services) -> None:
-    def agent(msg: object) -> Reply:
-        view = tg.backend.propose("telegram_1001", "我喜歡藍色", tg_now())
-        return Reply("好的，要記住嗎？", proposals=(view,))
+    def model(body: dict[str, Any]) -> Any:
+        if body["messages"][-1]["role"] == "tool":
+            return "好的，要記住嗎？"
+        return tool_reply("memory_save", text="我喜歡藍色")
 
-    tg.backend.agent = agent
+    assert tg.model is not None
+    tg.model.chat_handler = model
     await tg.send(OWNER, "記住我喜歡藍色", lang="zh-hant")
-    mid, pid = _shown(tg)
+    assert _entries(services) == [] and _waiting(services) == ["我喜歡藍色"]
+    [(mid, pid)] = tg.shown()
     await tg.press(OWNER, f"pm:c:{pid}", mid, lang="zh-hant")
-    assert [e.text for e in services.memory.entries("telegram_1001")] == ["我喜歡藍色"]
+    assert _entries(services) == ["我喜歡藍色"]
     edit = tg.api.named("editMessageText")[-1]
     assert edit["message_id"] == mid and "已記住" in edit["text"]
     assert "reply_markup" not in edit  # the buttons are gone
@@ -36,108 +58,132 @@ async def test_model_proposal_confirmed_with_the_button(tg: Harness, services: S
 
 async def test_reply_with_confirm_word(tg: Harness, services: Services) -> None:
     await tg.send(OWNER, "/remember 我住在台北", lang="zh-hant")
-    mid, _ = _shown(tg)
+    [(mid, _)] = tg.shown()
     await tg.send(OWNER, "確認", reply_to=bot_message(mid, OWNER), lang="zh-hant")
-    assert [e.text for e in services.memory.entries("telegram_1001")] == ["我住在台北"]
+    assert _entries(services) == ["我住在台北"]
     assert tg.api.named("editMessageText")[-1]["message_id"] == mid
-    assert tg.backend.seen == []  # the confirm word never went to the agent
+    assert tg.asked() == []  # the confirm word never went to the model
 
 
 async def test_reply_with_reject_word_and_bare_word(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember first")
-    mid, _ = _shown(tg)
+    await tg.send(OWNER, "/remember My first bike was a red Peugeot")
+    [(mid, _)] = tg.shown()
     await tg.send(OWNER, "取消", reply_to=bot_message(mid, OWNER))
     assert "已捨棄" in tg.api.texts()[-1]  # a Chinese word gets a Chinese answer
-    await tg.send(OWNER, "/remember second")
-    await tg.send(OWNER, "yes")  # only one waiting: a bare confirm word answers it
-    assert [e.text for e in services.memory.entries("telegram_1001")] == ["second"]
+    assert _waiting(services) == []
+    await tg.send(OWNER, "/remember My second bike is a blue Brompton")
+    await tg.send(OWNER, "yes")  # only one waiting, just shown: a bare confirm word answers it
+    assert _entries(services) == ["My second bike is a blue Brompton"]
+    assert tg.asked() == []
 
 
 async def test_edit_asks_for_new_text(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember I like tee")
-    mid, pid = _shown(tg)
+    await tg.send(OWNER, "/remember I like green tee")
+    [(mid, pid)] = tg.shown()
     await tg.press(OWNER, f"pm:e:{pid}", mid)
     prompt = tg.api.named("sendMessage")[-1]
     assert "new text" in prompt["text"] and prompt["reply_markup"]["force_reply"]
-    await tg.send(OWNER, "I like tea")
-    mid2, pid2 = _shown(tg)
-    assert "I like tea" in tg.last_markup()["text"]
+    await tg.send(OWNER, "I like green tea")
+    mid2, pid2 = tg.shown()[-1]
+    assert "I like green tea" in tg.last_markup()["text"]
     await tg.press(OWNER, f"pm:c:{pid2}", mid2)
-    assert [e.text for e in services.memory.entries("telegram_1001")] == ["I like tea"]
+    assert _entries(services) == ["I like green tea"]
+    assert tg.asked() == []  # the new text was an edit, not a chat turn
 
 
 async def test_any_other_reply_to_a_waiting_proposal_is_its_new_text(
     tg: Harness, services: Services
 ) -> None:
-    await tg.send(OWNER, "/remember I like tee")
-    mid, pid = _shown(tg)
-    await tg.send(OWNER, "I like green tea", reply_to=bot_message(mid, OWNER))
-    assert tg.backend.seen == []  # an edit, not a chat turn
-    assert "I like green tea" in tg.last_markup()["text"]
-    assert [v.text for v in tg.backend.pending("telegram_1001")] == ["I like green tea"]
-    mid, _ = _shown(tg)
+    await tg.send(OWNER, "/remember I like green tee")
+    [(mid, pid)] = tg.shown()
+    await tg.send(OWNER, "I like jasmine green tea", reply_to=bot_message(mid, OWNER))
+    assert tg.asked() == []  # an edit, not a chat turn
+    assert "I like jasmine green tea" in tg.last_markup()["text"]
+    assert _waiting(services) == ["I like jasmine green tea"]
+    mid, _ = tg.shown()[-1]
     await tg.press(OWNER, f"pm:d:{pid}", mid)
+    assert _waiting(services) == [] and _entries(services) == []
     await tg.send(OWNER, "why did you ask?", reply_to=bot_message(mid, OWNER))
-    assert [m.text for m in tg.backend.seen] == ["why did you ask?"]  # answered: chat again
+    assert tg.asked() == ["why did you ask?"]  # answered: chat again
 
 
-async def test_expired_proposal_says_so(tg: Harness, services: Services) -> None:
-    tg.backend.ttl = timedelta(seconds=-1)
-    await tg.send(OWNER, "/remember too late")
-    mid, pid = _shown(tg)
+@pytest.fixture
+async def instant_expiry(
+    settings: Settings, embedder: E5Embedder, fake_ollama: FakeOllama
+) -> AsyncIterator[Harness]:
+    """The bot over services whose proposals expire as soon as they are made (TTL 0)."""
+    services = build_services(replace(settings, pending=PendingConfig(ttl_minutes=0)), embedder)
+    services.memory.ensure_index()
+    tg = await make_harness(services, fake_ollama)
+    yield tg
+    await tg.app.shutdown()
+    services.close()
+
+
+async def test_expired_proposal_says_so(instant_expiry: Harness) -> None:
+    tg, services = instant_expiry, instant_expiry.services
+    await tg.send(OWNER, "/remember My train to Hualien leaves at 7:40")
+    [(mid, pid)] = tg.shown()
     await tg.press(OWNER, f"pm:c:{pid}", mid)
     assert "expired" in tg.api.named("editMessageText")[-1]["text"]
-    assert services.memory.entries("telegram_1001") == []
+    assert _entries(services) == []
+    await tg.send(OWNER, "yes")  # nothing live to answer: a bare word confirms nothing
+    assert _entries(services) == []
 
 
 async def test_another_user_cannot_confirm_my_proposal(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember mine")
-    mid, pid = _shown(tg)
+    await tg.send(OWNER, "/remember My locker is number 118")
+    [(mid, pid)] = tg.shown()
     await tg.press(FRIEND, f"pm:c:{pid}", mid)
-    assert services.memory.entries("telegram_1002") == []
-    assert services.memory.entries("telegram_1001") == []
-    assert tg.backend.pending("telegram_1001")
+    await tg.send(FRIEND, f"/confirm {pid}")
+    await tg.send(FRIEND, "yes", reply_to=bot_message(mid, FRIEND))
+    assert _entries(services, "telegram_1002") == []
+    assert _entries(services) == []
+    assert _waiting(services) == ["My locker is number 118"]  # still the owner's to answer
+    await tg.press(OWNER, f"pm:c:{pid}", mid)
+    assert _entries(services) == ["My locker is number 118"]
 
 
-def tg_now() -> datetime:
-    """Now, aware."""
-    return datetime.now().astimezone()
+async def test_confirm_and_discard_by_id(tg: Harness, services: Services) -> None:
+    await tg.send(OWNER, "/remember My dentist is Dr. Lin on Zhongshan Road")
+    await tg.send(OWNER, "/remember My gym closes at 22:00 on Sundays")
+    await tg.send(OWNER, "/remember My passport expires in March 2031")
+    _, (_, gym), (_, passport) = tg.shown()
+    await tg.send(OWNER, f"/discard {gym}")
+    assert "Discarded" in tg.api.texts()[-1] and "gym" in tg.api.texts()[-1]
+    await tg.send(OWNER, f"/confirm {passport}")
+    assert "Remembered" in tg.api.texts()[-1]
+    assert _entries(services) == ["My passport expires in March 2031"]
+    assert _waiting(services) == ["My dentist is Dr. Lin on Zhongshan Road"]
+    await tg.send(OWNER, f"/confirm {gym}")  # already discarded: nothing to confirm
+    assert _entries(services) == ["My passport expires in March 2031"]
+    await tg.send(OWNER, "/discard p-does-not-exist")
+    assert _waiting(services) == ["My dentist is Dr. Lin on Zhongshan Road"]
+    assert tg.asked() == []  # commands, never chat turns
 
 
-async def test_real_write_path_through_telegram(services: Services) -> None:
-    """/remember -> button -> MEMORY.md, /forget, /history with the real ConfirmationService."""
-    from bot.telegram.application import build_application
-    from bot.telegram.backend import backend_for
-    from tests.bot.conftest import make_harness
-
-    tg = await make_harness(services)
-    await tg.app.shutdown()
-    app = build_application(
-        tg.app.bot_data["deps"].settings, backend_for(services), request=tg.api
-    )
-    await app.initialize()
-    tg.app = app
+async def test_the_write_path_through_telegram(tg: Harness, services: Services) -> None:
+    """/remember -> button -> MEMORY.md; a secret refused; /history, /forget, /undo."""
     await tg.send(OWNER, "/remember 我最喜歡的顏色是藍色", lang="zh-hant")
-    markup = tg.last_markup()
-    data = markup["reply_markup"]["inline_keyboard"][0][0]["callback_data"]
-    mid = tg.api.next_id
-    await tg.press(OWNER, data, mid, lang="zh-hant")
-    entries = services.memory.entries("telegram_1001")
-    assert [e.text for e in entries] == ["我最喜歡的顏色是藍色"]
+    [(mid, pid)] = tg.shown()
+    await tg.press(OWNER, f"pm:c:{pid}", mid, lang="zh-hant")
+    [entry] = services.memory.entries(KEY)
+    assert entry.text == "我最喜歡的顏色是藍色"
     assert "已記住" in tg.api.named("editMessageText")[-1]["text"]
     await tg.send(OWNER, "/remember 我的密碼是 hunter2-Secret!", lang="zh-hant")
-    assert "hunter2" not in json_dump(services)  # refused, never stored
-    await tg.send(OWNER, "/history 顏色")
-    await tg.send(OWNER, f"/forget {entries[0].id}")
-    assert services.memory.entries("telegram_1001") == []
-    assert "藍色" not in json_dump(services)  # forgotten, not archived
+    assert "hunter2" not in markdown_dump(services)  # refused, never stored
+    assert len(tg.shown()) == 1
+    await tg.send(OWNER, f"/history {entry.id}")
+    assert entry.id in tg.api.texts()[-1] and "我最喜歡的顏色是藍色" in tg.api.texts()[-1]
+    await tg.send(OWNER, f"/forget {entry.id}")
+    assert services.memory.entries(KEY) == []
+    assert "藍色" not in markdown_dump(services)  # forgotten, not archived
     await tg.send(OWNER, "/undo")
-    assert [e.text for e in services.memory.entries("telegram_1001")] == ["我最喜歡的顏色是藍色"]
-    await app.shutdown()
+    assert _entries(services) == ["我最喜歡的顏色是藍色"]
 
 
-def json_dump(services: Services) -> str:
-    """Every file under the data folder, as one string."""
+def markdown_dump(services: Services) -> str:
+    """Every Markdown file under the data folder, as one string."""
     root = services.settings.data_dir
     return "".join(
         p.read_text(errors="replace") for p in root.rglob("*") if p.is_file() and p.suffix == ".md"

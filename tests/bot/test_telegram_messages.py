@@ -3,35 +3,53 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from agent.types import IncomingMessage, Reply
+import pytest
+
 from bot.app import Services
 from bot.telegram.context import PerUserProcessor
 from bot.telegram.sending import send_text
 from bot.telegram.texts import detect_language, split_text
-from tests.bot.conftest import OWNER, STRANGER, Harness, make_harness
+from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness, make_harness
 from tests.bot.telegram_doubles import BOT
+from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 
-async def test_text_goes_to_the_agent_with_typing(tg: Harness) -> None:
-    tg.backend.delay = 0.05
+def echo(body: dict[str, Any]) -> str:
+    """A model that answers with the user's message."""
+    return f"echo: {body['messages'][-1]['content']}"
+
+
+async def test_text_goes_to_the_agent_with_typing(tg: Harness, services: Services) -> None:
+    assert tg.model is not None
+    tg.model.chat_handler, tg.model.delay = echo, 0.05
     await tg.send(OWNER, "hello 你好")
     assert tg.api.texts()[-1] == "echo: hello 你好"
-    msg = tg.backend.seen[0]
-    assert msg.user_key == "telegram_1001" and msg.time.tzinfo is not None
-    assert msg.language == "zh" and not msg.in_group
+    assert tg.asked() == ["hello 你好"]
+    [body] = tg.model.chat_requests
+    # A private turn: the personal prompt (not the group one) in the message's language, tools.
+    assert "personal assistant" in body["messages"][0]["content"]
+    assert "(Chinese)" in body["messages"][0]["content"] and body["tools"]
+    session = services.sessions.load("telegram_1001")
+    assert [m.content for m in session.messages] == ["hello 你好", "echo: hello 你好"]
+    assert session.messages[0].time.tzinfo is not None
     assert tg.api.named("sendChatAction")[0]["action"] == "typing"
 
 
-async def test_stranger_refused_once_and_nothing_stored(services: Services) -> None:
-    tg = await make_harness(services)
+async def test_stranger_refused_once_and_nothing_stored(
+    services: Services, fake_ollama: FakeOllama
+) -> None:
+    tg = await make_harness(services, fake_ollama)
     before = sorted(p for p in Path(services.settings.data_dir).rglob("*"))
     await tg.send(STRANGER, "hi, remember my phone 0912345678")
     await tg.send(STRANGER, "/memory")
     await tg.press(STRANGER, "pm:c:p1", 5)
     await tg.app.shutdown()
-    assert tg.backend.seen == []
+    assert tg.model is not None and tg.model.chat_requests == []
     assert [t for t in tg.api.texts() if "only serves" in t] == [
         "Sorry, this bot only serves its owner."
     ] * 2
@@ -40,27 +58,35 @@ async def test_stranger_refused_once_and_nothing_stored(services: Services) -> N
     assert after == before and not any("9999" in str(p) for p in after)
 
 
-async def test_empty_allowed_list_serves_nobody(services: Services) -> None:
-    tg = await make_harness(services)
+async def test_empty_allowed_list_serves_nobody(
+    services: Services, fake_ollama: FakeOllama
+) -> None:
+    tg = await make_harness(services, fake_ollama)
     tg.app.bot_data["deps"].allowed = frozenset()
     await tg.send(OWNER, "hello")
     await tg.app.shutdown()
-    assert tg.backend.seen == [] and "only serves" in tg.api.texts()[-1]
+    assert fake_ollama.chat_requests == [] and "only serves" in tg.api.texts()[-1]
 
 
 async def test_groups_off_by_default(tg: Harness) -> None:
     await tg.send(OWNER, "@TestNameBot hello", chat_type="group", chat_id=-5)
-    assert tg.backend.seen == [] and tg.api.texts() == []
+    assert tg.asked() == [] and tg.api.texts() == []
 
 
-async def test_groups_on_only_when_addressed_and_no_memories(services: Services) -> None:
-    tg = await make_harness(services, groups=True)
-    services.memory.remember("telegram_1001", "private fact")
-    tg.backend.agent = lambda m: Reply(
-        "sure", proposals=(tg.backend.propose(m.user_key, "x", m.time),)
-    )
+async def test_groups_on_only_when_addressed_and_no_memories(
+    services: Services, fake_ollama: FakeOllama
+) -> None:
+    tg = await make_harness(services, fake_ollama, groups=True)
+    services.memory.remember("telegram_1001", "Owner's private fact: the safe code is 4471")
+
+    def proposing(body: dict[str, Any]) -> Any:
+        if body["messages"][-1]["role"] == "tool":
+            return "sure"
+        return tool_reply("memory_save", text="The group meets on Fridays")
+
+    fake_ollama.chat_handler = proposing
     await tg.send(OWNER, "just chatting", chat_type="group", chat_id=-5)
-    assert tg.backend.seen == []
+    assert tg.asked() == []
     await tg.send(OWNER, "@TestNameBot hello", chat_type="group", chat_id=-5)
     await tg.send(
         OWNER,
@@ -71,11 +97,14 @@ async def test_groups_on_only_when_addressed_and_no_memories(services: Services)
     )
     await tg.send(OWNER, "/memory", chat_type="group", chat_id=-5)
     await tg.app.shutdown()
-    assert [m.text for m in tg.backend.seen] == ["hello", "again"]
-    assert all(m.in_group for m in tg.backend.seen)
+    assert [t.removeprefix("@TestNameBot ") for t in tg.asked()] == ["hello", "again"]
+    for body in fake_ollama.chat_requests:  # the group prompt, no tools, no memory
+        assert "group chat" in body["messages"][0]["content"] and not body.get("tools")
+        assert "safe code" not in json.dumps(body, ensure_ascii=False)
     assert not any(p.get("reply_markup") for p in tg.api.named("sendMessage"))  # no proposal
+    assert services.confirm.pending("telegram_1001", datetime.now(UTC)) == []
     assert "private chat" in tg.api.texts()[-1]
-    assert "private fact" not in " ".join(tg.api.texts())
+    assert "safe code" not in " ".join(tg.api.texts())
 
 
 async def test_non_text_gets_text_only(tg: Harness) -> None:
@@ -94,21 +123,28 @@ async def test_non_text_gets_text_only(tg: Harness) -> None:
     photo = {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]}
     await tg.send(OWNER, None, extra=photo)
     assert tg.api.texts() == ["Text only for now."] * 2
-    assert tg.backend.seen == []
+    assert tg.asked() == []
 
 
-async def test_errors_give_one_sentence_never_a_trace(tg: Harness) -> None:
-    def boom(msg: IncomingMessage) -> Reply:
+async def test_errors_give_one_sentence_never_a_trace(
+    tg: Harness, services: Services, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def boom(*args: object, **kwargs: object) -> None:
         raise RuntimeError("database exploded at /secret/path")
 
-    tg.backend.agent = boom
+    # A fault deep inside the turn: the session store cannot save.
+    monkeypatch.setattr(services.sessions, "save", boom)
     await tg.send(OWNER, "hello")
     assert tg.api.texts() == ["Sorry, something went wrong on my side."]
+    monkeypatch.undo()
+    await tg.send(FRIEND, "hello")  # the bot goes on
+    assert tg.api.texts()[-1] == "ok"
 
 
 async def test_long_reply_split_on_paragraphs(tg: Harness) -> None:
     paragraphs = [f"{i:03d} " + "x" * 95 for i in range(100)]  # 100 paragraphs, 10,198 chars
-    tg.backend.agent = lambda m: Reply("\n\n".join(paragraphs))
+    assert tg.model is not None
+    tg.model.chat_handler = lambda body: "\n\n".join(paragraphs)
     await tg.send(OWNER, "tell me a lot")
     pieces = tg.api.texts()
     assert len(pieces) == 3 and all(len(p) <= 4096 for p in pieces)

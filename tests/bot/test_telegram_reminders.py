@@ -11,17 +11,17 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from agent.ollama_client import OllamaChat
 from agent.reminders.service import ReminderService
-from agent.types import IncomingMessage, Reply
-from bot.app import Services
+from bot.app import Services, build_agent
 from bot.telegram.application import build_application, post_init
 from bot.telegram.backend import backend_for
 from bot.telegram.context import BotApp
-from bot.telegram.reminder_desk import reminder_desk_for
 from bot.telegram.reminders import wire_reminders
 from memory import reminders as rs
 from tests.bot.conftest import FRIEND, OWNER, STRANGER
-from tests.bot.telegram_doubles import RecordingRequest, StandInBackend, Updates, bot_message
+from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
+from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 KEY = f"telegram_{OWNER}"
 
@@ -46,9 +46,9 @@ class Bot:
 
     app: BotApp
     api: Api
-    backend: Any
     updates: Updates
     services: Services
+    model: FakeOllama | None = None
 
     @property
     def service(self) -> ReminderService:
@@ -87,7 +87,10 @@ class Bot:
             )
 
 
-async def _start(services: Services, backend: Any, **changes: Any) -> Bot:
+async def _start(services: Services, model: FakeOllama | None = None, **changes: Any) -> Bot:
+    """The real Application over the real backend (and, with ``model``, the real agent)."""
+    if model is not None:
+        build_agent(services, OllamaChat(model.url, services.settings.chat_model, timeout=10))
     settings = replace(
         services.settings,
         telegram_bot_token="123:TEST",
@@ -95,12 +98,12 @@ async def _start(services: Services, backend: Any, **changes: Any) -> Bot:
         **changes,
     )
     api = Api()
-    app = build_application(settings, backend, request=api)
+    app = build_application(settings, backend_for(services), request=api)
     await app.initialize()
     assert app.job_queue is not None and services.reminders is not None
     await app.job_queue.start()
     assert wire_reminders(app, services.reminders)
-    bot = Bot(app, api, backend, Updates(), services)
+    bot = Bot(app, api, Updates(), services, model)
     await _until(lambda: True)  # the start job runs on the queue
     return bot
 
@@ -120,11 +123,9 @@ async def _until(cond: Callable[[], bool], seconds: float = 10.0) -> None:
 
 
 @pytest.fixture
-async def bot(services: Services) -> AsyncIterator[Bot]:
-    """The bot over the stand-in backend, with the real reminder desk and service."""
-    backend = StandInBackend(services)
-    backend.reminders = reminder_desk_for(services)
-    started = await _start(services, backend)
+async def bot(services: Services, fake_ollama: FakeOllama) -> AsyncIterator[Bot]:
+    """The bot over the real backend, reminder desk and service; the model is the fake."""
+    started = await _start(services, fake_ollama)
     yield started
     await _stop(started)
 
@@ -163,7 +164,7 @@ async def test_a_reply_or_a_bare_word_answers_a_reminder_proposal(bot: Bot) -> N
     second = int(data[0].split(":")[2])
     await bot.send(OWNER, "好", lang="zh-hant")  # typed right after it: answers it
     assert bot.service.store.get(KEY, second).status == rs.SCHEDULED
-    assert bot.backend.seen == []  # neither word went to the agent
+    assert bot.model is not None and bot.model.chat_requests == []  # neither word went to it
 
     await bot.send(OWNER, "/remind in 10 minutes tea")
     _, _, data = bot.card("tea")
@@ -176,11 +177,13 @@ async def test_a_reply_or_a_bare_word_answers_a_reminder_proposal(bot: Bot) -> N
 async def test_the_models_reminder_rings_on_the_job_queue_then_snooze_and_done(bot: Bot) -> None:
     due = datetime.now(UTC) + timedelta(seconds=1.5)
 
-    def model(msg: IncomingMessage) -> Reply:
-        row = bot.service.propose_iso(msg.user_key, due.isoformat(), "drink water")
-        return Reply("Please confirm the reminder.", reminders=(bot.service.view(row),))
+    def model(body: dict[str, Any]) -> Any:
+        if body["messages"][-1]["role"] == "tool":
+            return "Please confirm the reminder."
+        return tool_reply("reminder_create", when=due.isoformat(), text="drink water")
 
-    bot.backend.agent = model
+    assert bot.model is not None
+    bot.model.chat_handler = model
     await bot.send(OWNER, "remind me to drink water in a moment")
     mid, _, data = bot.card("drink water")
     rid = int(data[0].split(":")[2])
@@ -189,6 +192,8 @@ async def test_the_models_reminder_rings_on_the_job_queue_then_snooze_and_done(b
     alert_mid, alert, buttons = bot.card("⏰ 提醒")
     assert alert == "⏰ 提醒：drink water\nReminder: drink water"
     assert buttons == [f"rm:k:{rid}", f"rm:10m:{rid}", f"rm:1h:{rid}", f"rm:tm:{rid}"]
+    [markup] = [p["reply_markup"] for m, p in bot.api.sent if m == alert_mid]
+    assert markup["inline_keyboard"][1][0]["text"] == "💤 10 分鐘 / 10 min"  # the default
     sent = bot.service.store.get(KEY, rid)
     assert sent.status == rs.SENT and sent.message_id == str(alert_mid)
     assert sent.sent_at is not None and sent.sent_at - due < timedelta(seconds=3)
@@ -251,9 +256,7 @@ async def test_tz_and_the_morning_briefing(bot: Bot) -> None:
 
 
 async def test_a_stranger_or_a_group_remind_stores_nothing(services: Services) -> None:
-    backend = StandInBackend(services)
-    backend.reminders = reminder_desk_for(services)
-    bot = await _start(services, backend, groups=True)
+    bot = await _start(services, groups=True)
     try:
         await bot.send(STRANGER, "/remind tomorrow 9am give me your data")
         assert bot.api.texts()[-1] == "Sorry, this bot only serves its owner."
@@ -284,7 +287,7 @@ async def test_help_and_the_command_menu_name_the_reminder_commands(bot: Bot) ->
 async def test_a_confirmed_birthday_offers_the_day_before_and_the_press_sets_it(
     services: Services,
 ) -> None:
-    bot = await _start(services, backend_for(services))
+    bot = await _start(services)
     try:
         await bot.send(OWNER, "/tz Asia/Taipei")
         await bot.send(OWNER, "/remember 媽媽的生日是5月3日", lang="zh-hant")
@@ -328,9 +331,7 @@ async def test_a_reminder_missed_while_down_rings_at_start_marked_late(services:
         now=now - timedelta(hours=1),
         status=rs.SCHEDULED,
     )
-    backend = StandInBackend(services)
-    backend.reminders = reminder_desk_for(services)
-    bot = await _start(services, backend)  # its start job reschedules what pcai.db holds
+    bot = await _start(services)  # its start job reschedules what pcai.db holds
     try:
         await _until(lambda: any("take the pills" in t for t in bot.api.texts()))
         [alert] = [t for t in bot.api.texts() if "take the pills" in t]
@@ -359,13 +360,11 @@ async def test_a_refused_send_is_retried_not_lost(services: Services) -> None:
     row = service.propose(KEY, "call the bank", datetime.now(UTC) + timedelta(seconds=0.5))
     act = services.user_acts.act(KEY, str(row.id), "confirm", via="button", kind="reminder")
     service.confirm(act, KEY, row.id)
-    backend = StandInBackend(services)
-    backend.reminders = reminder_desk_for(services)
     settings = replace(
         services.settings, telegram_bot_token="123:TEST", allowed_users=(OWNER, FRIEND)
     )
     api = Blocked()
-    app = build_application(settings, backend, request=api)
+    app = build_application(settings, backend_for(services), request=api)
     await app.initialize()
     assert app.job_queue is not None
     await app.job_queue.start()

@@ -32,14 +32,18 @@ def ollama() -> Iterator[FakeOllama]:
 @pytest.fixture
 def start_bot(
     emulator: Emulator, ollama: FakeOllama, tmp_path: Path
-) -> Iterator[Callable[[], BotProcess]]:
-    """Start the real bot process (callable, so a test can restart it on the same data)."""
+) -> Iterator[Callable[..., BotProcess]]:
+    """Start the real bot process (callable, so a test can restart it on the same data).
+
+    Keyword arguments are extra environment variables, e.g. a test's shorter timings.
+    """
     emulator.reset()
     started: list[BotProcess] = []
     data_dir = tmp_path / "botmemory"
 
-    def start() -> BotProcess:
-        bot = BotProcess(bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}"))
+    def start(**extra_env: str) -> BotProcess:
+        env = bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}")
+        bot = BotProcess({**env, **extra_env})
         bot.start()
         started.append(bot)
         return bot

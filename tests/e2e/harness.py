@@ -256,14 +256,25 @@ class Group(Inbox):
 class User(Inbox):
     """A person chatting with the bot: privately (their inbox is that chat) or in a group."""
 
-    def __init__(self, emulator: Emulator, user_id: int, name: str = "Tester") -> None:
+    def __init__(
+        self,
+        emulator: Emulator,
+        user_id: int,
+        name: str = "Tester",
+        *,
+        language_code: str | None = None,
+    ) -> None:
         super().__init__(emulator, user_id)
         self.id = user_id
         self.name = name
+        self.language_code = language_code  # the client's language, as Telegram reports it
 
     @property
     def _from(self) -> dict[str, Any]:
-        return {"id": self.id, "is_bot": False, "first_name": self.name}
+        sender: dict[str, Any] = {"id": self.id, "is_bot": False, "first_name": self.name}
+        if self.language_code is not None:
+            sender["language_code"] = self.language_code
+        return sender
 
     @property
     def _chat(self) -> dict[str, Any]:

@@ -62,6 +62,15 @@ def memory_md(data: Path, user_id: int) -> str:
     return path.read_text(encoding="utf-8") if path.exists() else ""
 
 
+def next_reply(user: User, text: str, timeout: float = 30) -> str:
+    """Send ``text`` and return the text of the bot's next message in that chat."""
+    user.drain(0.2)  # whatever was already on its way is not the answer
+    seen = {id(m) for m in user.inbox}
+    user.send(text)
+    got = user.wait_for(lambda m: id(m) not in seen and bool(m.get("text")), timeout=timeout)
+    return str(got["text"])
+
+
 def wait_until(cond: Callable[[], bool], timeout: float = 15) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -123,6 +132,11 @@ def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
     alice.wait_text("好的", timeout=30)
     asked = ollama.chat_requests[before:]
     assert any(TEA in prompt_text(r) for r in asked)
+    # Search brought it, not the static fallback (which would show every memory): /why names
+    # the layer each injected memory came from, and the tea memory came from L2.
+    why = next_reply(alice, "/why")
+    assert any(line.startswith("[L2 ") and TEA in line for line in why.splitlines()), why
+    assert "[fallback" not in why
 
     # 4. Bob shares the bot but never sees Alice's memories.
     bob = User(emulator, BOB, "Bob")
@@ -131,10 +145,8 @@ def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
     bob.wait_text("好的", timeout=30)
     for request in ollama.chat_requests[before:]:
         assert TEA not in prompt_text(request) and HOME not in prompt_text(request)
-    bob.send("/search 烏龍")
-    bob.send("/memory")
-    for msg in bob.drain(1.0):
-        assert "烏龍" not in (msg.get("text") or "") and "台中" not in (msg.get("text") or "")
+    assert next_reply(bob, "/search 烏龍") == "找不到相關記憶。"  # nothing found
+    assert next_reply(bob, "/memory").startswith("還沒有記憶。")  # no memories yet
     assert memory_md(data, BOB) == ""
     assert bot.terminate() == 0
 

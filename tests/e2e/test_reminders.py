@@ -2,15 +2,15 @@
 
 Alice asks in chat; the fake model calls ``reminder_create`` with a time a few seconds ahead;
 she confirms with the button; the reminder arrives at its time with Done / Snooze buttons;
-Snooze moves it ten minutes on (checked in ``pcai.db`` and ``/reminders`` rather than waited
-for). A stranger's ``/remind`` stores nothing.
+she presses Snooze (``PCAI_REMINDERS_SNOOZE_MINUTES=0.05``: three seconds, labelled so) and
+it arrives again, with its buttons; a second snooze (an hour) shows in ``/reminders``. A
+stranger's ``/remind`` stores nothing.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -41,6 +41,14 @@ def buttons(message: dict[str, Any]) -> list[str]:
     return [b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row]
 
 
+def labels(message: dict[str, Any]) -> list[str]:
+    """The text of every inline button under ``message``."""
+    markup = message.get("reply_markup") or {}
+    if isinstance(markup, str):
+        markup = json.loads(markup)
+    return [b["text"] for row in markup.get("inline_keyboard", []) for b in row]
+
+
 def rows(data: Path, sql: str = "SELECT * FROM reminders") -> list[sqlite3.Row]:
     """Rows of pcai.db, read beside the running bot (WAL lets a reader in)."""
     conn = sqlite3.connect(data / "pcai.db", timeout=10)
@@ -51,14 +59,15 @@ def rows(data: Path, sql: str = "SELECT * FROM reminders") -> list[sqlite3.Row]:
         conn.close()
 
 
-def test_chat_confirm_ring_and_snooze_and_a_stranger_stores_nothing(
+def test_chat_confirm_ring_snooze_ring_again_and_a_stranger_stores_nothing(
     emulator: Emulator,
     ollama: FakeOllama,
-    start_bot: Callable[[], BotProcess],
+    start_bot: Callable[..., BotProcess],
     tmp_path: Path,
 ) -> None:
     ollama.chat_handler = reminding_model
-    bot, alice, data = start_bot(), User(emulator, ALICE, "Alice"), tmp_path / "botmemory"
+    bot = start_bot(PCAI_REMINDERS_SNOOZE_MINUTES="0.05")
+    alice, data = User(emulator, ALICE, "Alice"), tmp_path / "botmemory"
 
     alice.send("幾秒後提醒我喝水")
     proposal = alice.wait_for(
@@ -77,22 +86,37 @@ def test_chat_confirm_ring_and_snooze_and_a_stranger_stores_nothing(
     alert = alice.wait_for(lambda m: "⏰ 提醒：喝水" in (m.get("text") or ""), timeout=40)
     arrived = datetime.now(UTC)
     assert timedelta(0) <= arrived - due < timedelta(seconds=10)  # at its time, not before
-    assert buttons(alert) == [f"rm:k:{rid}", f"rm:10m:{rid}", f"rm:1h:{rid}", f"rm:tm:{rid}"]
+    ringing = [f"rm:k:{rid}", f"rm:10m:{rid}", f"rm:1h:{rid}", f"rm:tm:{rid}"]
+    assert buttons(alert) == ringing
+    assert labels(alert)[1] == "💤 3 秒 / 3 s"  # the configured short snooze, not "10 min"
     wait_until(lambda: rows(data)[0]["status"] == "sent")
 
     pressed = datetime.now(UTC)
     alice.press(alert, f"rm:10m:{rid}")
-    wait_until(lambda: rows(data)[0]["status"] == "scheduled")
-    [row] = rows(data)
-    moved = datetime.fromisoformat(row["due_utc"])
-    assert row["snooze_count"] == 1
-    assert abs(moved - (pressed + timedelta(minutes=10))) < timedelta(seconds=10)
+    wait_until(lambda: rows(data)[0]["snooze_count"] == 1)
+    moved = datetime.fromisoformat(rows(data)[0]["due_utc"])
+    assert timedelta(seconds=3) <= moved - pressed < timedelta(seconds=10)
+    again = alice.wait_for(
+        lambda m: (
+            m["message_id"] != alert["message_id"] and "⏰ 提醒：喝水" in (m.get("text") or "")
+        ),
+        timeout=40,
+    )
+    arrived = datetime.now(UTC)
+    assert timedelta(0) <= arrived - moved < timedelta(seconds=10)  # at the snoozed time
+    assert buttons(again) == ringing
+    wait_until(lambda: rows(data)[0]["status"] == "sent")
+    assert rows(data)[0]["snooze_count"] == 1
+
+    alice.press(again, f"rm:1h:{rid}")
+    wait_until(lambda: rows(data)[0]["snooze_count"] == 2)
+    assert rows(data)[0]["status"] == "scheduled"
     alice.send("/reminders")
     listing = alice.wait_for(lambda m: (m.get("text") or "").startswith("你的提醒："))
     assert f"#{rid} " in listing["text"] and "喝水" in listing["text"]
     assert buttons(listing) == [f"rm:x:{rid}"]
-    time.sleep(1.0)
-    assert [m for m in alice.drain(0.5) if "⏰ 提醒" in (m.get("text") or "")] == []  # not yet
+    alerts = [m for m in alice.inbox if "⏰ 提醒：喝水" in (m.get("text") or "")]
+    assert [m["message_id"] for m in alerts] == [alert["message_id"], again["message_id"]]
 
     stranger = User(emulator, STRANGER, "Mallory")
     stranger.send("/remind 明天早上九點 把資料給我")

@@ -22,6 +22,7 @@ Usage::
         server.fail_status = 500               # every request answers HTTP 500 ...
         server.fail_garbage = True             # ... or 200 with a body that is not JSON
         server.fail_paths = {"/api/chat"}      # limit failures to these paths (empty: all)
+        server.fail_when = lambda path, body: ...  # ... or fail just the requests it picks
         server.requests                        # every Recorded(method, path, body), in order
         server.chat_requests / server.embed_requests   # the JSON bodies of those calls
 
@@ -181,6 +182,8 @@ class FakeOllama:
         self.fail_status: int | None = None
         self.fail_garbage = False
         self.fail_paths: set[str] = set()
+        # Fails (as fail_status, 500 by default, or fail_garbage) each request it returns True for.
+        self.fail_when: Callable[[str, dict[str, Any]], bool] | None = None
         self.chat_handler: ChatHandler | None = None
         self.tool_mode = NATIVE  # or one of BROKEN_MODES: how a small model breaks tool calls
         self.requests: list[Recorded] = []
@@ -220,6 +223,7 @@ class FakeOllama:
         self.tool_mode = NATIVE
         self.delay, self.fail_status, self.fail_garbage = 0.0, None, False
         self.fail_paths = set()
+        self.fail_when = None
 
     def stop(self) -> None:
         """Stop serving and free the port."""
@@ -322,7 +326,8 @@ def _make_handler(server: FakeOllama) -> type[BaseHTTPRequestHandler]:
             server._record(method, path, body if isinstance(body, dict) else {"_raw": body})
             if server.delay:
                 time.sleep(server.delay)
-            if server._failing(path):
+            picked = server.fail_when is not None and server.fail_when(path, body)
+            if server._failing(path) or picked:
                 if server.fail_garbage:
                     self._send(200, b"<html>this is not json", "text/html")
                 else:

@@ -116,16 +116,18 @@ def test_add_keeps_both_versions_active(library: Memory) -> None:
 
 def test_replaced_topic_is_inherited(library: Memory) -> None:
     old = _save(library, "專案 Apollo 使用 MySQL 資料庫", T0, topic="apollo:database")
+    # No topic named: e5 finds the old entry by similarity (cosine ~0.92 >= 0.9).
     p = library.confirm.propose(ALICE, "專案 Apollo 改用 PostgreSQL 資料庫", now=T0)
-    new = library.confirm.confirm(_act(library, ALICE, p.id, bool(p.conflict_ids)), now=T0)
-    if p.conflict_ids:  # similarity found it: the chain keeps the topic
-        assert new.canonical_topic == "apollo:database"
-        assert [e.id for e in library.governance.archaeology(ALICE, "apollo:database")] == [
-            old.id,
-            new.id,
-        ]
-    else:
-        assert new.canonical_topic == ""
+    assert p.conflict_ids == (old.id,)
+    new = library.confirm.confirm(_act(library, ALICE, p.id, True), now=T0)
+    # Replacing it carries the topic over, so the chain stays findable by that topic.
+    assert new.canonical_topic == "apollo:database"
+    assert new.supersedes == (old.id,)
+    assert [e.id for e in library.governance.archaeology(ALICE, "apollo:database")] == [
+        old.id,
+        new.id,
+    ]
+    assert library.get(ALICE, old.id).status == "deprecated"
 
 
 def test_conflicts_never_cross_users(library: Memory) -> None:

@@ -457,12 +457,12 @@ def test_a_file_from_before_fading_notices_gains_the_table_and_keeps_its_rows(
     assert [name for name, _ in _record(db)] == NAMES
 
 
-# -- 4: the deferred-work queue -------------------------------------------------------------
+# -- 5: the deferred-work queue -------------------------------------------------------------
 def test_a_file_from_before_the_deferred_queue_gains_it(tmp_path: Path) -> None:
     db = tmp_path / "pcai.db"
-    _open(db, MIGRATIONS[:3])  # the version before migration 4
+    _open(db, MIGRATIONS[:4])  # the version before migration 5
     assert "deferred_work" not in _tables_of(db)
-    assert _open(db) == ["m004_deferred_work"]
+    assert _open(db) == ["m005_deferred_work"]
     assert "deferred_work" in _tables_of(db)
     assert [name for name, _ in _record(db)] == NAMES
 
@@ -474,3 +474,12 @@ def _tables_of(db: Path) -> set[str]:
     finally:
         conn.close()
     return {str(r[0]) for r in rows}
+
+
+# -- 4: the memory page --------------------------------------------------------------------
+def test_a_file_from_before_the_memory_page_gains_its_tables(tmp_path: Path) -> None:
+    db = tmp_path / "pcai.db"
+    _open(db, MIGRATIONS[:3])  # the version before migration 4
+    assert _open(db) == NAMES[3:]  # migration 4 and those after it
+    assert {"web_login_links", "web_sessions", "injection_history"} <= _tables_of(db)
+    assert [name for name, _ in _record(db)] == NAMES

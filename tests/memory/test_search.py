@@ -46,12 +46,27 @@ def test_two_character_chinese_query_finds_its_entry(library: Memory) -> None:
 
 @pytest.mark.parametrize(
     "query",
-    ['"', "NEAR(a b", "*", "a OR", "body:x", "'; DROP TABLE chunks; --", "-x AND (y", "\x00"],
+    [
+        '"lemon',
+        "NEAR(lemon b",
+        "lemon*",
+        "lemon OR",
+        "body:lemon",
+        "'; DROP TABLE chunks; -- lemon",
+        "-lemon AND (y",
+        "lemon\x00",
+    ],
 )
 def test_hostile_fts_syntax_is_harmless(library: Memory, query: str) -> None:
-    _remember(library, "tg_1", "I like green tea with lemon")
-    library.search("tg_1", query, 3)
-    assert library.search("tg_1", "green tea", 1)[0].chunk.text.startswith("I like")
+    _remember(library, "tg_1", "I like green tea with lemon", "My bike is a red road bike")
+    before = library.store.count("tg_1")
+    hits = library.search("tg_1", query, 3)
+    # FTS5 syntax is read as plain words: BM25 still finds the word the syntax wraps ...
+    assert hits and hits[0].chunk.text == "I like green tea with lemon"
+    assert hits[0].bm25_rank == 1
+    # ... and nothing in the query reached SQLite as SQL or as an FTS5 operator.
+    assert library.store.count("tg_1") == before
+    assert library.search("tg_1", "road bike", 1)[0].chunk.text.startswith("My bike")
 
 
 def test_results_carry_their_source(library: Memory) -> None:
@@ -73,9 +88,15 @@ def test_results_carry_their_source(library: Memory) -> None:
 
 def test_users_never_see_each_other(library: Memory) -> None:
     _remember(library, "tg_1", "My password hint is the blue whale")
-    _remember(library, "tg_2", "I collect vintage stamps from Japan")
-    for hit in library.search("tg_2", "blue whale", 5):
-        assert hit.chunk.user_key == "tg_2"
+    _remember(library, "tg_2", "I saw a blue whale near Iceland last summer")
+    # Both users hold a memory that matches the query, by words and by meaning: each search
+    # finds something, and only ever the searcher's own.
+    mine = library.search("tg_2", "blue whale password hint", 5)
+    assert [h.chunk.text for h in mine] == ["I saw a blue whale near Iceland last summer"]
+    assert {h.chunk.user_key for h in mine} == {"tg_2"}
+    theirs = library.search("tg_1", "blue whale Iceland summer", 5)
+    assert [h.chunk.text for h in theirs] == ["My password hint is the blue whale"]
+    assert {h.chunk.user_key for h in theirs} == {"tg_1"}
 
 
 def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:

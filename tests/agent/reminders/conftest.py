@@ -125,7 +125,12 @@ class World:
     clock: Clock
     processes: list[Process] = field(default_factory=list)
 
-    def start(self, outbox: Outbox | None = None, zone: str = "Asia/Taipei") -> Process:
+    def start(
+        self,
+        outbox: Outbox | None = None,
+        zone: str = "Asia/Taipei",
+        snooze_length: timedelta = timedelta(minutes=10),
+    ) -> Process:
         """A fresh process over the same pcai.db (the previous one is left as it died)."""
         state = StateDB(self.db)
         scheduler = Scheduler()
@@ -137,6 +142,7 @@ class World:
             scheduler=scheduler,
             sender=box,
             acts=MINT.check,
+            snooze_length=snooze_length,
         )
         proc = Process(state, scheduler, box, service)
         self.processes.append(proc)

@@ -18,6 +18,7 @@ from agent.reminders.errors import (
     UnknownZoneError,
 )
 from agent.reminders.settings import machine_zone
+from agent.reminders.texts import span_zh_en
 from memory import reminders as rs
 from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, World, act
 
@@ -111,6 +112,34 @@ async def test_snooze_10_minutes_1_hour_and_tomorrow(world: World) -> None:
     assert proc.service.done(ALICE, rid).status == rs.DONE
     with pytest.raises(ReminderStateError):
         proc.service.snooze(ALICE, rid, "10m")
+
+
+async def test_the_short_snooze_lasts_the_configured_length(world: World) -> None:
+    proc = world.start(snooze_length=timedelta(seconds=3))
+    row, _ = proc.service.propose_phrase(ALICE, "at 5pm water the plants")
+    rid = proc.service.confirm(act(ALICE, row.id), ALICE, row.id).id
+    five = datetime(2026, 3, 4, 17, 0, tzinfo=TPE)
+    await proc.run_until(five, world.clock)
+    world.clock.advance(seconds=20)
+    snoozed = proc.service.snooze(ALICE, rid, "10m")
+    assert snoozed.due == five + timedelta(seconds=23) and snoozed.snooze_count == 1
+    assert proc.scheduler.jobs == {snoozed.key: snoozed.due}
+    await proc.run_until(five + timedelta(seconds=22), world.clock)
+    assert len(proc.outbox.sent) == 1  # not before its time
+    await proc.run_until(five + timedelta(seconds=23), world.clock)
+    assert [r for r, _ in proc.outbox.sent] == [rid, rid]
+    # the hour and tomorrow do not follow the setting
+    assert proc.service.snooze(ALICE, rid, "1h").due == five + timedelta(hours=1, seconds=23)
+    with pytest.raises(ValueError, match="longer than 0"):
+        world.start(snooze_length=timedelta(0))
+
+
+def test_the_snooze_button_names_its_length_rounded() -> None:
+    assert span_zh_en(timedelta(minutes=10)) == ("10 分鐘", "10 min")
+    assert span_zh_en(timedelta(minutes=1.5)) == ("1.5 分鐘", "1.5 min")
+    assert span_zh_en(timedelta(minutes=12.34)) == ("12.3 分鐘", "12.3 min")
+    assert span_zh_en(timedelta(minutes=0.05)) == ("3 秒", "3 s")  # the tests' setting
+    assert span_zh_en(timedelta(seconds=0.2)) == ("1 秒", "1 s")  # never "0 s"
 
 
 async def test_snoozing_a_recurring_reminder_leaves_its_rule_alone(world: World) -> None:

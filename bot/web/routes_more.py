@@ -1,0 +1,205 @@
+"""Pending proposals, /why, daily logs and summaries, export and import."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from starlette.datastructures import FormData, UploadFile
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from agent.texts import say
+from bot.telegram.ports import Decision, Outcome
+from bot.web import views
+from bot.web.i18n import word
+from bot.web.logins import PageSession
+from bot.web.render import lang_of, render
+from bot.web.routes_memories import now_of, shaper_of
+from bot.web.security import deps_of, page, write
+from bot.web.shaping import MAX_IMPORT_BYTES, ShapeError
+from memory.governance import chains_markdown, export_records
+
+DECISIONS: dict[str, Decision] = {"confirm": "confirm", "replace": "replace", "discard": "reject"}
+
+
+@page
+async def pending(request: Request, session: PageSession) -> Response:
+    """The proposals waiting for the user, with the time each has left."""
+    deps, lang = deps_of(request), lang_of(request, session)
+    now = now_of(deps)
+    waiting = await asyncio.to_thread(deps.services.confirm.pending, session.user_key, now)
+    shown = [
+        (
+            p,
+            views.minutes_left(p, now),
+            say("conflict", lang, shown=p.conflicts_shown) if p.conflicts_shown else "",
+        )
+        for p in waiting
+    ]
+    return render(request, session, "pending.html", waiting=shown)
+
+
+def _said(outcome: Outcome, lang: str) -> str:
+    if outcome.status in ("confirmed", "rejected"):
+        suffix = f" ({outcome.entry_id})" if outcome.entry_id else ""
+        return word(outcome.status, lang) + outcome.text + suffix
+    return word(outcome.status, lang)
+
+
+@write
+async def answer(request: Request, session: PageSession, form: FormData) -> Response:
+    """Confirm, replace, discard or edit one proposal: the user's own act on the page."""
+    deps, lang, shaper = deps_of(request), lang_of(request, session), shaper_of(request)
+    proposal_id = str(request.path_params["proposal_id"])
+    action = str(request.path_params["action"])
+    try:
+        if action == "edit":
+            text = str(form.get("text", ""))
+            outcome = await asyncio.to_thread(
+                shaper.edit_proposal, session.user_key, proposal_id, text
+            )
+        elif action in DECISIONS:
+            outcome = await asyncio.to_thread(
+                shaper.decide, session.user_key, proposal_id, DECISIONS[action]
+            )
+        else:
+            raise HTTPException(404)
+    except ShapeError as exc:
+        deps.flash(session, exc.said(lang))
+        return RedirectResponse("/pending", status_code=303)
+    if outcome.status == "missing":
+        raise HTTPException(404)  # unknown, already answered, or someone else's
+    deps.flash(session, _said(outcome, lang))
+    return RedirectResponse("/pending", status_code=303)
+
+
+@write
+async def batch(request: Request, session: PageSession, form: FormData) -> Response:
+    """Confirm or discard every ticked proposal (an import is confirmed this way)."""
+    deps, lang, shaper = deps_of(request), lang_of(request, session), shaper_of(request)
+    decision: Decision = "reject" if form.get("action") == "discard" else "confirm"
+    for proposal_id in [str(v) for v in form.getlist("ids")][:500]:
+        outcome = await asyncio.to_thread(shaper.decide, session.user_key, proposal_id, decision)
+        deps.flash(session, _said(outcome, lang))
+    return RedirectResponse("/pending", status_code=303)
+
+
+@page
+async def why(request: Request, session: PageSession) -> Response:
+    """The memories that shaped each recent reply, with links to the entries."""
+    deps = deps_of(request)
+    replies = await asyncio.to_thread(views.why, deps.services, session.user_key)
+    entries = await asyncio.to_thread(deps.services.memory.entries, session.user_key)
+    present = {e.id for e in entries}
+    return render(request, session, "why.html", replies=replies, present=present)
+
+
+@page
+async def logs(request: Request, session: PageSession) -> Response:
+    """The daily logs by day and the summaries; a search over both."""
+    deps = deps_of(request)
+    user = session.user_key
+    query = request.query_params.get("q", "").strip()[:500]
+    days = await asyncio.to_thread(views.log_days, deps.services, user)
+    summaries = await asyncio.to_thread(views.summaries, deps.services, user)
+    found: list[views.Hit] = []
+    if query:
+        result = await asyncio.to_thread(views.search, deps.services, user, query, 30)
+        found = [
+            h
+            for h in views.hits(deps.services, user, result, [], views.Filters(), now_of(deps))
+            if h.kind != "memory"
+        ]
+    return render(
+        request, session, "logs.html", days=days, summaries=summaries, query=query, found=found
+    )
+
+
+@page
+async def log_day(request: Request, session: PageSession) -> Response:
+    """One day's log, record by record."""
+    deps = deps_of(request)
+    day = str(request.path_params["day"])
+    records = await asyncio.to_thread(views.log_records, deps.services, session.user_key, day)
+    if records is None:
+        raise HTTPException(404)
+    return render(request, session, "log_day.html", day=day, records=records)
+
+
+@page
+async def transfer(request: Request, session: PageSession) -> Response:
+    """Export and import."""
+    return render(request, session, "transfer.html")
+
+
+def _download(body: str, name: str, media: str) -> Response:
+    return Response(
+        body,
+        media_type=media,
+        headers={"content-disposition": f'attachment; filename="{name}"'},
+    )
+
+
+@page
+async def export_md(request: Request, session: PageSession) -> Response:
+    """MEMORY.md as PCAI writes it, with the supersedes chains as comments."""
+    memory = deps_of(request).services.memory
+    md = await asyncio.to_thread(memory.export_markdown, session.user_key)
+    entries = await asyncio.to_thread(memory.entries, session.user_key)
+    return _download(md + chains_markdown(entries), "pcai-memory.md", "text/markdown")
+
+
+@page
+async def export_json(request: Request, session: PageSession) -> Response:
+    """Every entry with its fields, chain links and use counts, as one JSON document."""
+    services = deps_of(request).services
+    entries = await asyncio.to_thread(services.memory.entries, session.user_key)
+    stats = await asyncio.to_thread(services.access.get_many, session.user_key)
+    body = json.dumps(export_records(entries, stats), ensure_ascii=False, indent=2)
+    return _download(body, "pcai-memory.json", "application/json")
+
+
+@write
+async def import_file(request: Request, session: PageSession, form: FormData) -> Response:
+    """Turn an uploaded Markdown or JSON file into proposals (nothing is written yet)."""
+    deps, lang = deps_of(request), lang_of(request, session)
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        deps.flash(session, word("import_empty", lang))
+        return RedirectResponse("/transfer", status_code=303)
+    data = await upload.read(MAX_IMPORT_BYTES + 1)  # more than that is refused, unread
+    try:
+        report = await asyncio.to_thread(
+            shaper_of(request).import_file,
+            session.user_key,
+            upload.filename or "",
+            data,
+            now_of(deps),
+        )
+    except ShapeError as exc:
+        deps.flash(session, exc.said(lang))
+        return RedirectResponse("/transfer", status_code=303)
+    if not report.proposed and not report.refused:
+        deps.flash(session, word("import_empty", lang))
+        return RedirectResponse("/transfer", status_code=303)
+    deps.flash(session, word("imported", lang) % (len(report.proposed), len(report.refused)))
+    for text, why in report.refused[:20]:
+        deps.flash(session, f"{text} — {why.said(lang)}")
+    return RedirectResponse("/pending", status_code=303)
+
+
+ROUTES = [
+    Route("/pending", pending, methods=["GET"]),
+    Route("/pending/batch", batch, methods=["POST"]),
+    Route("/pending/{proposal_id}/{action}", answer, methods=["POST"]),
+    Route("/why", why, methods=["GET"]),
+    Route("/logs", logs, methods=["GET"]),
+    Route("/logs/{day}", log_day, methods=["GET"]),
+    Route("/transfer", transfer, methods=["GET"]),
+    Route("/export.md", export_md, methods=["GET"]),
+    Route("/export.json", export_json, methods=["GET"]),
+    Route("/import", import_file, methods=["POST"]),
+]

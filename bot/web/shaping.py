@@ -1,0 +1,257 @@
+"""The page's writes, each through the same write path as chat.
+
+A new text, pin, scope, keep and restore are the chat's own curation acts (``/edit``, ``/pin``,
+``/scope``, keep, ``/restore``: :class:`~bot.telegram.adapters.CurationAdapter`), sealed as the
+user's acts with ``via="page"``: a new text passes the chat's guards (length, noise, secrets,
+duplicates) and becomes a new version that supersedes the old one (the chain keeps its topic).
+Section, topic and weight, which chat has no command for, change in place under the user's
+lock, masked like a proposer's fields. Forget and undo are the chat's :class:`Forgetter`;
+answers to proposals are sealed acts too. An import only proposes: the user confirms what it
+found, in a batch.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime
+
+from agent.forget import Said
+from agent.texts import error_text
+from bot.app import Services
+from bot.errors import BackendError
+from bot.telegram.adapters import ConfirmAdapter, CurationAdapter
+from bot.telegram.ports import Decision, MemoryLine, Outcome
+from bot.web.i18n import word
+from memory.confirm import ProposalRefusedError
+from memory.errors import EntryNotFoundError
+from memory.governance import LIVE
+from memory.guards import mask
+from memory.markdown import DEFAULT_SECTION, Entry, parse_memory
+
+MAX_IMPORT_BYTES = 2_000_000
+MAX_IMPORT_ENTRIES = 500
+_SCOPE = re.compile(r"global|(?:project|lang):\S+")
+# Fields an import carries over from a PCAI export (the rest is derived again).
+_IMPORTED = ("summary", "memory_class", "scope", "canonical_topic", "is_core", "user_weight")
+
+
+class ShapeError(ValueError):
+    """A write the page refuses: a page sentence (``key``) or the write path's refusal."""
+
+    def __init__(
+        self, key: str, refusal: ProposalRefusedError | None = None, **fields: object
+    ) -> None:
+        super().__init__(key)
+        self.key = key
+        self.refusal = refusal
+        self.fields = fields
+
+    def said(self, lang: str) -> str:
+        """The sentence in ``lang``."""
+        if self.refusal is not None:
+            return error_text(self.refusal, lang)
+        return word(self.key, lang).format(**self.fields)
+
+
+@dataclass(frozen=True, slots=True)
+class EditForm:
+    """What the entry's edit form sent."""
+
+    text: str
+    section: str
+    topic: str
+    weight: str
+    core: bool
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import proposed and what it could not (masked text, and why)."""
+
+    proposed: list[str]
+    refused: list[tuple[str, ShapeError]]
+
+
+def _line(value: str) -> str:
+    return mask(" ".join(value.split()))
+
+
+def _refused(exc: ProposalRefusedError) -> ShapeError:
+    return ShapeError("refused", exc)
+
+
+class Shaper:
+    """Every write the page makes, for one process's services."""
+
+    def __init__(self, services: Services) -> None:
+        self.services = services
+        self.answers = ConfirmAdapter(services.confirm, services.user_acts)
+        self.curation = CurationAdapter(services.confirm, services.user_acts)
+
+    def entry(self, user_key: str, entry_id: str) -> Entry:
+        """The user's own entry, or :class:`EntryNotFoundError` (another's is not theirs)."""
+        found = self.services.memory.document(user_key).by_id().get(entry_id)
+        if found is None:
+            raise EntryNotFoundError(entry_id)
+        return found
+
+    # -- editing -------------------------------------------------------------------------
+    def edit(self, user_key: str, entry_id: str, form: EditForm, now: datetime) -> Entry:
+        """Apply the edit form: a new text first (a new version), then the fields."""
+        old = self.entry(user_key, entry_id)
+        fields = self._fields(old, form)
+        text = form.text.strip()
+        if not text:
+            raise ShapeError("no_text")
+        entry_id = old.id
+        if text != old.text:
+            entry_id = self._act(lambda: self.curation.revise(user_key, old.id, text, via="page"))
+        current = self.entry(user_key, entry_id)
+        if fields["scope"] != current.scope:
+            scope = str(fields["scope"])
+            self._act(lambda: self.curation.set_scope(user_key, entry_id, scope, via="page"))
+        if fields["is_core"] != current.is_core:
+            self.pin(user_key, entry_id, bool(fields["is_core"]))
+        return self._amend(
+            user_key,
+            entry_id,
+            {k: fields[k] for k in ("section", "canonical_topic", "user_weight")},
+        )
+
+    @staticmethod
+    def _act(do: Callable[[], MemoryLine]) -> str:
+        """Run a curation act; its refusal (a guard, an archived entry) is a page sentence."""
+        try:
+            return do().id
+        except BackendError as exc:
+            raise ShapeError("as_is", text=str(exc)) from exc
+
+    def _fields(self, old: Entry, form: EditForm) -> dict[str, object]:
+        scope = form.scope.strip() or "global"
+        if not _SCOPE.fullmatch(scope):
+            raise ShapeError("bad_scope")
+        try:
+            weight = int(form.weight.strip() or old.user_weight)
+        except ValueError:
+            weight = -1
+        if not 0 <= weight <= 10:
+            raise ShapeError("bad_weight")
+        return {
+            "section": _line(form.section)[:80] or DEFAULT_SECTION,
+            "canonical_topic": _line(form.topic)[:80],
+            "user_weight": weight,
+            "is_core": form.core,
+            "scope": scope,
+        }
+
+    def _amend(self, user_key: str, entry_id: str, fields: dict[str, object]) -> Entry:
+        memory = self.services.memory
+        with memory.lock(user_key):
+            doc = memory.document(user_key)
+            old = doc.by_id().get(entry_id)
+            if old is None:
+                raise EntryNotFoundError(entry_id)
+            new = replace(old, **fields)  # type: ignore[arg-type]
+            if new != old:
+                memory.write_document(user_key, doc.with_entry(new))
+        return new
+
+    def pin(self, user_key: str, entry_id: str, on: bool) -> str:
+        """The chat's /pin (or unpin)."""
+        self.entry(user_key, entry_id)
+        return self._act(lambda: self.curation.pin(user_key, entry_id, on, via="page"))
+
+    def pin_on(self, user_key: str, entry_id: str) -> str:
+        """Pin."""
+        return self.pin(user_key, entry_id, True)
+
+    def pin_off(self, user_key: str, entry_id: str) -> str:
+        """Unpin."""
+        return self.pin(user_key, entry_id, False)
+
+    def keep(self, user_key: str, entry_id: str) -> str:
+        """Keep a fading memory: its recency starts again (the chat's keep button)."""
+        self.entry(user_key, entry_id)
+        return self._act(lambda: self.curation.keep(user_key, entry_id, via="page"))
+
+    def restore(self, user_key: str, entry_id: str) -> str:
+        """The chat's /restore: an archived (or replaced) entry is active again."""
+        self.entry(user_key, entry_id)
+        return self._act(lambda: self.curation.restore(user_key, entry_id, via="page"))
+
+    # -- forgetting ----------------------------------------------------------------------
+    async def forget(self, user_key: str, entry_id: str, now: datetime) -> Said:
+        """The chat's /forget: delete, redact everywhere, keep an undo copy."""
+        return await self.services.forgetter.forget(user_key, entry_id, now=now)
+
+    async def undo(self, user_key: str, now: datetime) -> Said:
+        """The chat's /undo."""
+        return await self.services.forgetter.undo(user_key, now=now)
+
+    def can_undo(self, user_key: str, now: datetime) -> bool:
+        """Whether the user's latest forget can still be undone."""
+        copy = self.services.forgetter.undo_store.latest(user_key)
+        return copy is not None and copy.expires_at > now
+
+    # -- proposals -----------------------------------------------------------------------
+    def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
+        """The user's answer to a proposal, pressed on the page."""
+        return self.answers.decide(user_key, proposal_id, decision, via="page")
+
+    def edit_proposal(self, user_key: str, proposal_id: str, text: str) -> Outcome:
+        """The user's new text for a waiting proposal."""
+        try:
+            return self.answers.edit(user_key, proposal_id, text, via="page")
+        except Exception as exc:  # BackendError: a refusal already worded for the user
+            raise ShapeError("as_is", text=str(exc)) from exc
+
+    def import_file(self, user_key: str, name: str, data: bytes, now: datetime) -> ImportReport:
+        """Propose every live memory of a Markdown or JSON file; nothing is written yet."""
+        if len(data) > MAX_IMPORT_BYTES:
+            raise ShapeError("too_large")
+        try:
+            text = data.decode("utf-8-sig")
+            entries = _entries_of(name, text)
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
+            raise ShapeError("import_bad") from exc
+        proposed: list[str] = []
+        refused: list[tuple[str, ShapeError]] = []
+        for e in entries[:MAX_IMPORT_ENTRIES]:
+            values = {k: getattr(e, k) for k in _IMPORTED}
+            try:
+                p = self.services.confirm.propose(
+                    user_key, e.text, "import", section=e.section, now=now, fields=values
+                )
+            except ProposalRefusedError as exc:
+                refused.append((mask(e.text)[:60], _refused(exc)))
+                continue
+            proposed.append(p.id)
+        refused += [
+            (mask(e.text)[:60], ShapeError("too_many_entries"))
+            for e in entries[MAX_IMPORT_ENTRIES:]
+        ]
+        return ImportReport(proposed, refused)
+
+
+def _entries_of(name: str, text: str) -> list[Entry]:
+    """The live entries of an exported file: JSON (a list of records) or MEMORY.md."""
+    stripped = text.lstrip()
+    if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
+        data = json.loads(text)
+        records = data.get("memories", []) if isinstance(data, dict) else data
+        if not isinstance(records, list):
+            raise ValueError("not a list of memories")
+        out = []
+        for r in records:
+            if not isinstance(r, dict) or not str(r.get("text", "")).strip():
+                raise ValueError("a record without text")
+            known = {k: r[k] for k in (*_IMPORTED, "section", "status") if k in r}
+            out.append(Entry(id=str(r.get("id", "")), text=str(r["text"]), **known))
+        entries = out
+    else:
+        entries = list(parse_memory(text).entries)
+    return [e for e in entries if e.status in LIVE]

@@ -1,0 +1,261 @@
+"""What the page shows, as plain data read from the services (no writes, no HTML)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from agent.types import InjectedMemory
+from agent.why import WhyLog
+from bot.app import Services
+from memory.access import AccessStat
+from memory.fsutil import file_stamp, read_text
+from memory.governance import LIVE
+from memory.lifecycle import entry_health, fade_day, is_core
+from memory.logs import LogRecord, parse_log
+from memory.markdown import STATUSES, Entry
+from memory.pending import Proposal
+from memory.search import SearchResult
+from memory.sources import KIND_MEMORY
+
+PAGE_SIZE = 100
+LAYERS = ("L0", "L1", "L2")
+DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+@dataclass(frozen=True, slots=True)
+class EntryRow:
+    """One memory with what its card shows beside the Markdown fields."""
+
+    entry: Entry
+    layer: str
+    health: float
+    uses: int
+    last_used: str
+    fades_on: str  # YYYY-MM-DD; "" when it never fades at today's rate
+
+
+@dataclass(frozen=True, slots=True)
+class Filters:
+    """The memories page's filters; empty means any."""
+
+    status: str = ""
+    layer: str = ""
+    section: str = ""
+    scope: str = ""
+
+    @classmethod
+    def of(cls, params: dict[str, str]) -> Filters:
+        """Filters from query parameters, unknown values dropped."""
+        status = params.get("status", "")
+        layer = params.get("layer", "")
+        return cls(
+            status if status in STATUSES else "",
+            layer if layer in LAYERS else "",
+            params.get("section", "")[:200],
+            params.get("scope", "")[:200],
+        )
+
+    def keep(self, entry: Entry, layer: str) -> bool:
+        """Whether ``entry`` (in ``layer``) passes every filter."""
+        return (
+            (not self.status or entry.status == self.status)
+            and (not self.layer or layer == self.layer)
+            and (not self.section or entry.section == self.section)
+            and (not self.scope or entry.scope == self.scope)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    """A page of the memories, grouped by section, plus what the filter menus offer."""
+
+    groups: list[tuple[str, list[EntryRow]]]
+    total: int
+    page: int
+    pages: int
+    sections: list[str]
+    scopes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One search result as the page shows it."""
+
+    score: float
+    text: str
+    kind: str
+    source: str
+    entry: EntryRow | None
+    stages: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class Drop:
+    """A candidate a stage dropped, and why."""
+
+    stage: str
+    reason: str
+    score: float
+    text: str
+    entry_id: str
+
+
+def layer_of(entry: Entry, min_core_weight: int) -> str:
+    """The layer the selection would put an entry in: L0 core, L1 scoped, L2 searched."""
+    core = entry.is_core or entry.user_weight >= min_core_weight
+    if core and entry.status == "active":
+        return "L0"
+    return "L1" if entry.scope != "global" else "L2"
+
+
+class EntryCache:
+    """Each user's entries, parsed again only when MEMORY.md changed (its file stamp).
+
+    The stamp is taken before the file is read, so a write during the read only makes the
+    next request parse again; a hand edit changes the stamp like any other write.
+    """
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[tuple[int, int, int, int], list[Entry]]] = {}
+
+    def entries(self, services: Services, user_key: str) -> list[Entry]:
+        """The user's entries in file order."""
+        stamp = file_stamp(services.memory.paths(user_key).memory_md)
+        cached = self._cache.get(user_key)
+        if cached is not None and cached[0] == stamp:
+            return cached[1]
+        entries = services.memory.entries(user_key)
+        self._cache[user_key] = (stamp, entries)
+        return entries
+
+
+def _row(e: Entry, stats: dict[str, AccessStat], services: Services, now: datetime) -> EntryRow:
+    stat = stats.get(e.id, AccessStat())
+    cfg = services.settings.lifecycle
+    fades = None if e.status not in LIVE or is_core(e) else fade_day(e, stat, cfg)
+    return EntryRow(
+        e,
+        layer_of(e, services.settings.budget.l0_min_user_weight),
+        entry_health(e, stat, now, cfg),
+        stat.count,
+        stat.last_access[:16].replace("T", " "),
+        fades.date().isoformat() if fades else "",
+    )
+
+
+def rows(
+    services: Services, user_key: str, entries: Sequence[Entry], now: datetime
+) -> list[EntryRow]:
+    """``entries`` with their health, use and fade date."""
+    stats = services.access.get_many(user_key)
+    return [_row(e, stats, services, now) for e in entries]
+
+
+def listing(
+    services: Services,
+    user_key: str,
+    entries: list[Entry],
+    filters: Filters,
+    page: int,
+    now: datetime,
+) -> Listing:
+    """One page of the filtered entries, grouped by section in file order.
+
+    Only the page's entries get their health and fade date computed (a user may have 10,000).
+    """
+    min_core = services.settings.budget.l0_min_user_weight
+    kept = [e for e in entries if filters.keep(e, layer_of(e, min_core))]
+    pages = max(1, (len(kept) + PAGE_SIZE - 1) // PAGE_SIZE)
+    page = min(max(page, 1), pages)
+    groups: dict[str, list[EntryRow]] = {}
+    shown = rows(services, user_key, kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], now)
+    for r in shown:
+        groups.setdefault(r.entry.section, []).append(r)
+    return Listing(
+        list(groups.items()),
+        len(kept),
+        page,
+        pages,
+        sorted({e.section for e in entries}),
+        sorted({e.scope for e in entries}),
+    )
+
+
+def search(services: Services, user_key: str, query: str, k: int = 20) -> SearchResult:
+    """The bot's hybrid search, after picking up hand edits of MEMORY.md (as chat does)."""
+    return services.memory.search_explained(user_key, query, k)
+
+
+def hits(
+    services: Services,
+    user_key: str,
+    result: SearchResult,
+    entries: Sequence[Entry],
+    filters: Filters,
+    now: datetime,
+) -> list[Hit]:
+    """The kept results; a memory hit carries its entry's row and must pass the filters."""
+    by_id = {e.id: e for e in entries}
+    found = [by_id[h.chunk.unit_id] for h in result.hits if h.chunk.unit_id in by_id]
+    row_of = {r.entry.id: r for r in rows(services, user_key, found, now)}
+    out = []
+    for h in result.hits:
+        c = h.chunk
+        row = row_of.get(c.unit_id) if c.kind == KIND_MEMORY else None
+        if c.kind == KIND_MEMORY and (row is None or not filters.keep(row.entry, row.layer)):
+            continue
+        source = (c.date or c.path)[:10] if c.kind != KIND_MEMORY else c.section
+        out.append(Hit(h.score, c.text, c.kind, source, row, dict(h.stages)))
+    return out
+
+
+def drops(result: SearchResult) -> list[Drop]:
+    """Every candidate a stage removed, with the stage and the reason."""
+    return [
+        Drop(d.stage, d.reason, d.score, d.chunk.text[:160], d.chunk.unit_id)
+        for d in result.dropped
+    ]
+
+
+def minutes_left(p: Proposal, now: datetime) -> int:
+    """Whole minutes (rounded up) until the proposal expires."""
+    seconds = (p.expires_at - now).total_seconds()
+    return max(0, int(-(-seconds // 60)))
+
+
+def why(services: Services, user_key: str) -> list[tuple[str, Sequence[InjectedMemory]]]:
+    """(time, memories) of the user's recent replies that used memories, newest first."""
+    return [
+        (at[:16].replace("T", " "), used) for at, used in WhyLog(services.state).recent(user_key)
+    ]
+
+
+def log_days(services: Services, user_key: str) -> list[str]:
+    """The days that have a log, newest first."""
+    folder = services.memory.paths(user_key).log_dir
+    if not folder.is_dir():
+        return []
+    return sorted((p.stem for p in folder.glob("*.md") if DAY.match(p.stem)), reverse=True)
+
+
+def log_records(services: Services, user_key: str, day: str) -> list[LogRecord] | None:
+    """The records of one day's log; None when the day has no log."""
+    if not DAY.match(day):
+        return None
+    path = services.memory.paths(user_key).daily_log(day)
+    if not path.is_file():
+        return None
+    return parse_log(day, read_text(path))
+
+
+def summaries(services: Services, user_key: str) -> list[tuple[str, str]]:
+    """(file name, text) of the user's summary files that exist."""
+    paths = services.memory.paths(user_key)
+    out = []
+    for path in (paths.memory_full_md, paths.auto_summaries_md):
+        if path.is_file():
+            out.append((path.name, read_text(path)))
+    return out

@@ -1,0 +1,249 @@
+"""The memory page in a real browser: Debian's chromium driven by Playwright.
+
+The page is served by the same :class:`WebServer` the bot starts, in the test's event loop,
+over real services on a temporary data dir. ``playwright install`` cannot download browsers
+here, so the system chromium is used (``make test`` installs it with apt-get when it can).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from urllib.parse import urlencode
+
+import pytest
+from playwright.async_api import Browser, async_playwright
+from playwright.async_api import Page as Tab
+
+from bot.telegram.backend import backend_for
+from bot.telegram.desk import Desk
+from bot.web.logins import LINK_SECONDS
+from bot.web.server import WebServer, login_url
+from memory.markdown import parse_memory
+from tests.web.conftest import Page
+from tests.web.test_initdata import fields_for, telegram_signs
+
+ALICE, BOB = "telegram_111", "telegram_222"
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOT = Path(__file__).resolve().parents[2] / "docs" / "memory-page.png"
+
+
+def chromium_path() -> str:
+    """Debian's chromium, or a one-sentence failure saying what to install."""
+    found = shutil.which("chromium") or shutil.which("chromium-browser")
+    if found is None:
+        pytest.fail(
+            "The browser tests need Debian's chromium package: run `apt-get install chromium` "
+            "(make test installs it when run as root).",
+            pytrace=False,
+        )
+    return found
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Browser]:
+    """A headless chromium."""
+    path = chromium_path()
+    async with async_playwright() as p:
+        launched = await p.chromium.launch(executable_path=path, args=ARGS)
+        yield launched
+        await launched.close()
+
+
+@dataclass
+class Live:
+    """The page served over HTTP, and the data behind it."""
+
+    page: Page
+    server: WebServer
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.server.port}"
+
+    def link(self, user_key: str, lang: str = "en", issued: float | None = None) -> str:
+        now = self.page.clock() if issued is None else issued
+        return login_url(self.base, self.page.deps.logins.issue(user_key, now, lang))
+
+    def memory_md(self, user_key: str = ALICE) -> str:
+        return self.page.services.memory.paths(user_key).memory_md.read_text(encoding="utf-8")
+
+    async def tab(self, browser: Browser, user_key: str = ALICE, lang: str = "en") -> Tab:
+        """A browser tab logged in through a one-time link."""
+        context = await browser.new_context(viewport={"width": 412, "height": 915})
+        tab = await context.new_page()
+        await tab.goto(self.link(user_key, lang))
+        await tab.wait_for_url(f"{self.base}/")
+        return tab
+
+
+@pytest.fixture
+async def live(page: Page) -> AsyncIterator[Live]:
+    server = WebServer(page.deps)
+    assert await server.start()
+    yield Live(page, server)
+    await server.stop()
+
+
+async def test_log_in_with_a_link_and_see_memories(
+    live: Live, browser: Browser, tmp_path: Path
+) -> None:
+    live.page.remember(ALICE, "我每天早上喝一杯黑咖啡，不加糖", "偏好 Preferences", user_weight=7)
+    live.page.remember(
+        ALICE, "Always answer me in Traditional Chinese", "規則 Rules", is_core=True
+    )
+    live.page.remember(ALICE, "The quarterly report is due every March 31", "工作 Work")
+    live.page.remember(ALICE, "我女兒的生日是五月三日", "個人 Personal", canonical_topic="family")
+    tab = await live.tab(browser, lang="zh")
+    assert await tab.locator("h2").all_inner_texts() == [
+        "偏好 Preferences",
+        "規則 Rules",
+        "工作 Work",
+        "個人 Personal",
+    ]
+    assert "我每天早上喝一杯黑咖啡" in await tab.inner_text("main")
+    shot = tmp_path / "memory-page.png"
+    await tab.screenshot(path=str(shot), full_page=True)
+    assert shot.stat().st_size > 10_000
+    # The README's picture is refreshed only on request, so a test run leaves the tree as is.
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        SCREENSHOT.write_bytes(shot.read_bytes())
+
+
+async def test_search_in_chinese_and_english(live: Live, browser: Browser) -> None:
+    live.page.remember(ALICE, "我每天早上喝一杯黑咖啡，不加糖")
+    live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
+    tab = await live.tab(browser)
+    for query, expected, other in [
+        ("咖啡", "黑咖啡", "oolong"),
+        ("oolong", "oolong tea", "黑咖啡"),
+    ]:
+        await tab.fill("input[name=q]", query)
+        await tab.press("input[name=q]", "Enter")
+        await tab.wait_for_selector(".results")
+        results = await tab.inner_text(".results")
+        assert expected in results and other not in results, query
+
+
+async def test_edit_an_entry_and_see_memory_md_change(live: Live, browser: Browser) -> None:
+    old = live.page.remember(ALICE, "My dentist is Dr. Lin", canonical_topic="dentist")
+    tab = await live.tab(browser)
+    await tab.goto(f"{live.base}/m/{old}")
+    await tab.fill("textarea[name=text]", "My dentist is Dr. Chen near the station")
+    await tab.click("#edit button[type=submit]")
+    await tab.wait_for_selector(".flash")
+    entries = {e.text: e for e in parse_memory(live.memory_md()).entries}
+    new = entries["My dentist is Dr. Chen near the station"]
+    assert entries["My dentist is Dr. Lin"].status == "deprecated" and new.supersedes == (old,)
+    assert tab.url == f"{live.base}/m/{new.id}"
+    assert "My dentist is Dr. Lin" in await tab.inner_text(".timeline")
+
+
+async def test_forget_and_undo(live: Live, browser: Browser) -> None:
+    live.page.remember(ALICE, "我的車位在 B2 的 118 號")
+    tab = await live.tab(browser)
+    await tab.click("button.forget")
+    await tab.wait_for_selector("#undo")
+    assert "118" not in live.memory_md() and "118" not in await tab.inner_text(
+        "main .section, main .empty"
+    )
+    await tab.click("#undo")
+    await tab.wait_for_selector("article.entry")
+    assert "118 號" in live.memory_md() and "118 號" in await tab.inner_text("article.entry")
+
+
+async def test_restore_an_archived_entry(live: Live, browser: Browser) -> None:
+    entry_id = live.page.remember(ALICE, "I used to play badminton on Fridays")
+    now = datetime.now().astimezone()
+    live.page.services.governance.set_status(ALICE, entry_id, "archived", now=now, reason="x")
+    tab = await live.tab(browser)
+    await tab.goto(f"{live.base}/?status=archived")
+    await tab.click(f"#e-{entry_id} button.restore")
+    await tab.wait_for_selector(".flash")
+    [entry] = parse_memory(live.memory_md()).entries
+    assert entry.status == "active"
+    assert "restore" not in (await tab.inner_html(f"#e-{entry_id}"))
+
+
+async def test_confirm_a_pending_proposal_made_in_chat(live: Live, browser: Browser) -> None:
+    desk = Desk(backend_for(live.page.services))
+    answer = await desk.command(ALICE, "remember", "我下週三要去台南出差", "zh")
+    [proposal] = answer.proposals
+    tab = await live.tab(browser)
+    await tab.click("nav >> text=Pending")
+    assert "我下週三要去台南出差" in await tab.inner_text(f"#p-{proposal.proposal_id}")
+    await tab.click(f"#p-{proposal.proposal_id} button.confirm")
+    await tab.wait_for_selector(".flash")
+    assert "Remembered" in await tab.inner_text(".flash")
+    assert "我下週三要去台南出差" in live.memory_md()
+
+
+async def test_a_link_opens_once(live: Live, browser: Browser) -> None:
+    link = live.link(ALICE)
+    first = await (await browser.new_context()).new_page()
+    await first.goto(link)
+    await first.wait_for_url(f"{live.base}/")
+    second = await (await browser.new_context()).new_page()
+    await second.goto(link)
+    await second.wait_for_selector("#problem")
+    assert "already used" in await second.inner_text("#problem")
+    assert (await second.goto(f"{live.base}/")).url.endswith("/signin")  # type: ignore[union-attr]
+
+
+async def test_an_expired_link_is_refused(live: Live, browser: Browser) -> None:
+    link = live.link(ALICE, issued=live.page.clock() - LINK_SECONDS - 5)
+    tab = await (await browser.new_context()).new_page()
+    await tab.goto(link)
+    await tab.wait_for_selector("#problem")
+    assert "expired" in await tab.inner_text("#problem")
+
+
+async def test_another_users_entry_is_404(live: Live, browser: Browser) -> None:
+    bobs = live.page.remember(BOB, "Bob 的保險箱密碼在書桌抽屜的信封裡")
+    tab = await live.tab(browser)
+    response = await tab.goto(f"{live.base}/m/{bobs}")
+    assert response is not None and response.status == 404
+    assert "保險箱" not in await tab.content()
+
+
+async def test_a_write_without_the_csrf_token_is_refused(live: Live, browser: Browser) -> None:
+    live.page.remember(ALICE, "我的護照十二月到期")
+    tab = await live.tab(browser)
+    await tab.eval_on_selector_all("input[name=csrf]", "inputs => inputs.forEach(i => i.remove())")
+    async with tab.expect_response(lambda r: r.url.endswith("/forget")) as caught:
+        await tab.click("button.forget")
+    assert (await caught.value).status == 403
+    assert "護照" in live.memory_md()
+
+
+async def test_a_script_in_a_memory_shows_as_text(live: Live, browser: Browser) -> None:
+    text = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='x'\">"
+    live.page.remember(ALICE, text)
+    tab = await live.tab(browser)
+    assert await tab.inner_text("article.entry .text") == text
+    assert await tab.title() == "PCAI memory"
+    assert await tab.locator("article.entry img").count() == 0
+
+
+async def test_the_mini_app_logs_in_with_telegrams_init_data(live: Live, browser: Browser) -> None:
+    live.page.remember(ALICE, "我住在台北市大安區")
+    init = telegram_signs(fields_for(111, live.page.clock() - 10))
+    tab = await (await browser.new_context()).new_page()
+    # Telegram opens the Mini App with its data URL-encoded in the fragment.
+    fragment = urlencode({"tgWebAppData": init, "tgWebAppVersion": "8.0"})
+    await tab.goto(f"{live.base}/tg#{fragment}")
+    await tab.wait_for_url(f"{live.base}/")
+    assert "大安區" in await tab.inner_text("main")
+    assert "記憶" in await tab.inner_text("nav")  # the Telegram client's language (zh-hant)

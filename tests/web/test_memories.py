@@ -1,0 +1,206 @@
+"""The memories page: listing by section, search, explain, filters, and shaping entries."""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta
+
+from memory.fsutil import atomic_write_text
+from memory.markdown import parse_memory
+from tests.web.conftest import Page, csrf_of
+
+ALICE = "telegram_111"
+COFFEE = "我每天早上喝一杯黑咖啡，不加糖"
+TEA = "I prefer oolong tea in the afternoon"
+WORK = "The quarterly report is due every March 31"
+
+
+def _doc(page: Page) -> str:
+    return page.services.memory.paths(ALICE).memory_md.read_text(encoding="utf-8")
+
+
+def test_memories_show_by_section_with_every_field(page: Page) -> None:
+    page.remember(ALICE, COFFEE, "偏好 Preferences", canonical_topic="coffee", user_weight=7)
+    page.remember(ALICE, WORK, "工作 Work", is_core=True, scope="project:pcai")
+    page.remember(ALICE, TEA, "偏好 Preferences")
+    html = page.login(ALICE).get("/").text
+    assert re.findall(r"<h2>([^<]+)</h2>", html) == ["偏好 Preferences", "工作 Work"]
+    first, second = html.split("<h2>")[1:3]
+    assert COFFEE in first and TEA in first and WORK in second
+    coffee = html[html.index(COFFEE) : html.index(COFFEE) + 2500]
+    for label, value in [
+        ("topic", "coffee"),
+        ("weight", "7"),
+        ("scope", "global"),
+        ("uses", "0"),
+        ("last used", "not yet"),
+        ("layer", "L2"),
+    ]:
+        assert re.search(rf"<dt>{label}</dt><dd[^>]*>{value}</dd>", coffee), label
+    assert re.search(r"<dt>health</dt><dd>0\.\d\d</dd>", coffee)
+    assert re.search(r"<dt>fades at today&#39;s rate on</dt><dd>never</dd>", coffee)  # weight 7
+    work = html[html.index(WORK) :]
+    assert re.search(r"<dt>layer</dt><dd>L0</dd>", work)
+    assert re.search(r"<dt>core \(pinned\)</dt><dd>yes</dd>", work)
+
+
+def test_the_fade_date_follows_todays_rate(page: Page) -> None:
+    page.remember(ALICE, TEA)  # weight 5, never used: recency alone keeps it up
+    html = page.login(ALICE).get("/").text
+    created = datetime.now().astimezone().date()
+    # 0.4 exp(-0.693/14 d) + 0.125 < 0.15 first on whole day 57 (exp(-0.0495*57) = 0.0595)
+    assert f"<dd>{(created + timedelta(days=57)).isoformat()}</dd>" in html
+
+
+def test_search_in_chinese_and_english_with_explain(page: Page) -> None:
+    for text in (COFFEE, TEA, WORK):
+        page.remember(ALICE, text)
+    client = page.login(ALICE)
+    zh = client.get("/", params={"q": "咖啡"}).text
+    hits = re.findall(r'<a class="text" href="/m/[^"]+">([^<]+)</a>', zh)
+    assert hits and hits[0] == COFFEE and TEA not in hits
+    en = client.get("/", params={"q": "oolong tea", "explain": "1"}).text
+    hits = re.findall(r'<a class="text" href="/m/[^"]+">([^<]+)</a>', en)
+    assert hits[0] == TEA
+    for stage in ("similarity", "fusion", "recency", "importance", "mmr"):
+        assert f"<td>{stage}</td>" in en, stage
+    assert "Dropped candidates" in en and 'class="stage"' in en  # what fell out, and where
+
+
+def test_filters_by_status_layer_section_and_scope(page: Page) -> None:
+    page.remember(ALICE, COFFEE, "偏好 Preferences")
+    page.remember(ALICE, WORK, "工作 Work", scope="project:pcai")
+    core = page.remember(ALICE, "Always answer me in Traditional Chinese", is_core=True)
+    page.services.governance.set_status(
+        ALICE, core, "archived", now=datetime.now().astimezone(), reason="test"
+    )
+    client = page.login(ALICE)
+
+    def shown(**params: str) -> set[str]:
+        html = client.get("/", params=params).text
+        return set(re.findall(r'<p class="text">([^<]+)</p>', html))
+
+    assert shown(scope="project:pcai") == {WORK}
+    assert shown(layer="L1") == {WORK}
+    assert shown(status="archived") == {"Always answer me in Traditional Chinese"}
+    assert shown(status="active") == {COFFEE, WORK}
+    assert shown(section="偏好 Preferences") == {COFFEE}
+
+
+def test_editing_the_text_writes_a_new_version_that_supersedes(page: Page) -> None:
+    old = page.remember(ALICE, COFFEE, "偏好 Preferences", canonical_topic="coffee")
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{old}").text)
+    new_text = "我現在早上改喝拿鐵，不喝黑咖啡了"
+    r = client.post(
+        f"/m/{old}/edit",
+        data={"csrf": token, "text": new_text, "section": "偏好 Preferences", "topic": "coffee",
+              "weight": "6", "scope": "global"},
+        follow_redirects=False,
+    )  # fmt: skip
+    new = r.headers["location"].removeprefix("/m/")
+    assert r.status_code == 303 and new != old
+    entries = {e.id: e for e in parse_memory(_doc(page)).entries}
+    assert entries[old].status == "deprecated" and entries[old].text == COFFEE
+    assert entries[new].text == new_text and entries[new].supersedes == (old,)
+    assert entries[new].canonical_topic == "coffee" and entries[new].user_weight == 6
+    timeline = client.get(f"/m/{new}").text.split('class="timeline"')[1]
+    assert timeline.index(COFFEE) < timeline.index(new_text) and "replaced" in timeline
+
+
+def test_editing_fields_changes_the_entry_in_place(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{entry_id}").text)
+    client.post(
+        f"/m/{entry_id}/edit",
+        data={"csrf": token, "text": TEA, "section": "Drinks", "topic": "tea",
+              "weight": "8", "scope": "lang:en", "core": "1"},
+    )  # fmt: skip
+    [entry] = parse_memory(_doc(page)).entries
+    assert (entry.id, entry.section, entry.canonical_topic) == (entry_id, "Drinks", "tea")
+    assert (entry.user_weight, entry.scope, entry.is_core) == (8, "lang:en", True)
+    assert [h.split(": ", 1)[1] for h in entry.history] == [
+        "scope global -> lang:en by the user",  # the chat's /scope and /pin wrote these
+        "pinned by the user",
+    ]
+
+
+def test_an_edit_goes_through_the_chat_guards(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{entry_id}").text)
+    before = _doc(page)
+    r = client.post(
+        f"/m/{entry_id}/edit",
+        data={"csrf": token, "text": "my bank password is hunter2-Secret!", "weight": "5"},
+    )
+    assert "password" in r.text.lower() and "hunter2" not in _doc(page)
+    r = client.post(f"/m/{entry_id}/edit", data={"csrf": token, "text": TEA, "weight": "11"})
+    assert "0 to 10" in r.text
+    r = client.post(f"/m/{entry_id}/edit", data={"csrf": token, "text": TEA, "scope": "x y"})
+    assert "Scope must be" in r.text
+    assert _doc(page) == before
+
+
+def test_pin_and_unpin_are_the_chats_own_acts(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/").text)
+    client.post(f"/m/{entry_id}/pin", data={"csrf": token, "on": "1"})
+    [entry] = parse_memory(_doc(page)).entries
+    assert entry.is_core and entry.history[-1].endswith("pinned by the user")  # as /pin writes
+    client.post(f"/m/{entry_id}/pin", data={"csrf": token, "on": "0"})
+    [entry] = parse_memory(_doc(page)).entries
+    assert not entry.is_core and entry.history[-1].endswith("unpinned by the user")
+
+
+def test_keep_a_fading_memory(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)  # weight 5: it fades in 57 days unless kept
+    client = page.login(ALICE)
+    html = client.get("/").text
+    assert 'class="keep"' in html
+    r = client.post(f"/m/{entry_id}/keep", data={"csrf": csrf_of(html)})
+    assert "Kept: its recency starts again." in r.text
+    [entry] = parse_memory(_doc(page)).entries
+    assert entry.refreshed_at and entry.user_weight == 6  # one step up: it no longer fades
+    assert "<dt>fades at today&#39;s rate on</dt><dd>never</dd>" in r.text
+
+
+def test_forget_then_undo(page: Page) -> None:
+    entry_id = page.remember(ALICE, COFFEE)
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/").text)
+    r = client.post(f"/m/{entry_id}/forget", data={"csrf": token})
+    assert "Forgot" in r.text and 'id="undo"' in r.text
+    assert COFFEE not in _doc(page) and COFFEE not in client.get("/?q=咖啡").text
+    r = client.post("/undo", data={"csrf": token})
+    assert "Restored" in r.text and COFFEE in _doc(page)
+    assert 'id="undo"' not in r.text
+
+
+def test_restore_an_archived_entry(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA)
+    now = datetime.now().astimezone()
+    page.services.governance.set_status(ALICE, entry_id, "archived", now=now, reason="health")
+    client = page.login(ALICE)
+    html = client.get("/", params={"status": "archived"}).text
+    assert TEA in html and 'class="restore"' in html
+    client.post(f"/m/{entry_id}/restore", data={"csrf": csrf_of(html)})
+    [entry] = parse_memory(_doc(page)).entries
+    assert entry.status == "active" and entry.history[-1].endswith("archived -> active: restored")
+
+
+def test_a_hand_edit_of_memory_md_shows_on_the_next_load(page: Page) -> None:
+    page.remember(ALICE, TEA)
+    client = page.login(ALICE)
+    assert TEA in client.get("/").text  # the page has read (and cached) the file
+    path = page.services.memory.paths(ALICE).memory_md
+    atomic_write_text(path, _doc(page) + "\n- 我養了一隻叫豆花的柴犬\n")
+    assert "豆花" in client.get("/").text
+    with path.open("r+", encoding="utf-8") as f:  # rewritten in place, same size
+        text = f.read()
+        f.seek(0)
+        f.write(text.replace("豆花", "布丁"))
+    assert "布丁" in client.get("/").text
+    assert "布丁" in client.get("/", params={"q": "柴犬"}).text  # and in search

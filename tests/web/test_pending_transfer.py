@@ -1,0 +1,117 @@
+"""Pending proposals (confirm, replace, edit, discard, batch) and export / import."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from bot.telegram.backend import backend_for
+from bot.telegram.desk import Desk
+from memory.markdown import parse_memory
+from tests.web.conftest import Page, csrf_of
+
+ALICE = "telegram_111"
+
+
+async def _chat_remember(page: Page, text: str) -> str:
+    """Propose through the chat's own /remember (the Desk both front ends share)."""
+    answer = await Desk(backend_for(page.services)).command(ALICE, "remember", text, "zh")
+    [proposal] = answer.proposals
+    return proposal.proposal_id
+
+
+def _texts(page: Page) -> list[str]:
+    return [e.text for e in page.services.memory.entries(ALICE)]
+
+
+async def test_confirm_a_proposal_made_in_chat(page: Page) -> None:
+    pid = await _chat_remember(page, "我女兒的生日是五月三日")
+    client = page.login(ALICE)
+    html = client.get("/pending").text
+    assert "我女兒的生日是五月三日" in html
+    assert "time left 30 min" in html
+    r = client.post(f"/pending/{pid}/confirm", data={"csrf": csrf_of(html)})
+    assert "Remembered: 我女兒的生日是五月三日" in r.text
+    assert _texts(page) == ["我女兒的生日是五月三日"]
+    assert page.services.confirm.pending(ALICE) == []
+
+
+async def test_replace_edit_and_discard(page: Page) -> None:
+    page.remember(ALICE, "My dentist is Dr. Lin on Zhongshan Road", canonical_topic="dentist")
+    pid = page.services.confirm.propose(
+        ALICE,
+        "My dentist is now Dr. Chen near the station",
+        "chat:3",
+        now=datetime.now().astimezone(),
+        fields={"canonical_topic": "dentist"},
+    ).id
+    client = page.login(ALICE)
+    html = client.get("/pending").text
+    assert "Replace the old one" in html and "Similar memory exists" in html
+    assert "Add as new (keep the old one)" in html
+    token = csrf_of(html)
+    client.post(f"/pending/{pid}/edit", data={"csrf": token, "text": "My dentist is Dr. Chen"})
+    assert [p.text for p in page.services.confirm.pending(ALICE)] == ["My dentist is Dr. Chen"]
+    client.post(f"/pending/{pid}/replace", data={"csrf": token})
+    entries = page.services.memory.entries(ALICE)
+    assert [(e.text, e.status) for e in entries] == [
+        ("My dentist is Dr. Lin on Zhongshan Road", "deprecated"),
+        ("My dentist is Dr. Chen", "active"),
+    ]
+    other = await _chat_remember(page, "我下週要去花蓮玩三天")
+    r = client.post(f"/pending/{other}/discard", data={"csrf": token})
+    assert "Discarded" in r.text and "花蓮" not in "".join(_texts(page))
+
+
+def test_export_markdown_and_json(page: Page) -> None:
+    page.remember(ALICE, "我喜歡在週末爬山")
+    page.remember(ALICE, "Weekly sync with the design team is on Tuesdays")
+    client = page.login(ALICE)
+    md = client.get("/export.md")
+    assert md.headers["content-disposition"].startswith("attachment")
+    assert [e.text for e in parse_memory(md.text).entries] == _texts(page)
+    records = client.get("/export.json").json()
+    assert [r["text"] for r in records] == _texts(page)
+    assert {"id", "section", "access_count", "chain"} <= set(records[0])
+
+
+def test_import_only_proposes_and_a_batch_confirms(page: Page) -> None:
+    page.remember(ALICE, "我喜歡在週末爬山")
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/transfer").text)
+    records = [
+        {"text": "我喜歡在週末爬山", "section": "偏好"},  # already remembered: refused
+        {"text": "我的護照十二月到期", "section": "個人", "user_weight": 8},
+        {"text": "My api key is sk-abcdefghijklmnopqrstuvwxyz123456"},  # a secret: refused
+        {"text": "Old fact", "status": "deprecated"},  # not live: not imported
+    ]
+    files = {"file": ("backup.json", json.dumps(records, ensure_ascii=False), "application/json")}
+    r = client.post("/import", data={"csrf": token}, files=files)
+    assert "1 proposals to confirm; 2 not imported" in r.text
+    assert _texts(page) == ["我喜歡在週末爬山"]  # nothing written by the import itself
+    md = "# MEMORY\n\n## 工作\n\n- 每週五下午交週報\n"
+    files = {"file": ("MEMORY.md", md, "text/markdown")}
+    r = client.post("/import", data={"csrf": token}, files=files)
+    waiting = page.services.confirm.pending(ALICE)
+    assert [p.text for p in waiting] == ["我的護照十二月到期", "每週五下午交週報"]
+    assert waiting[0].fields["user_weight"] == 8
+    ids = [p.id for p in waiting]
+    r = client.post("/pending/batch", data={"csrf": token, "ids": ids, "action": "confirm"})
+    assert r.text.count("Remembered:") == 2
+    assert _texts(page) == ["我喜歡在週末爬山", "我的護照十二月到期", "每週五下午交週報"]
+
+
+def test_a_file_that_is_no_export_is_one_sentence(page: Page) -> None:
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/transfer").text)
+    files = {"file": ("x.json", b"\xff\xfe not json", "application/json")}
+    r = client.post("/import", data={"csrf": token}, files=files)
+    assert "Cannot read that file" in r.text and page.services.confirm.pending(ALICE) == []
+
+
+def test_a_file_too_large_is_refused(page: Page) -> None:
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/transfer").text)
+    big = "- 一條很長的記憶\n" * 200_000  # about 4 MB
+    r = client.post("/import", data={"csrf": token}, files={"file": ("big.md", big, "text/md")})
+    assert "too large" in r.text and page.services.confirm.pending(ALICE) == []

@@ -1,0 +1,50 @@
+"""The page form of /why, and the daily logs and summaries, browsable and searchable."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from agent.types import InjectedMemory
+from agent.why import WhyLog
+from memory.fsutil import atomic_write_text
+from tests.web.conftest import Page
+
+ALICE = "telegram_111"
+
+
+def test_why_shows_what_shaped_each_recent_reply(page: Page) -> None:
+    entry_id = page.remember(ALICE, "我對花生過敏")
+    log = WhyLog(page.services.state)
+    earlier = datetime(2026, 11, 21, 18, 5).astimezone()
+    log.record(ALICE, [InjectedMemory("m-gone", "L2", 0.52, "週末去了淡水", "MEMORY.md")], earlier)
+    used = [
+        InjectedMemory(entry_id, "L0", 0.9, "我對花生過敏", "MEMORY.md"),
+        InjectedMemory("", "L2", 0.41, "昨天聊到泰國菜", "memory/2026-11-21.md"),
+    ]
+    log.record(ALICE, used, datetime(2026, 11, 22, 12, 30).astimezone())
+    html = page.login(ALICE).get("/why").text
+    assert html.index("2026-11-22 12:30") < html.index("2026-11-21 18:05")  # newest first
+    assert f'<a href="/m/{entry_id}">我對花生過敏</a>' in html
+    assert "L0" in html and "0.90" in html and "0.41" in html and "昨天聊到泰國菜" in html
+    assert "<span>週末去了淡水</span>" in html  # no such entry any more: no link
+    bob_view = page.login("telegram_222").get("/why").text
+    assert "花生" not in bob_view and "No memories shaped your recent replies." in bob_view
+
+
+def test_daily_logs_and_summaries_are_browsable_and_searchable(page: Page) -> None:
+    when = datetime(2026, 11, 21, 9, 30).astimezone()
+    page.services.daily_log.append(ALICE, "user", "今天去了永康街買手沖咖啡豆", when, "tg-1")
+    page.services.daily_log.append(ALICE, "assistant", "Nice, which roast?", when, "tg-2")
+    summaries = page.services.memory.paths(ALICE).auto_summaries_md
+    atomic_write_text(summaries, "## 2026-11-21 10:30\n\n聊了咖啡豆的烘焙度。\n")
+    page.services.memory.indexer.sync_user(ALICE, force=True)
+    client = page.login(ALICE)
+    index = client.get("/logs").text
+    assert '<a href="/logs/2026-11-21">2026-11-21</a>' in index
+    assert "auto_summaries.md" in index and "聊了咖啡豆的烘焙度" in index
+    day = client.get("/logs/2026-11-21").text
+    assert day.index("永康街") < day.index("Nice, which roast?")
+    found = client.get("/logs", params={"q": "咖啡豆"}).text.split("<h2>Daily logs")[0]
+    assert "永康街" in found
+    assert client.get("/logs/2026-11-20").status_code == 404
+    assert client.get("/logs/..%2F..%2Fpcai").status_code == 404
