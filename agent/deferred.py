@@ -181,6 +181,11 @@ class WorkQueue:
         return True
 
 
+def worker_lanes() -> int:
+    """How many users the worker works on at once: one per core this process may use."""
+    return max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
+
+
 def _yield_cpu() -> None:
     """Lower the calling thread's CPU priority (Linux: nice is per thread)."""
     with contextlib.suppress(OSError, AttributeError):
@@ -228,7 +233,7 @@ class DeferredWorker:
         # Set by the front end: hands a user the notices the work just queued (else the
         # minute job does).
         self.told: Callable[[str], Awaitable[object]] | None = None
-        self.lanes = lanes or max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
+        self.lanes = lanes or worker_lanes()
         self._pool: ThreadPoolExecutor | None = None
         queue.listen(self.wake)
 
