@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -19,7 +20,7 @@ from typing import Any
 import pytest
 
 from agent.build import agent_worker
-from agent.deferred import KIND_COMPACT, KIND_TOPICS, DeferredWorker, Task
+from agent.deferred import BACKGROUND_NICE, KIND_COMPACT, KIND_TOPICS, DeferredWorker, Task
 from agent.ollama_client import OllamaEmbedder
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
@@ -407,3 +408,15 @@ async def test_a_message_the_prompt_still_shows_is_not_injected_again_as_a_memor
     await world.agent.respond(world.msg(f"我最喜歡的甜點是{WORD}嗎？", 2))
     # ... but it is in the history window of this prompt: not a memory to inject as well.
     assert [m for m in world.agent.why(USER) if m.id.endswith("#m1")] == []
+
+
+async def test_the_workers_heavy_steps_yield_the_cpu_to_the_turns(world: World) -> None:
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    here = nice()
+    try:
+        assert await world.worker.background(nice) == min(19, here + BACKGROUND_NICE)
+        assert nice() == here  # the turns' threads keep theirs
+    finally:
+        await world.worker.stop()
