@@ -31,6 +31,9 @@ from agent.selection import (
     select,
 )
 from agent.texts import error_both
+from history.config import HistoryConfig
+from history.context import history_window
+from history.sessions import ROLE_USER, Message
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.config import BudgetConfig
 from memory.embedders import Vector
@@ -41,7 +44,7 @@ from memory.markdown import Entry, MemoryDocument, parse_memory
 from memory.passages import PassageCache
 from memory.search import SearchHit
 from memory.service import MemoryService
-from memory.sources import KIND_MEMORY
+from memory.sources import KIND_LOG, KIND_MEMORY
 from memory.tokens import TokenCounter
 
 log = logging.getLogger(__name__)
@@ -182,6 +185,24 @@ class MemoryView:
             return None  # no gating: do not spend the section embeddings
         about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
         return sections_to_query(state, text, parsed.doc.sections, about=about)
+
+
+def shown_in_window(
+    messages: Sequence[Message], history: HistoryConfig
+) -> Callable[[Chunk], bool]:
+    """Whether a chunk is a log record the history window of ``messages`` shows already.
+
+    Those records are indexed seconds after they were said and are in the prompt as
+    history: search finds other memories instead of spending the budget on them again.
+    """
+    window = history_window(messages, history).messages
+    said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
+    ids = frozenset(m.id for m in window if m.id)
+
+    def shown(chunk: Chunk) -> bool:
+        return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
+
+    return shown
 
 
 def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:
