@@ -179,7 +179,7 @@ class AfterWork:
             await self.heavy(self.warm, user_key)
         if result is None:
             log.info("%s: the planned compaction no longer matches the session", user_key)
-        elif self.notices is not None:  # seed 003 §6.1's line, now that it is true; once
+        elif self.notices is not None:  # compaction's one line, now that it is true; once
             line = compacted_line(result, str(p.get("lang") or "zh"))
             queued = await asyncio.to_thread(
                 self.notices.queue_batch, plan.ref, [(user_key, line)], datetime.now(UTC)

@@ -38,7 +38,7 @@ from memory.tokens import TokenCounter
 
 
 def short_term_lookup(store: ShortTermStore) -> ShortTermLookup:
-    """Seed 004 §3.2: the latest rows of each short-term category the message names."""
+    """The latest rows of each short-term category the message names."""
 
     def lookup(user_key: str, text: str, latest: int) -> Sequence[Candidate]:
         out = []

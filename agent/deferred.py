@@ -1,4 +1,4 @@
-"""Work that can wait (DESIGN "Work that can wait"): a per-user queue in pcai.db and its worker.
+"""Work that can wait (docs/architecture.md): a per-user queue in pcai.db and its worker.
 
 A turn does only what its answer needs. What it leaves for later (indexing its log lines, the
 compaction summary, the topic index) is appended to ``deferred_work`` in one transaction
@@ -31,8 +31,8 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 KIND_INDEX = "index"  # {"files": [rel, ...]}: bring the index of these files up to date
-KIND_TOPICS = "topics"  # {"sections", "known", "time"}: one turn of seed 000's topic index
-KIND_COMPACT = "compact"  # {"count", "digest", "time", "summary"?}: seed 003's compaction
+KIND_TOPICS = "topics"  # {"sections", "known", "time"}: one turn of the topic index
+KIND_COMPACT = "compact"  # {"count", "digest", "time", "summary"?}: a planned compaction
 
 # A row that keeps failing is retried after 2, 4, 8 ... seconds, then dropped (logged): the
 # minute index job and the next turn's compaction check pick up what it would have done.

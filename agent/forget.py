@@ -1,4 +1,4 @@
-"""/forget and /undo (DESIGN "Forget"): delete a memory, then redact its text everywhere.
+"""/forget and /undo (docs/memory-lifecycle.md, "Forget"): delete a memory, redact its text.
 
 ``forget`` deletes the entry (and the versions it replaced) from MEMORY.md and the index,
 keeping one undo copy in ``pcai.db``; then it redacts what the memory said, and the message it

@@ -1,7 +1,7 @@
 """The memory and reminder tools bound to one user and one turn (what ``agent.tools`` runs).
 
-``memory_save`` only ever creates a pending proposal (seed 004 §3.1), ``reminder_create`` a
-reminder proposal. No tool confirms,
+``memory_save`` only ever creates a pending proposal, ``reminder_create`` a reminder
+proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
 bot layer can make (:mod:`memory.consent`), and these handlers have none. In a group no memory
 tool is offered at all.

@@ -1,7 +1,7 @@
 """What the pipeline reads of a user's memory for one turn (steps 5-7).
 
-Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by seed
-000's section gating, short-term rows) and hands them to the pure functions of
+Gathers the layer candidates (L0/L1 from MEMORY.md, L2 from hybrid search narrowed by
+section gating, short-term rows) and hands them to the pure functions of
 :mod:`agent.selection`. MEMORY.md is parsed once per change (keyed by :func:`file_stamp`), so
 a user with 10,000 memories does not pay for a parse on every message. A file that cannot be
 read raises :class:`~memory.errors.UnreadableFileError` (never a bare ``UnicodeDecodeError``):
@@ -67,7 +67,7 @@ class _Parsed:
     core: tuple[Candidate, ...]  # L0 does not depend on the message
     scoped: tuple[Entry, ...]  # the only entries L1 can pick (non-global scope)
     fallback: Candidate | None
-    descriptions: dict[str, str]  # section -> what its meaning is matched on (seed 000)
+    descriptions: dict[str, str]  # section -> what its meaning is matched on (section gating)
 
 
 class MemoryView:
@@ -95,7 +95,7 @@ class MemoryView:
         self._lock = threading.Lock()
 
     def should_search(self, text: str, user_turns: int) -> bool:
-        """Step 5: the adaptive check (seed 004 §7 and seed 002's L2 triggers)."""
+        """Step 5: the adaptive check (docs/retrieval.md, "Adaptive retrieval")."""
         return self.decide(text, user_turns)
 
     def parsed(self, user_key: str) -> _Parsed:
@@ -179,7 +179,7 @@ class MemoryView:
     def _allowed(
         self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None
     ) -> list[str] | None:
-        """Seed 000 §4.1: the sections L2 may use (None: all), by keyword and by meaning."""
+        """Section gating: the sections L2 may use (None: all), by keyword and by meaning."""
         state = self.topics.load(user_key)
         if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
             return None  # no gating: do not spend the section embeddings

@@ -1,13 +1,13 @@
-"""One message in, one reply out: DESIGN.md "One message, start to finish", steps 1-11.
+"""One message in, one reply out (docs/architecture.md, "One message, start to finish").
 
 Every step is timed and logged at debug level with its duration; the timings travel back in
 :attr:`Reply.timings` (``bench/pipeline.py`` reads them). A failing model never loses the
 user's message: it is in the session and the daily log before the model is asked, and the
 session is saved on the way out whatever happens.
 
-The turn waits only for what its answer needs (DESIGN "Work that can wait"). Indexing the
-message's log lines, the compaction (summary, files, trim) and the topic index are
-:class:`~agent.deferred.Task` rows appended to the user's queue once the session and the
+The turn waits only for what its answer needs (docs/architecture.md, "Work that can wait").
+Indexing the message's log lines, the compaction (summary, files, trim) and the topic index
+are :class:`~agent.deferred.Task` rows appended to the user's queue once the session and the
 daily log are written, before the reply goes out; the app's worker does them.
 """
 
@@ -77,7 +77,7 @@ class Agent:
     view: MemoryView
     sessions: SessionStore
     daily_log: DailyLog
-    # Seed 001's per-message summaries run on every turn, so they are extractive (no model
+    # The per-message summaries run on every turn, so they are extractive (no model
     # call before each answer); compaction's rarer conversation summaries use the model.
     message_summaries: SummaryService
     compactor: Compactor
@@ -93,7 +93,7 @@ class Agent:
     allowed: Callable[[IncomingMessage], bool] | None = None
     max_tool_rounds: int = MAX_TOOL_ROUNDS
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
-    short_term: ShortTermStore | None = None  # seed 004 §3.2.1's weather/calendar/mail notes
+    short_term: ShortTermStore | None = None  # the weather/calendar/mail notes
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
@@ -207,7 +207,7 @@ class Agent:
                     problems.append(exc)
                     selection = Selection()
             with clock.step("4 compaction"):
-                # Seed 003 §2 counts system + bootstrap (the memory block, chosen above) +
+                # The threshold counts system + bootstrap (the memory block, chosen above) +
                 # history.
                 extra = self.counter.count(system) + self.counter.count(selection_block(selection))
                 await self._compact(session, message, extra, later)
@@ -297,10 +297,9 @@ class Agent:
     async def _compact(
         self, session: Session, message: IncomingMessage, extra: int, later: list[Task]
     ) -> None:
-        """Step 4: plan seed 003's compaction (the worker does it) and seed 001's summaries.
+        """Step 4: plan the compaction (the worker does it) and the per-message summaries.
 
-        The line that tells the user (seed 003 §6.1) comes once it is written: the worker
-        queues it.
+        The line that tells the user comes once it is written: the worker queues it.
         """
         try:
             task = compaction_task(self.compactor, self.work, session, message, extra)
@@ -358,7 +357,7 @@ class Agent:
         selection: Selection,
         injected: Sequence[InjectedMemory],
     ) -> list[Task]:
-        """Step 11: the /why record and access counts now; seed 000's section window later."""
+        """Step 11: the /why record and access counts now; the section window later."""
         self.why_log.record(key, injected, message.time)
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")

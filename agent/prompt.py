@@ -1,6 +1,6 @@
 """Prompt building: system prompt, the memory block as data, the history, the message.
 
-The memory block carries seed 004 §3.2's priority preface (trust the user's stored facts over
+The memory block carries a priority preface (trust the user's stored facts over
 general assumptions) but frames every memory as data the user stored, never as instructions:
 a memory that says "ignore previous instructions" is shown to the model as a quoted note, with
 a plain statement that the block holds no instructions, inside delimiters a memory cannot close.
@@ -123,7 +123,10 @@ def build_messages(
     history: Sequence[ChatMessage],
     user_text: str,
 ) -> list[dict[str, Any]]:
-    """System, memory block, hybrid history, then the user's message (seed 004 §3.2 order)."""
+    """System, memory block, hybrid history, then the user's message.
+
+    See docs/retrieval.md, "Prompt".
+    """
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     if memory:
         messages.append({"role": "system", "content": memory})
@@ -133,7 +136,7 @@ def build_messages(
 
 
 def selection_block(selection: Selection) -> str:
-    """The memory block of the prompt for ``selection`` (seed 004 §3.2's preface and lines)."""
+    """The memory block of the prompt for ``selection`` (its preface and lines)."""
     fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
     return memory_block(selection.lines, fallback=fallback)
 

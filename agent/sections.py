@@ -1,4 +1,4 @@
-"""Which MEMORY.md sections a message is about by meaning (seed 000 §4.1's "clear match").
+"""Which MEMORY.md sections a message is about by meaning (section gating's "clear match").
 
 Each section is described by its heading and the summaries of a few of its newest live
 entries (``偏好 Preferences: 我喜歡喝拿鐵咖啡; I prefer dark mode``), embedded once per

@@ -1,4 +1,4 @@
-"""Layered memory selection under a token budget (seed 002 §2 and §6, seed 004 §3.2 and §9).
+"""Layered memory selection under a token budget (docs/retrieval.md, "Selection and budget").
 
 Everything here is pure: the pipeline gathers the user's entries, search hits and short-term
 rows, and these functions decide what goes into the prompt.
@@ -11,9 +11,9 @@ rows, and these functions decide what goes into the prompt.
 
 The budget (2,000 tokens) is spent in the order L0 -> L1 -> L2 -> short-term; one long-term
 chunk is cut to 1,500 tokens first; an item whose full text no longer fits is replaced by its
-summary (seed 002 §6.1 step 3), and skipped if even that does not fit. When nothing was
-selected and the user has live memories, the first 4,000 characters of those memories,
-rendered by section, are the static fallback (seed 004 §3.2.2), cut to the budget as well.
+summary, and skipped if even that does not fit. When nothing was selected and the user has
+live memories, the first 4,000 characters of those memories, rendered by section, are the
+static fallback, cut to the budget as well.
 It is rendered rather than read from the file, so archived and deprecated entries, governance
 fields and notes never reach the prompt.
 """
@@ -60,7 +60,7 @@ class Candidate:
     summary: str = ""
     source: str = ""  # "MEMORY.md § 偏好", "memory/2026-11-22.md", "short-term: weather"
     date: str = ""  # YYYY-MM-DD when known
-    section: str = ""  # MEMORY.md section (seed 000), "" for logs and summaries
+    section: str = ""  # MEMORY.md section (section gating), "" for logs and summaries
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,7 @@ class Selection:
 
 
 def is_core(entry: Entry, cfg: BudgetConfig) -> bool:
-    """Seed 002 L0 filter: ``is_core=true`` or ``user_weight >= 9``."""
+    """The L0 filter: ``is_core=true`` or ``user_weight >= 9``."""
     return entry.is_core or entry.user_weight >= cfg.l0_min_user_weight
 
 
@@ -145,7 +145,8 @@ def scope_layer(
 def gate_sections(
     candidates: Sequence[Candidate], allowed: frozenset[str] | None, limit: int
 ) -> list[Candidate]:
-    """Seed 000: keep hits of the allowed sections (and hits outside MEMORY.md), best first."""
+    """Section gating: keep hits of the allowed sections (and hits outside MEMORY.md), best
+    first."""
     kept = [c for c in candidates if allowed is None or not c.section or c.section in allowed]
     return kept[:limit]
 
@@ -194,11 +195,11 @@ def make_summary(candidate: Candidate, counter: TokenCounter) -> str:
 def fit_budget(
     candidates: Sequence[Candidate], cfg: BudgetConfig, counter: TokenCounter
 ) -> Selection:
-    """Spend the memory budget on ``candidates`` in order; the seed's rules are above.
+    """Spend the memory budget on ``candidates`` in order; the rules are above.
 
     Layer by layer: when a layer's full texts fit in what is left, they go in whole; when
-    they do not (the budget is tight, seed 002 §6.1 step 3), every item of that layer is
-    injected by its summary, so one long memory cannot crowd out the rest of its layer.
+    they do not (the budget is tight), every item of that layer is injected by its summary,
+    so one long memory cannot crowd out the rest of its layer.
     Each item costs ``count(line) + 1`` (its newline), so the block's lines never exceed
     ``cfg.memory_tokens`` in total, and short-term items never exceed
     ``cfg.short_term_max_tokens`` among themselves.

@@ -1,8 +1,8 @@
 """The tools the model may call, and the bounded tool loop.
 
-The tools (seed 004 §2-§3, seed 002 §7): ``memory_save`` (a pending proposal, never a direct
+The tools (docs/architecture.md, "Tools"): ``memory_save`` (a pending proposal, never a direct
 write), ``memory_search`` and ``memory_archaeology``; ``reminder_create`` (a reminder proposal,
-scheduled only once the user confirms it). Seed 004's ``memory_confirm`` is not a
+scheduled only once the user confirms it). ``memory_confirm`` is deliberately not a
 tool: confirming is the user's act (a button, a reply, /confirm), so a model that calls it is
 told so. The pipeline binds each name to a handler for the current user; this module owns the
 JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
@@ -99,7 +99,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     ),
 }
 
-# Names a model may still call (seed 004 lists them) that are not its to call.
+# Names a model may still call (it may expect them) that are not its to call.
 NOT_TOOLS: dict[str, str] = {
     "memory_confirm": (
         "Only the user can confirm, replace or discard a memory (the ✅ button under the "

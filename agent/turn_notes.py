@@ -14,8 +14,7 @@ log = logging.getLogger(__name__)
 
 
 def compacted_line(result: CompactionResult, lang: str) -> str:
-    """The one line saying the conversation was written to memory (seed 003 §6.1) and its new
-    keywords."""
+    """The one line saying the conversation was written to memory, and its new keywords."""
     words = say("list_sep", lang).join(result.keywords)
     if words:
         words = say("compacted_keywords", lang, words=words)
@@ -23,8 +22,8 @@ def compacted_line(result: CompactionResult, lang: str) -> str:
 
 
 def note_short_term(store: ShortTermStore | None, key: str, message: IncomingMessage) -> None:
-    """Seed 004 §3.2.1: a message about the weather, the calendar or mail is kept (masked)
-    with its date under each category it names, for the keyword lookup of later turns."""
+    """A message about the weather, the calendar or mail is kept (masked) with its date
+    under each category it names, for the keyword lookup of later turns."""
     if store is None:
         return
     for category in categories_in(message.text):

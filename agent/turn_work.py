@@ -1,9 +1,9 @@
 """What one turn leaves for the background worker: the tasks it plans and their queueing.
 
-The turn answers from what it read; indexing its log lines, seed 003's compaction and seed
-000's topic index are :class:`~agent.deferred.Task` rows the worker does after the reply
-(DESIGN "Work that can wait"). This module builds those rows from what the turn saw and
-appends them to the user's queue in one transaction.
+The turn answers from what it read; indexing its log lines, the compaction and the topic
+index are :class:`~agent.deferred.Task` rows the worker does after the reply
+(docs/architecture.md, "Work that can wait"). This module builds those rows from what the
+turn saw and appends them to the user's queue in one transaction.
 """
 
 from __future__ import annotations
@@ -36,12 +36,12 @@ def compaction_task(
     message: IncomingMessage,
     extra_tokens: int,
 ) -> Task | None:
-    """Seed 003's compaction of ``session`` when it is over the threshold, else None.
+    """The compaction of ``session`` when it is over the threshold, else None.
 
-    The session is trimmed only after the summary is written (seed 003's order), by the
-    worker, so this turn answers from the untrimmed session: its prompt holds the same
-    15-message window either way. A session over the threshold stays so until the worker
-    trims it, so one plan per session waits at a time.
+    The session is trimmed only after the summary is written (the conversation is written
+    before it is trimmed), by the worker, so this turn answers from the untrimmed session:
+    its prompt holds the same 15-message window either way. A session over the threshold
+    stays so until the worker trims it, so one plan per session waits at a time.
     """
     key = message.user_key
     if not compactor.check(session, extra_tokens).triggered or work.has(key, KIND_COMPACT):
@@ -55,7 +55,7 @@ def compaction_task(
 
 
 def topics_task(selection: Selection, known: Sequence[str], now: datetime) -> Task:
-    """Seed 000's topic-index turn: the sections this turn looked up (L1/L2, not L0)."""
+    """The topic index's record of a turn: the sections it looked up (L1/L2, not L0)."""
     sections = [
         s.candidate.section
         for s in selection.items

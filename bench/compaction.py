@@ -13,8 +13,8 @@ index job runs between turns as the bot's minute job does (turns are 3 minutes a
 * Early turns (1-48, every other one) state 24 unique facts (a booking code, a date, an IP,
   a name ...); the rest is project and travel talk with decisions, todos and numbers, and
   small talk; replies are about three times as long as the questions.
-* Two agents hear the same conversation: the bot as configured (seed 001's 15-message window
-  + seed 003's compaction, threshold 10,000 tokens / 15 turns, keep 5 turns), and the same bot
+* Two agents hear the same conversation: the bot as configured (the 15-message window
+  + compaction, threshold 10,000 tokens / 15 turns, keep 5 turns), and the same bot
   with compaction switched off (the window alone). Both search memory the way the agent does.
 * Tokens per turn are counted on the messages each agent really sends to the model (system,
   memory block, history, message; ``MESSAGE_OVERHEAD_TOKENS`` per message, like the

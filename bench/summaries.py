@@ -1,4 +1,4 @@
-"""How well seed 001's extractive message summaries catch what a person would write.
+"""How well the extractive message summaries catch what a person would write.
 
 Usage::
 
@@ -38,7 +38,7 @@ from history.sessions import Message
 from history.summarize import FIELDS, extract_structured, parse_structured, render_structured
 
 GOLD = Path(__file__).resolve().parents[1] / "tests" / "history" / "data" / "summary_gold.json"
-# The gold file's names for seed 001's fields.
+# The gold file's names for the structured summary's fields.
 GOLD_FIELDS = {"Goal": "goal", "Decision": "decisions", "Todo": "todos", "Facts": "facts"}
 _SPACE = re.compile(r"\s+")
 

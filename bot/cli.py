@@ -222,7 +222,7 @@ def cmd_chat(services: Services, args: argparse.Namespace, web: WebServer | None
 
 
 def _latest_cli_user(services: Services) -> str:
-    # LoadLatestSession (seed 004 §1): the terminal resumes the most recently updated session.
+    # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
     latest = services.sessions.load_latest("cli_")
     return latest.id.removeprefix("cli_") if latest is not None else ""
 

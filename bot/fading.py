@@ -1,4 +1,4 @@
-"""The weekly "these memories are fading: keep?" notice (seed 002 §4.4, issue 13).
+"""The weekly "these memories are fading: keep?" notice (docs/memory-lifecycle.md, issue 13).
 
 Nothing is archived silently: the nightly lifecycle archives only what its owner was told
 about a week before (:mod:`memory.lifecycle`). This job does the telling, user by user, with
@@ -52,7 +52,7 @@ async def fading_job(
     offer: Offer | None = None,
     user_key: str | None = None,
 ) -> str:
-    """Tell each user which memories are fading, with a keep button each (seed 002 §4.4).
+    """Tell each user which memories are fading, with a keep button each.
 
     Only what the user has not been told about (since they last kept it) is listed, at most
     ten a notice; each telling that reached the user is recorded, and the nightly lifecycle

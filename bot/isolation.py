@@ -1,4 +1,4 @@
-"""Jobs run user by user (DESIGN "Failure isolation"): one user's bad file stops only them.
+"""Jobs run user by user (docs/trust.md): one user's bad file stops only them.
 
 A user whose file cannot be read (:class:`~memory.errors.UnreadableFileError`) is skipped
 and told once what to fix (:class:`~memory.notices.NoticeBook` remembers the file's state

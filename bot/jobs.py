@@ -1,4 +1,4 @@
-"""Scheduled work (DESIGN "Scheduled work"): idle summaries, indexing, expiry, lifecycle,
+"""Scheduled work (docs/architecture.md): idle summaries, indexing, expiry, lifecycle,
 and the weekly "these memories are fading: keep?" notice that must come before any archiving.
 
 Each job is a plain ``async def body(services, now) -> str`` that returns one line for the
@@ -88,7 +88,7 @@ def expiry_notice(text: str) -> str:
 async def idle_summaries_job(
     services: Services, now: datetime, notifier: Notifier | None = None
 ) -> str:
-    """Seed 004 §3.1.3: one summary for each session idle over 60 minutes."""
+    """One summary for each session idle over 60 minutes."""
     users = [
         sid
         for sid in await asyncio.to_thread(services.sessions.session_ids)
@@ -128,7 +128,7 @@ async def index_job(services: Services, now: datetime, notifier: Notifier | None
 
 
 def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = None) -> JobBody:
-    """Expire proposals past their time and tell each owner once (seed 004 §3.1.1).
+    """Expire proposals past their time and tell each owner once.
 
     First the crash window heals: a due proposal whose entry MEMORY.md already holds is
     marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
@@ -177,7 +177,7 @@ async def forget_undo_job(services: Services, now: datetime) -> str:
 async def lifecycle_job(
     services: Services, now: datetime, notifier: Notifier | None = None
 ) -> str:
-    """Seed 002 §4's nightly health scores, low priority / archive, and old-archive deletion."""
+    """The nightly health scores, low priority / archive, and old-archive deletion."""
     users = list_user_keys(services.settings.data_dir)
 
     async def one(user_key: str) -> list[Change]:
@@ -206,7 +206,7 @@ def default_jobs(
     offer: Offer | None = None,
     fade_every: timedelta = FADE_EVERY,
 ) -> list[JobSpec]:
-    """The jobs of DESIGN "Scheduled work" (and forget's undo expiry) with their schedules.
+    """The jobs of docs/architecture.md, "Scheduled work", with their schedules.
 
     ``offer`` sends the fading notice with its keep buttons (the notifier's text otherwise).
     """

@@ -1,6 +1,6 @@
 """Settings: built once from defaults, an optional TOML file and the environment.
 
-Precedence: the seeds' defaults < the TOML file named by ``PCAI_CONFIG`` < environment
+Precedence: the defaults < the TOML file named by ``PCAI_CONFIG`` < environment
 variables. Top-level settings are ``PCAI_<NAME>`` (plus ``TELEGRAM_BOT_TOKEN`` and
 ``OLLAMA_HOST``); a section's settings are ``PCAI_<SECTION>_<NAME>`` in the environment and
 ``[section] name = value`` in TOML, e.g. ``PCAI_RETRIEVAL_HARD_MIN_SCORE=0.4``.

@@ -1,4 +1,4 @@
-"""Automatic compaction (seed 003, scheme B): summarise, write to Markdown, keep summary + N turns.
+"""Automatic compaction: summarise, write to Markdown, keep the summary and the last N turns.
 
 Before each LLM call the agent asks :meth:`Compactor.maybe_compact`. When the estimated
 prompt (system text + the session's history) reaches ``auto_write_threshold_tokens`` (10,000)
@@ -7,15 +7,16 @@ summarised (topic, decisions, todos, numbers, names, dates; chit-chat in one lin
 summary is appended to ``MEMORY_FULL.md`` under ``## 對話摘要 (YYYY-MM-DD)`` and to the daily
 log, both are indexed, and the session keeps one note pointing at those files plus the last
 ``history_turns_after`` (5) user turns. The conversation's keywords that the summary names and
-MEMORY.md's keyword index lacks are added to it (seed 003 §3.2, "有資料才設索引": only words the
-written summary holds), and :attr:`CompactionResult.keywords` says which, for the one line
-that tells the user (seed 003 §6.1).
+MEMORY.md's keyword index lacks are added to it ("有資料才設索引": only words the written
+summary holds), and :attr:`CompactionResult.keywords` says which, for the one line that tells
+the user (docs/conversations.md, "Compaction").
 
-The agent defers this work (DESIGN "Work that can wait"): during the turn it only takes a
-:class:`CompactionPlan` (how many of the oldest messages to summarise, and their digest); the
-background worker summarises them with the model, writes both files and trims the session
-under the session's lock, in that order, after checking that the session still begins with
-exactly those messages. ``/new`` and :meth:`Compactor.maybe_compact` still do it all at once.
+The agent defers this work (docs/architecture.md, "Work that can wait"): during the turn it
+only takes a :class:`CompactionPlan` (how many of the oldest messages to summarise, and their
+digest); the background worker summarises them with the model, writes both files and trims
+the session under the session's lock, in that order, after checking that the session still
+begins with exactly those messages. ``/new`` and :meth:`Compactor.maybe_compact` still do it
+all at once.
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ class CompactionPlan:
 def body_digest(session: Session, count: int) -> str:
     """A digest of the first ``count`` non-note messages, as the session file stores them.
 
-    Summaries (seed 001's, filled in later) are left out; any change to a message's text,
+    Per-message summaries (filled in later) are left out; any change to a message's text,
     role, time or id (a /forget redaction, a /new) changes the digest.
     """
     rows = [m for m in session.to_json()["messages"] if m.get("kind") != KIND_COMPACTION]
@@ -134,7 +135,7 @@ def find_split(messages: Sequence[Message], keep_turns: int) -> int:
 
 
 class Compactor:
-    """Runs seed 003's check-summarise-write-trim step on a session."""
+    """Runs the check-summarise-write-trim step on a session."""
 
     def __init__(
         self,
@@ -157,7 +158,7 @@ class Compactor:
         return sum(self.counter.count(m.content) + MESSAGE_OVERHEAD_TOKENS for m in messages)
 
     def check(self, session: Session, extra_tokens: int = 0) -> CompactionCheck:
-        """Seed 003 §2: tokens (system + history) >= threshold, or user turns >= threshold.
+        """Tokens (system + history) >= threshold, or user turns >= threshold.
 
         ``extra_tokens`` is what the prompt holds besides the history (system text, memory).
         """
@@ -292,7 +293,7 @@ class Compactor:
         summary: ConversationSummary,
         ref: str = "",
     ) -> CompactionResult:
-        """Seed 003's order: write the summary to both files, and only then trim."""
+        """Write the summary to both files, and only then trim: nothing is lost if we stop."""
         notes = [m for m in session.messages if m.kind == KIND_COMPACTION]
         tokens_before = self.history_tokens(session.messages)
         day = f"{self.daily_log.local(now):%Y-%m-%d}"

@@ -1,4 +1,4 @@
-"""Configuration values of the history package, with the seeds' defaults."""
+"""Configuration values of the history package, with the defaults that ship."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True, slots=True)
 class HistoryConfig:
-    """Seeds 001 (hybrid short-term context), 003 (compaction) and 004 §3.1 (idle summaries)."""
+    """The short-term window, compaction and idle summaries (docs/conversations.md)."""
 
     max_history: int = 15
     full_text_count: int = 5
@@ -24,7 +24,7 @@ class HistoryConfig:
 
 @dataclass(frozen=True, slots=True)
 class TopicIndexConfig:
-    """Seed 000: the section-proportion window."""
+    """The section-proportion window (docs/retrieval.md, "Section gating")."""
 
     window_size: int = 5
     dominant_threshold: float = 0.7

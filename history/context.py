@@ -1,9 +1,10 @@
-"""The hybrid short-term context (seed 001): 15 messages, the newest 5 verbatim.
+"""The hybrid short-term context: 15 messages, the newest 5 verbatim.
 
 Older messages are shown by their structured summary, marked ``[Summary]``, or verbatim and
-marked ``[Old]`` when they have none. A message gets a summary when it meets one of seed
-001's dynamic triggers (tool output, a list or code, more than 6 sentences or 10 lines, or
-the words 決定 / 下一步 / TODO / 優先), so short small talk stays as it is.
+marked ``[Old]`` when they have none. A message gets a summary when it meets one of the
+dynamic triggers (tool output, a list or code, more than 6 sentences or 10 lines, or the
+words 決定 / 下一步 / TODO / 優先), so short small talk stays as it is. The layout is
+documented in docs/conversations.md, "The short-term window".
 """
 
 from __future__ import annotations
@@ -24,12 +25,12 @@ from history.sessions import (
 )
 from history.summarize import SummaryService
 
-# Seed 001's earlier rule (summaries for messages over 800 characters) stays as a floor.
+# The earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
 
 
 def needs_summary(message: Message, config: HistoryConfig) -> bool:
-    """Seed 001's dynamic summarisation triggers.
+    """The dynamic summarisation triggers.
 
     A message is summarised when it is tool output, holds a list or code, has more than
     ``summarize_min_sentences`` (6) sentences or ``summarize_min_lines`` (10) lines, is longer
@@ -50,7 +51,7 @@ def needs_summary(message: Message, config: HistoryConfig) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class HistoryWindow:
-    """The messages of the short-term context, split as seed 001 says."""
+    """The messages of the short-term context: older ones (summarised) and the recent ones."""
 
     note: Message | None  # the compaction summary standing for older history, if any
     older: tuple[Message, ...]  # shown by summary ([Summary]) or verbatim ([Old])
@@ -78,7 +79,7 @@ def _role_name(message: Message) -> str:
 
 
 def render_history(window: HistoryWindow, config: HistoryConfig) -> str:
-    """The context text exactly as seed 001's ``getHistoryContext`` lays it out.
+    """The context text, laid out as docs/conversations.md, "The short-term window" says.
 
     ``{older}\\n\\n=== Recent Context (最新 5 則原文) ===\\n{recent}``, where an older line is
     ``User[Summary]: …`` or ``AI[Old]: …`` and a recent line ``User: …``. A compaction note,
@@ -98,7 +99,7 @@ def render_history(window: HistoryWindow, config: HistoryConfig) -> str:
 
 
 def history_context(messages: Sequence[Message], config: HistoryConfig) -> str:
-    """Seed 001's ``getHistoryContext`` for a list of messages."""
+    """The context text for a list of messages."""
     return render_history(history_window(messages, config), config)
 
 

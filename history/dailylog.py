@@ -1,4 +1,4 @@
-"""Daily logs (seed 004 §3.1.2): every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
+"""Daily logs: every user message goes to ``users/<key>/memory/YYYY-MM-DD.md``.
 
 The day and the time are the user's (the time zone the settings name; ``None`` means the
 machine's local zone). Records use :mod:`memory.logs`' format, which the indexer parses (a
@@ -86,7 +86,7 @@ class DailyLog:
     def append_user_message(
         self, user_key: str, text: str, when: datetime, message_id: str = ""
     ) -> str:
-        """Log one user message (the seed's "every message you send")."""
+        """Log one user message (every message the user sends is logged)."""
         return self.append(user_key, "user", text, when, message_id)
 
 

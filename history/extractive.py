@@ -64,7 +64,7 @@ GOAL = re.compile(
     r"\bwant\b|\bgoal\b|\bplan(?:ning)? to\b|\btrying to\b|\bhow (?:do|to|can)\b|\bhelp me\b",
     re.IGNORECASE,
 )
-# seed 001: short messages holding these words get a summary too
+# Short messages holding these words get a summary too.
 SUMMARY_KEYWORDS = re.compile(r"決定|下一步|TODO|優先", re.IGNORECASE)
 
 _DATE = re.compile(
@@ -144,7 +144,7 @@ def clauses(sentence: str) -> list[str]:
 
 
 def structured_fields(text: str, from_user: bool) -> dict[str, str]:
-    """Seed 001's Goal / Decision / Todo / Facts of one message, by rules over its clauses.
+    """The Goal / Decision / Todo / Facts of one message, by rules over its clauses.
 
     Each clause is a decision, a todo or a goal by its own words; a clause without such a
     word that follows a decision or a todo in the same sentence continues it ("決定不請搬家

@@ -1,4 +1,4 @@
-"""Idle summaries (seed 004 §3.1.3): a session quiet for over 60 minutes gets one summary.
+"""Idle summaries: a session quiet for over 60 minutes gets one summary.
 
 The summary (a few sentences and 3-5 keywords) is appended to ``users/<key>/auto_summaries.md``
 as a ``## 閒置摘要 (start – end)`` block, which the indexer reads like any summary block. The

@@ -1,4 +1,4 @@
-"""Words that name a MEMORY.md section in a message, in Chinese and English (seed 000 §4.1)."""
+"""Words that name a MEMORY.md section in a message, in Chinese and English (section gating)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from memory.governance import SECTION_RULES
 
-# Words that name the seed's example sections, so "what's on my todo list" reaches 待辦.
+# Words that name the usual sections, so "what's on my todo list" reaches 待辦.
 DEFAULT_SECTION_KEYWORDS: dict[str, tuple[str, ...]] = {
     "關於我": ("我是", "我的", "about me", "myself"),
     "重要決定": ("決定", "決策", "decision", "decided", "decide"),
@@ -42,7 +42,7 @@ def section_words(section: str, keywords: Mapping[str, Iterable[str]] | None = N
     """Every word that names ``section`` in a message, in Chinese and English.
 
     The heading, each half of a bilingual heading (with an English plural's singular), the
-    seed's and the bot's keywords for the heading or either half, and ``keywords[section]``.
+    built-in keywords for the heading or either half, and ``keywords[section]``.
     """
     parts = heading_parts(section)
     words = [section, *parts]

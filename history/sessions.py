@@ -1,4 +1,4 @@
-"""JSON sessions (seed 004 §1): one file per user under ``botmemory/history/``.
+"""JSON sessions (docs/conversations.md, "Sessions"): one file a user under ``history/``.
 
 A session file ``telegram_<id>.json`` / ``cli_<name>.json`` reads::
 
@@ -79,7 +79,7 @@ class Message:
     role: str  # user | assistant | system | tool
     content: str
     time: datetime
-    summary: str = ""  # seed 001's structured summary, once made
+    summary: str = ""  # the structured summary of the short-term window, once made
     id: str = ""  # the transport's message id (daily-log ref)
     kind: str = ""  # "" or KIND_COMPACTION
 
@@ -150,7 +150,7 @@ class Session:
 
     @property
     def user_turns(self) -> int:
-        """How many user messages the session holds (seed 003's turn count)."""
+        """How many user messages the session holds (compaction's turn count)."""
         return sum(1 for m in self.messages if m.role == ROLE_USER)
 
     @property

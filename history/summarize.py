@@ -2,11 +2,11 @@
 
 Three kinds of summary are made:
 
-* a message summary (seed 001): ``Goal: … | Decision: … | Todo: … | Facts: …`` in at most
+* a message summary: ``Goal: … | Decision: … | Todo: … | Facts: …`` in at most
   280 characters, shown for older messages of the short-term context;
-* a conversation summary (seed 003): topic, points, decisions, todos, numbers, names and
+* a conversation summary (compaction): topic, points, decisions, todos, numbers, names and
   dates as Markdown bullets, chit-chat in one line "其間穿插閒聊…";
-* an idle summary (seed 004 §3.1.3): a short summary and 3-5 keywords.
+* an idle summary: a short summary and 3-5 keywords (docs/conversations.md, "Idle summaries").
 
 :class:`SummaryService` asks the LLM (when one is set), checks the answer keeps the format,
 and otherwise uses :class:`ExtractiveSummarizer`, so the format never depends on the model.
@@ -181,7 +181,7 @@ def _content_messages(messages: Sequence[Message]) -> list[Message]:
 def extract_conversation(
     messages: Sequence[Message], max_chars: int = CONVERSATION_MAX_CHARS
 ) -> ConversationSummary:
-    """Seed 003's summary without an LLM: topic, points, decisions, todos, facts, chit-chat."""
+    """Compaction's summary without an LLM: topic, points, decisions, todos, facts, chit-chat."""
     msgs = _content_messages(messages)
     chit = [m for m in msgs if m.role == ROLE_USER and ex.is_chitchat(m.content)]
     talk = [m for m in msgs if not ex.is_chitchat(m.content)]
@@ -385,7 +385,7 @@ class SummaryService:
         return mask(answer, _known(request.messages, request.previous))
 
     async def message_summary(self, message: Message, max_chars: int = 280) -> str:
-        """Seed 001's structured summary of one message, at most ``max_chars`` characters."""
+        """The structured summary of one message, at most ``max_chars`` characters."""
         answer = await self._ask(SummaryRequest(KIND_MESSAGE, (message,), max_chars))
         fields = parse_structured(answer) if answer else None
         known = _known((message,))
@@ -398,7 +398,7 @@ class SummaryService:
         previous: str = "",
         max_chars: int = CONVERSATION_MAX_CHARS,
     ) -> ConversationSummary:
-        """Seed 003's compaction summary."""
+        """The compaction summary."""
         request = SummaryRequest(KIND_CONVERSATION, tuple(messages), max_chars, previous=previous)
         answer = await self._ask(request)
         made = normalise_conversation(answer, max_chars) if answer else None
@@ -409,7 +409,7 @@ class SummaryService:
     async def idle_summary(
         self, messages: Sequence[Message], kmin: int = 3, kmax: int = 5
     ) -> IdleSummary:
-        """Seed 004 §3.1.3's idle summary with ``kmin``-``kmax`` keywords."""
+        """The idle summary with ``kmin``-``kmax`` keywords."""
         request = SummaryRequest(KIND_IDLE, tuple(messages), 400, kmin, kmax)
         answer = await self._ask(request)
         made = normalise_idle(answer, messages, kmin, kmax) if answer else None

@@ -1,8 +1,8 @@
-"""The section-proportion index (seed 000): which MEMORY.md sections a turn may query.
+"""The section-proportion index: which MEMORY.md sections a turn may query.
 
-Each turn records the sections it hit in ``users/<key>/index_state.json`` (the seed's schema),
-keeps the last ``window_size`` (5) turns, and recomputes every section's proportion by the
-seed's "section occurrence" definition. A section at or above ``dominant_threshold`` (0.7)
+Each turn records the sections it hit in ``users/<key>/index_state.json`` (its schema and the
+rules are in docs/retrieval.md, "Section gating"), keeps the last ``window_size`` (5) turns,
+and recomputes every section's proportion. A section at or above ``dominant_threshold`` (0.7)
 dominates: the next turn queries only it plus the sections the message is about — those it
 names (the whole heading, either half of a bilingual one like ``偏好 Preferences``, or a
 keyword of the section in Chinese or English: :func:`section_words`) and those the caller
@@ -44,7 +44,7 @@ class TopicTurn:
 
 @dataclass(frozen=True, slots=True)
 class TopicState:
-    """``index_state.json``, field for field as seed 000 §3 defines it."""
+    """``index_state.json``, field for field (docs/retrieval.md, "Section gating")."""
 
     window_size: int = 5
     dominant_threshold: float = 0.7
@@ -56,7 +56,7 @@ class TopicState:
     miss_count: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        """The seed's JSON layout."""
+        """The documented JSON layout."""
         return {
             "window_size": self.window_size,
             "dominant_threshold": self.dominant_threshold,
@@ -93,12 +93,12 @@ class TopicState:
 
 
 def iso_z(when: datetime) -> str:
-    """``2026-02-08T12:00:00Z``, the seed's time format."""
+    """``2026-02-08T12:00:00Z``, the file's time format (UTC)."""
     return when.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def compute_proportions(turns: Iterable[TopicTurn]) -> dict[str, float]:
-    """Seed 000 §4.2.3: proportion = section occurrences / all occurrences in the window.
+    """Proportion = section occurrences / all occurrences in the window.
 
     Rounded to three places (5 hits of 重要決定 and 1 of 待辦 give 0.833 and 0.167).
     """
@@ -118,7 +118,7 @@ def dominant_section(proportions: Mapping[str, float], threshold: float) -> str 
 def update_miss_counts(
     miss_count: Mapping[str, int], hit: Iterable[str], known: Iterable[str] = ()
 ) -> dict[str, int]:
-    """Seed 000 §4.2.4: a hit section resets to 0, every other known section counts one more."""
+    """A hit section resets to 0, every other known section counts one more."""
     hit_set = set(hit)
     sections = set(miss_count) | set(known) | hit_set
     return {s: 0 if s in hit_set else miss_count.get(s, 0) + 1 for s in sorted(sections)}
@@ -132,7 +132,7 @@ def prune_suggestions(miss_count: Mapping[str, int], after: int) -> list[str]:
 def record_turn(
     state: TopicState, sections_hit: Iterable[str], now: datetime, known: Iterable[str] = ()
 ) -> TopicState:
-    """Seed 000 §4.2: add the turn, trim to the window, recompute proportions and misses."""
+    """Add the turn, trim to the window, recompute proportions and misses."""
     hit = tuple(dict.fromkeys(s for s in sections_hit if s))
     next_id = (state.turns[-1].turn_id + 1) if state.turns else 1
     turns = (*state.turns, TopicTurn(next_id, iso_z(now), hit))[-max(1, state.window_size) :]
@@ -168,7 +168,7 @@ def sections_to_query(
     keywords: Mapping[str, Iterable[str]] | None = None,
     about: Iterable[str] = (),
 ) -> list[str] | None:
-    """Seed 000 §4.1: which sections this turn may query; None means all of them.
+    """Which sections this turn may query; None means all of them.
 
     With a dominant section: the dominant one, every section the message names
     (:func:`section_words`), and every section of ``about`` (close to the message in meaning,
@@ -259,7 +259,7 @@ class TopicIndex:
         summary: str = "",
         summaries: Mapping[str, str] | None = None,
     ) -> TurnUpdate:
-        """Record one turn's hits (seed 000 §4.2) and return the new state and its advice.
+        """Record one turn's hits and return the new state and its advice.
 
         ``summary`` is the topic's one-line summary; ``summaries`` maps sections to one, and
         the stable dominant section's is used (the pipeline passes what this turn used of each
@@ -308,7 +308,7 @@ class TopicIndex:
         return sections_to_query(self.load(user_key), message, known_sections, keywords, about)
 
     def overview(self, user_key: str) -> TopicOverview:
-        """The current topic, its summary and the sections suggested for pruning (seed 000 §8).
+        """The current topic, its summary and the sections suggested for pruning.
 
         Read-only: ``/stats`` and the memory page call it; nothing is written.
         """

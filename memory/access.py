@@ -1,4 +1,4 @@
-"""Access counts of memories in ``pcai.db`` (seed 002 §4: ``access_frequency``).
+"""Access counts of memories in ``pcai.db`` (the retrieval and health scores' frequency).
 
 A memory's count goes up by one each time it is injected into a prompt. Counts live in the
 operational database, not in MEMORY.md, so that reading a memory never rewrites the file a

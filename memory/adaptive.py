@@ -1,4 +1,4 @@
-"""Adaptive retrieval (seed 004 §7, seed 002 §2 Layer 2): should this message search memory?
+"""Adaptive retrieval (docs/retrieval.md, "Adaptive retrieval"): should this message search?
 
 Flow, first match wins::
 
@@ -6,7 +6,7 @@ Flow, first match wins::
                                        and decision questions: 選擇 比較 決定 which should I ...)
     slash command / HEARTBEAT? -> skip (system traffic, never a periodic search either)
     too short (< 5 chars)? -> skip
-    every 5th turn? -> retrieve        (seed 002's periodic forced retrieval, a safety net)
+    every 5th turn? -> retrieve        (the periodic forced retrieval, a safety net)
     greeting / acknowledgement? -> skip  (hi, hello, 你好, ok, 好的, thanks ...)
     emoji only? -> skip
     short (CJK < 6 / other < 15 chars) without "?" or "？"? -> skip

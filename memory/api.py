@@ -117,7 +117,7 @@ class Memory:
         self._closed = False
         self.indexer = Indexer(data_dir, self.store, self.embedder, self.counter, cfg.index)
         self.access = AccessCounter(self.state)
-        signals = MemorySignals(data_dir, self.access)  # seed 002 §4.1A ranks by these
+        signals = MemorySignals(data_dir, self.access)  # the retrieval score ranks by these
         self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval, signals)
         self.service = MemoryService(data_dir, self.indexer, self.searcher)
         self.pending = PendingStore(self.state, cfg.pending)

@@ -1,4 +1,4 @@
-"""Configuration values of the memory package, with the seeds' defaults.
+"""Configuration values of the memory package, with the defaults that ship.
 
 These are plain frozen dataclasses; ``bot.settings`` fills them from the environment and the
 optional TOML file, and hands them to the services that need them. :class:`MemoryConfig`
@@ -27,24 +27,25 @@ def state_db_path(data_dir: Path) -> Path:
 
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
-    """Seed 004 §5 retrieval settings (the JSON block), plus search depth and fusion choice."""
+    """Retrieval settings (docs/retrieval.md, "Staged scoring"), search depth, fusion choice."""
 
     vector_weight: float = 0.7
     bm25_weight: float = 0.3
     min_score: float = 0.3
     hard_min_score: float = 0.35
-    # Measured on LoCoMo (bench/RESULTS.md): with e5's compressed cosine scale the seed's 14-day
-    # recency and 60-day decay (floor x0.5) swamp the similarity differences (recall@10 0.77 ->
-    # 0.43); recency now only favours the last day or so, decay is off (0 = off), and MMR only
-    # demotes true near-copies (neighbouring log records share context, so 0.85 hit them).
+    # Measured on LoCoMo (bench/RESULTS.md; docs/retrieval.md, "Defaults chosen by measurement"):
+    # with e5's compressed cosine scale a 14-day recency and a 60-day decay (floor x0.5) swamp
+    # the similarity differences (recall@10 0.77 -> 0.43); recency now only favours the last
+    # day or so, decay is off (0 = off), and MMR only demotes true near-copies (neighbouring
+    # log records share context, so 0.85 hit them).
     recency_half_life_days: float = 1.0
     recency_weight: float = 0.10
     length_norm_anchor: int = 500
     time_decay_half_life_days: float = 0.0
     mmr_threshold: float = 0.99
     filter_noise: bool = True
-    # "vector_bonus": vector score as the base, +bm25_hit_bonus when BM25 also hit (the seed's
-    # "RRF"); "weighted": vector_weight * sim + bm25_weight * bm25/best; "rrf": true
+    # "vector_bonus": vector score as the base, +bm25_hit_bonus when BM25 also hit (the original
+    # design's "RRF"); "weighted": vector_weight * sim + bm25_weight * bm25/best; "rrf": true
     # reciprocal-rank fusion.
     fusion: str = "weighted"
     bm25_hit_bonus: float = 0.15
@@ -60,17 +61,17 @@ class RetrievalConfig:
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
-    # Seed 002 §4.1A's retrieval score orders the kept hits (memory.scoring.retrieval_score).
+    # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
-    # already counts age and the seed's 0.05 lowers LoCoMo recall (bench/RESULTS.md).
+    # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).
     signal_recency_rate: float = 0.0
-    # A low_priority entry's score is multiplied by this (seed 002 §4.4: ranked lower).
+    # A low_priority entry's score is multiplied by this (still found, ranked lower).
     low_priority_factor: float = 0.8
 
 
 @dataclass(frozen=True, slots=True)
 class IndexConfig:
-    """How the Markdown is cut into indexed chunks (seed 004 §9)."""
+    """How the Markdown is cut into indexed chunks (docs/retrieval.md, "Candidates")."""
 
     chunk_tokens: int = 400
     chunk_overlap_tokens: int = 80
@@ -80,7 +81,10 @@ class IndexConfig:
 
 @dataclass(frozen=True, slots=True)
 class AdaptiveConfig:
-    """Seed 004 §7 adaptive retrieval and seed 002's periodic forced retrieval."""
+    """Adaptive retrieval and its periodic forced search.
+
+    See docs/retrieval.md, "Adaptive retrieval".
+    """
 
     min_chars: int = 5
     min_cjk_chars: int = 6
@@ -90,10 +94,13 @@ class AdaptiveConfig:
 
 @dataclass(frozen=True, slots=True)
 class PendingConfig:
-    """Seed 004 §3.1: proposed memories wait 30 minutes for confirmation."""
+    """Proposed memories wait 30 minutes for confirmation; the conflict check's limits.
+
+    See docs/memory-lifecycle.md, "The write path".
+    """
 
     ttl_minutes: int = 30
-    # Conflict check (seed 002 §5.2): the top-K similar memories are compared, and one whose
+    # Conflict check: the top-K similar memories are compared, and one whose
     # cosine similarity reaches this is "very similar" (measured with e5-small: rewordings of
     # the same preference score 0.91-0.93, unrelated memories 0.75-0.88).
     conflict_top_k: int = 5
@@ -102,7 +109,10 @@ class PendingConfig:
 
 @dataclass(frozen=True, slots=True)
 class LifecycleConfig:
-    """Seed 002 §4: health score thresholds and deletion of long-archived entries."""
+    """Health score thresholds and deletion of long-archived entries.
+
+    See docs/memory-lifecycle.md, "Health and lifecycle".
+    """
 
     recency_half_life_days: float = 14.0
     low_priority_below: float = 0.3
@@ -119,7 +129,7 @@ class LifecycleConfig:
 
 @dataclass(frozen=True, slots=True)
 class BudgetConfig:
-    """Seed 002 §2/§6 layers and seed 004 §3.2/§9 limits for the memory block of a prompt."""
+    """Layers and limits of a prompt's memory block (docs/retrieval.md, "Selection and budget")."""
 
     memory_tokens: int = 2000
     long_chunk_max_tokens: int = 1500

@@ -1,4 +1,4 @@
-"""Confirmation as a service (seed 004 §2-3.1, DESIGN.md "Write path").
+"""Confirmation as a service (docs/memory-lifecycle.md, "The write path").
 
 ``propose`` -> noise filter -> sensitive-data guard -> duplicate and conflict check ->
 pending store. ``confirm`` writes the entry to MEMORY.md atomically, marks the proposal
@@ -142,7 +142,7 @@ _SCOPE = re.compile(r"(global)|(project|lang):(\S+)", re.IGNORECASE)
 
 
 def check_scope(value: str) -> str:
-    """A scope (seed 002 §3.1) as stored: ``global``, ``project:<name>`` or ``lang:<name>``."""
+    """A scope as stored: ``global``, ``project:<name>`` or ``lang:<name>``."""
     m = _SCOPE.fullmatch(value.strip())
     if m is None:
         raise InvalidProposalError("refused_scope")

@@ -1,10 +1,11 @@
 """Proof of the user's own act: what confirming, rejecting or editing a proposal requires.
 
-Confirmation is a capability of the user, not of the model (DESIGN.md "Where each promise
-lives"). A :class:`UserAct` says exactly what one user did to one proposal ("confirm",
-"replace", "reject", or "edit" to a given text), or decided about one confirmed memory ("pin",
-"unpin", "scope" to a given scope, "revise" to a given text, "keep", "restore"), of which kind
-(a memory or a reminder) and how ("button", "reply", "command", "word", "operator"). Only a
+Confirmation is a capability of the user, not of the model
+(docs/trust.md, "Where each promise is kept"). A :class:`UserAct` says exactly what one user
+did to one proposal ("confirm", "replace", "reject", or "edit" to a given text), or decided
+about one confirmed memory ("pin", "unpin", "scope" to a given scope, "revise" to a given
+text, "keep", "restore"), of which kind (a memory or a reminder) and how ("button", "reply",
+"command", "word", "operator"). Only a
 :class:`UserActMint` makes valid ones: it seals each act with an HMAC under a secret drawn
 fresh in every process. The composition root builds one mint, hands the mint to the bot layer
 (Telegram, the terminal chat, the operator CLI) and only its :class:`ActCheck` to the

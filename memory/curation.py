@@ -1,6 +1,6 @@
 """The user's decisions about confirmed memories, from chat: pin, scope, edit, keep, restore.
 
-Seed 002's layers are filled by these: a pinned memory (``is_core``) is in every prompt (L0)
+The prompt's layers are filled by these: a pinned memory (``is_core``) is in every prompt (L0)
 and never archived; a scoped one (``project:<name>``, ``lang:<name>``) comes in when the
 conversation names it (L1). Editing a memory writes a new version that ``supersedes`` it (the
 old one stays in the chain as ``deprecated``); keeping a fading memory restarts its recency;

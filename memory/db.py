@@ -54,7 +54,7 @@ def connect(path: Path | str, *, vec: bool = True) -> Any:
         conn.execute("PRAGMA foreign_keys=ON")
         conn.execute("PRAGMA busy_timeout=30000")
         # Deleted rows are zeroed, not left in free pages: a forgotten memory must not stay
-        # readable in the file (DESIGN "Forget").
+        # readable in the file (docs/memory-lifecycle.md, "Forget").
         conn.execute("PRAGMA secure_delete=ON")
     except BaseException:
         conn.close()

@@ -1,6 +1,6 @@
 """The user's emphasis when asking to remember: "這很重要" / "this is important" -> a weight.
 
-Seed 002 ranks and keeps memories by ``user_weight`` (0-10, default 5) and makes a weight of
+PCAI ranks and keeps memories by ``user_weight`` (0-10, default 5) and makes a weight of
 9 or more core (always in the prompt). A user fills it from chat with their own words:
 "記住，這很重要：…" / "remember, this is important: …" proposes weight 8 (ranked higher and kept
 longer), "非常重要" / "very important" / "never forget" proposes 9 (core). The weight is shown

@@ -1,6 +1,7 @@
 """Which fading memories each user was told about, and when (``pcai.db``).
 
-The lifecycle (seed 002 §4.4) archives a memory whose health fell below 0.15. Before it may,
+The lifecycle (docs/memory-lifecycle.md, "Health and lifecycle") archives a memory whose
+health fell below 0.15. Before it may,
 the user gets a "these memories are fading: keep?" message (``bot.jobs``'s fading job), and
 that telling is recorded here: the nightly job archives only what its owner was told about at
 least ``fade_notice_days`` before (:mod:`memory.lifecycle`). A lost ``pcai.db`` loses these

@@ -1,4 +1,4 @@
-"""Memory governance (seed 002 §3, §5): derived fields, conflicts, supersedes chains, status.
+"""Memory governance (docs/memory-lifecycle.md): derived fields, conflicts, supersedes, status.
 
 Derived fields, used when the proposer gives none:
 
@@ -239,7 +239,7 @@ class Governance:
         return None
 
     def find_conflicts(self, user_key: str, text: str, topic: str = "") -> list[Entry]:
-        """Live entries on the same canonical topic, then very similar ones (seed 002 §5.2)."""
+        """Live entries on the same canonical topic, then very similar ones."""
         entries = self.memory.entries(user_key)
         live = {e.id: e for e in entries if e.status in LIVE}
         if not live:

@@ -1,10 +1,10 @@
-"""Memory health and the nightly lifecycle (seed 002 §4).
+"""Memory health and the nightly lifecycle (docs/memory-lifecycle.md, "Health and lifecycle").
 
-Scores are pure functions with the seed's formulas. Days are whole days, as in the seed's
-``recency_decay`` example (``(now - created).days``), and the decay rate is the seed's
-``0.693 / half_life_days``. Recency counts from ``created``, or from ``refreshed`` when the
-user kept or restored the memory since. An entry without a readable ``created`` (a bullet a
-person typed by hand) counts as new: the job never retires what it cannot date.
+Scores are pure functions of the documented formulas. Days are whole days
+(``(now - created).days``), and the decay rate is ``0.693 / half_life_days``. Recency counts
+from ``created``, or from ``refreshed`` when the user kept or restored the memory since. An
+entry without a readable ``created`` (a bullet a person typed by hand) counts as new: the job
+never retires what it cannot date.
 
 The nightly job moves each entry to the status its health calls for and records the change
 in MEMORY.md (``status``, ``status_changed``, a ``history:`` line):
@@ -47,7 +47,7 @@ from memory.users import list_user_keys
 
 log = logging.getLogger(__name__)
 
-SEED_LN2 = 0.693  # the seed's ln(2)
+SEED_LN2 = 0.693  # ln(2) rounded, as the documented health formula writes it
 CORE_MIN_WEIGHT = 9
 # Not a status an entry is written with: the nightly job removes the entry.
 DELETED: Final = "deleted"
@@ -92,7 +92,7 @@ def days_between(start_iso: str, now: datetime) -> int:
 
 
 def is_core(entry: Entry) -> bool:
-    """Layer 0 (seed 002 §2): ``is_core`` or ``user_weight >= 9``."""
+    """Layer 0: ``is_core`` or ``user_weight >= 9``."""
     return entry.is_core or entry.user_weight >= CORE_MIN_WEIGHT
 
 

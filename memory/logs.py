@@ -1,4 +1,4 @@
-"""The daily log format (seed 004 §3.1.2), shared by the writer in history/ and the indexer.
+"""The daily log format, shared by the writer in history/ and the indexer.
 
 A log file ``memory/YYYY-MM-DD.md`` reads::
 

@@ -12,13 +12,13 @@ The format a person reads and edits::
       - topic: food:coffee
       - weight: 7
 
-Sections are the ``##`` headings (seed 000). One line before them may hold the keyword index
-(seed 003 §3.2: keywords of the conversation summaries, added by compaction)::
+Sections are the ``##`` headings. One line before them may hold the keyword index
+(keywords of the conversation summaries, added by compaction; docs/data-layout.md)::
 
     關鍵字 Keywords: 咖啡, 部署, PostgreSQL
 
  An entry is a top-level bullet; its text may
-continue on lines indented by two spaces; its governance fields (seed 002 §3) follow as
+continue on lines indented by two spaces; its governance fields follow as
 indented ``- key: value`` lines, written only when they differ from the default. A bullet a
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
 Lines that are neither (a paragraph, a quote) are kept as notes of their section and written
@@ -48,7 +48,7 @@ DEFAULT_SECTION = "General"
 
 
 class MemoryStatus(StrEnum):
-    """An entry's status (seed 002 §4); a value a person wrote outside these is kept as written."""
+    """An entry's status; a value a person wrote outside these is kept as written."""
 
     ACTIVE = "active"
     DEPRECATED = "deprecated"
@@ -57,7 +57,7 @@ class MemoryStatus(StrEnum):
 
 
 class MemoryClass(StrEnum):
-    """What kind of memory an entry is (seed 002 §3): a rule, an event, or both."""
+    """What kind of memory an entry is: a rule, an event, or both."""
 
     POLICY = "policy"
     EPISODIC = "episodic"
@@ -92,7 +92,7 @@ _KEYWORDS_LOOKALIKE = re.compile(rf"^\\*{KEYWORDS_LABEL}")
 
 @dataclass(frozen=True, slots=True)
 class Entry:
-    """One long-term memory with its governance fields (seed 002 §3)."""
+    """One long-term memory with its governance fields (docs/data-layout.md, "MEMORY.md")."""
 
     id: str
     text: str
@@ -174,7 +174,7 @@ class MemoryDocument:
     entries: tuple[Entry, ...] = ()
     # (section, line) for lines that are not entries; section "" is the text before any heading.
     notes: tuple[tuple[str, str], ...] = ()
-    # Seed 003 §3.2's keyword index: words of the conversation summaries, oldest first.
+    # The keyword index: words of the conversation summaries, oldest first.
     keywords: tuple[str, ...] = ()
 
     def by_id(self) -> dict[str, Entry]:

@@ -1,4 +1,4 @@
-"""Noise filter (seed 004 §6): low-quality text kept out of memory and out of search results.
+"""Noise filter: low-quality text kept out of memory and out of search results.
 
 Categories, in Chinese and English:
 

@@ -1,4 +1,4 @@
-"""The pending store (seed 004 §2-3.1): proposed memories waiting for their owner's answer.
+"""The pending store: proposed memories waiting for their owner's answer.
 
 A proposal lives in ``pcai.db`` with an expiry (30 minutes by default), so it survives a
 restart. Only its owner can confirm, edit or reject it: a lookup always names the user, and a

@@ -1,13 +1,14 @@
-"""The staged scoring pipeline of seed 004 §5, one pure function per stage.
+"""The staged scoring pipeline (docs/retrieval.md, "Staged scoring"), one pure function a stage.
 
-Order (DESIGN.md "Search"): calibration -> fusion -> min_score -> recency boost -> importance
-weight -> length normalisation -> time decay -> hard minimum -> noise filter -> seed 002's
-retrieval score -> low-priority demotion -> MMR. Every parameter comes from
-:class:`memory.config.RetrievalConfig`; the defaults quoted below are the seeds'.
+Order: calibration -> fusion -> min_score -> recency boost -> importance weight -> length
+normalisation -> time decay -> hard minimum -> noise filter -> the retrieval score ->
+low-priority demotion -> MMR. Every parameter comes from :class:`memory.config.RetrievalConfig`;
+the function defaults quoted below are the original design's numbers, and where the shipped
+ones differ the docs say why (docs/retrieval.md, "Defaults chosen by measurement").
 
 Scale: the cosine is first calibrated to the embedder (:func:`calibrate`: 0 = as similar as
 unrelated text, 1 = identical), then every fusion method returns a score in [0, 1.15] whose
-meaning is "how similar", so the seed's thresholds (min 0.3 after fusion, hard minimum 0.35
+meaning is "how similar", so the thresholds (min 0.3 after fusion, hard minimum 0.35
 after the stages) keep their sense.
 """
 
@@ -37,10 +38,10 @@ def calibrate(similarity: float, floor: float) -> float:
 
 
 def fuse_vector_bonus(similarity: float, bm25_hit: bool, bonus: float = 0.15) -> float:
-    """Seed 004 §5 "RRF": vector score as the base, ``*(1 + bonus)`` when BM25 also hit.
+    """The original design's "RRF": vector score as the base, ``*(1 + bonus)`` on a BM25 hit.
 
-    ``score = max(sim, 0) * (1.15 if bm25_hit else 1)``; default bonus 0.15. The seed calls this
-    RRF, but it is a vector score with a keyword bonus, hence the honest name.
+    ``score = max(sim, 0) * (1.15 if bm25_hit else 1)``; default bonus 0.15. The original
+    design calls this RRF, but it is a vector score with a keyword bonus, hence the honest name.
     """
     return max(similarity, 0.0) * (1.0 + bonus if bm25_hit else 1.0)
 
@@ -60,7 +61,7 @@ def fuse_rrf(ranks: Sequence[int | None], k: int = 60) -> float:
 def fuse_weighted(
     similarity: float, bm25_norm: float, vector_weight: float = 0.7, bm25_weight: float = 0.3
 ) -> float:
-    """Linear fusion with the seed's weights: ``0.7 * sim + 0.3 * bm25_norm``.
+    """Linear fusion with the default weights: ``0.7 * sim + 0.3 * bm25_norm``.
 
     ``bm25_norm`` is the BM25 score divided by the best BM25 score of the query (0 when BM25
     did not find the chunk), so both parts lie in [0, 1]. Weights are renormalised to sum 1.
@@ -148,7 +149,7 @@ def mmr_demote(
     vectors: Sequence[npt.NDArray[np.float32] | None],
     threshold: float = 0.85,
 ) -> MMRResult:
-    """Seed 004 §5 MMR: an item whose cosine to a better kept item is > 0.85 is demoted.
+    """MMR: an item whose cosine to a better kept item is > 0.85 is demoted.
 
     Items are visited best score first; each is kept unless it is a near-duplicate of an item
     already kept, so of a group of near-duplicates the best-scoring one stays in place. Demoted
@@ -199,7 +200,8 @@ def apply_stages(
     return out
 
 
-# Seed 002 §4.1A's weights: relevance, recency, access frequency, user weight.
+# The retrieval score's weights (docs/retrieval.md, "Retrieval score"): relevance, recency,
+# access frequency, user weight.
 RETRIEVAL_WEIGHTS = (0.4, 0.25, 0.2, 0.15)
 # A chunk that is not a MEMORY.md entry (a log line, a summary) has no access count and no
 # weight of its own: it counts as never used and of the default weight 5.
@@ -207,7 +209,7 @@ NEUTRAL_WEIGHT = 5
 
 
 def signal_recency(age_days: float | None, rate: float = 0.05) -> float:
-    """Seed 002 §4.2 ``recency_decay = exp(-0.05 * days_since_created)``.
+    """``recency_decay = exp(-0.05 * days_since_created)``.
 
     ``rate`` 0 holds the term at 1 for every chunk (the pipeline's own recency stage already
     counts age; bench/RESULTS.md); an unknown age counts as new, a future date as age 0.
@@ -218,14 +220,14 @@ def signal_recency(age_days: float | None, rate: float = 0.05) -> float:
 
 
 def access_frequency(access_count: int, saturation: int = 20) -> float:
-    """Seed 002 §4.2 ``access_frequency = min(access_count / 20, 1)``."""
+    """``access_frequency = min(access_count / 20, 1)``."""
     if saturation <= 0:
         return 0.0
     return min(max(access_count, 0) / saturation, 1.0)
 
 
 def weight_factor(user_weight: int) -> float:
-    """Seed 002 §4.2 ``user_weight / 10``, the weight clamped to 0-10."""
+    """``user_weight / 10``, the weight clamped to 0-10."""
     return max(0, min(10, user_weight)) / 10.0
 
 
@@ -236,13 +238,13 @@ def retrieval_score(
     weight: float,
     weights: tuple[float, float, float, float] = RETRIEVAL_WEIGHTS,
 ) -> float:
-    """Seed 002 §4.1A, scene A (ranking with a query)::
+    """The retrieval score, used when ranking with a query::
 
         retrieval_score = 0.4 * relevance + 0.25 * recency_decay
                           + 0.2 * access_frequency + 0.15 * user_weight
 
-    ``relevance`` is the pipeline's score after its own stages (0 to about 1.1: the seed's
-    "hybrid search score"), the other three are :func:`signal_recency`,
+    ``relevance`` is the pipeline's score after its own stages (0 to about 1.1: the hybrid
+    search score), the other three are :func:`signal_recency`,
     :func:`access_frequency` and :func:`weight_factor`. With no access counts and one weight
     (a store of logs only, as LoCoMo is) the score is a rising function of relevance alone, so
     the stage keeps the pipeline's order.
@@ -252,7 +254,7 @@ def retrieval_score(
 
 
 def priority_factor(score: float, status: str, low_priority_factor: float = 0.8) -> float:
-    """``score *= 0.8`` for a ``low_priority`` entry (seed 002 §4.4: still found, ranked lower).
+    """``score *= 0.8`` for a ``low_priority`` entry: still found, ranked lower.
 
     Applied after the thresholds, so a fading memory is demoted below an equally relevant
     active one but never dropped by this stage; every other status is left alone.

@@ -1,13 +1,13 @@
 """Hybrid search over one user's index: sqlite-vec KNN + FTS5 BM25, fusion, staged scoring.
 
-Pipeline (DESIGN.md "Search", seed 004 §5): both retrievers over-fetch candidates (BM25 on
+Pipeline (docs/retrieval.md, "Staged scoring"): both retrievers over-fetch candidates (BM25 on
 the query's selective keywords only, :func:`memory.text.selective_terms`); every candidate gets
 its true cosine similarity to the query (BM25-only candidates included, from their stored
 vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 - floor))`` (floor
 0.7 for e5, 0 for Ollama's models; :func:`memory.scoring.calibrate`); fusion ("vector_bonus" =
-the seed's "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
+a "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
 or true "rrf"); ``min_score`` drop; recency boost, importance weight, length normalisation,
-time decay; ``hard_min_score`` drop; noise filter; seed 002's retrieval score (relevance,
+time decay; ``hard_min_score`` drop; noise filter; the retrieval score (relevance,
 recency, access count, user weight: :func:`memory.scoring.retrieval_score`, signals from a
 :class:`memory.signals.SignalSource`) and the low-priority demotion; MMR; top k.
 :meth:`HybridSearcher.search_explained` also returns which stage dropped
@@ -257,7 +257,7 @@ class HybridSearcher:
 
     # -- helpers -----------------------------------------------------------------------
     def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], now: datetime) -> None:
-        """Seed 002 §4.1A's retrieval score, then the low-priority demotion: the final order."""
+        """The retrieval score, then the low-priority demotion: the final order."""
         cfg = self.config
         sig = signals.get(c.chunk.unit_id, NEUTRAL) if c.chunk.kind == KIND_MEMORY else NEUTRAL
         c.score = scoring.retrieval_score(

@@ -1,4 +1,4 @@
-"""Short-term keyword memory (seed 004 §3.2): the ``short_term_memory`` table in ``pcai.db``.
+"""Short-term keyword memory: the ``short_term_memory`` table in ``pcai.db``.
 
 Rows are short, dated notes filed under a category (weather, calendar, mail, ...): every
 private message that names a category's keyword is kept here (masked, with its time) by the
@@ -103,7 +103,7 @@ class ShortTermStore:
         return [ShortTermRow(r[0], r[1], r[2], r[3]) for r in rows]
 
     def for_message(self, user_key: str, text: str, limit: int = 3) -> list[ShortTermRow]:
-        """The latest ``limit`` rows of each category the message names (seed 004 §3.2)."""
+        """The latest ``limit`` rows of each category the message names."""
         out: list[ShortTermRow] = []
         for category in categories_in(text):
             out.extend(self.latest(user_key, category, limit))

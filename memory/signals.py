@@ -1,4 +1,4 @@
-"""The governance signals search ranks by (seed 002 §4): each memory's access count and weight.
+"""The signals search ranks by (docs/retrieval.md, "Retrieval score"): access count, weight.
 
 Weights live in MEMORY.md (``weight:``), access counts in ``pcai.db``; search reads both once
 per query through :class:`MemorySignals`. MEMORY.md is parsed again only when the file
@@ -23,7 +23,7 @@ from memory.users import UserPaths
 
 @dataclass(frozen=True, slots=True)
 class EntrySignal:
-    """What seed 002's retrieval score knows of one memory besides its relevance."""
+    """What the retrieval score knows of one memory besides its relevance."""
 
     access_count: int = 0
     user_weight: int = NEUTRAL_WEIGHT

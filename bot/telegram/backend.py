@@ -95,7 +95,7 @@ class ServicesBackend:
     llm_up: bool = True
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
-    topics: TopicIndex | None = None  # seed 000's current topic and prune advice, for /stats
+    topics: TopicIndex | None = None  # the current topic and prune advice, for /stats
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
     web: LinkIssuer | None = None  # the memory page of this process, when it is served
 

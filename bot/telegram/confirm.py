@@ -1,6 +1,6 @@
 """Confirming memories: proposals with buttons, button presses, replies, and ✏️ Edit.
 
-Only a user event answers a proposal (DESIGN.md "Where each promise lives"): a press on its
+Only a user event answers a proposal (docs/trust.md, "Where each promise is kept"): a press on its
 button, a reply to its message, /confirm, or a short word typed when exactly one proposal is
 waiting and it is the bot's last message to the user (``BotDeps.last_shown``). A bare word
 with several waiting gets "which one?" and the proposals again. The ✏️ Edit state lasts only

@@ -76,7 +76,7 @@ class Desk:
         return Answer("\n".join(out), buttons=rows)
 
     async def cmd_pin(self, user_key: str, arg: str, lang: str) -> Answer:
-        """Pin a memory: it goes into every prompt (seed 002 L0)."""
+        """Pin a memory: it goes into every prompt (L0)."""
         return await self._act(user_key, arg, "pin", lang)
 
     async def cmd_unpin(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -296,7 +296,7 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
 
 
 def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
-    """``/stats`` rows for seed 000's index: the current topic and the sections to prune."""
+    """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
     if overview.current_topic:
         line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"

@@ -13,7 +13,7 @@ from agent.texts import LANGUAGES, both, say
 from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
-CORE_WEIGHT = 9  # seed 002 L0: a weight of 9 or more is core
+CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # (command, zh, en): registered with setMyCommands and shown by /help.
@@ -59,7 +59,7 @@ BUTTONS = {
     lang: (say("button_confirm", lang), say("button_edit", lang), say("button_discard", lang))
     for lang in LANGUAGES
 }
-# A proposal that conflicts with a memory: add beside it, or replace it (seed 002 §5.2).
+# A proposal that conflicts with a memory: add beside it, or replace it.
 CONFLICT_BUTTONS = {
     lang: (
         say("button_add", lang),

@@ -1,4 +1,4 @@
-"""Compaction planned by ``Agent.respond`` (seed 003): the 15th user turn summarises the older
+"""Compaction planned by ``Agent.respond``: the 15th user turn summarises the older
 talk, done by the deferred-work worker right after the reply.
 
 The summary goes to MEMORY_FULL.md and the daily log (both indexed), and the session keeps a
@@ -50,7 +50,7 @@ def _model(body: dict[str, Any]) -> str:
     system = str(body["messages"][0]["content"])
     if system.startswith("Summarise this conversation"):
         return SUMMARY
-    if system.startswith("Summarise the message"):  # seed 001's per-message summaries
+    if system.startswith("Summarise the message"):  # the per-message summaries
         return "Goal: -\nDecision: -\nTodo: -\nFacts: -"
     return "好的，聽起來不錯。"
 
@@ -106,7 +106,7 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
 
     # The session now holds the note and the last five user turns; the next answer is
     # written from that, not from the fifteen turns (this turn's prompt was built before the
-    # conversation was written and trimmed, in seed 003's order).
+    # conversation was written and trimmed, in that order).
     session = env.services.sessions.load(USER)
     note = session.messages[0]
     assert note.kind == KIND_COMPACTION and note.content.startswith(NOTE_PREFIX)

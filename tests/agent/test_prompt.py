@@ -29,7 +29,7 @@ def test_a_memory_cannot_close_the_data_block() -> None:
     assert "contains no instructions" in block and "不包含任何指令" in block
 
 
-def test_messages_are_in_the_seed_order() -> None:
+def test_messages_are_in_the_documented_order() -> None:
     msgs = build_messages(
         system=system_prompt(datetime(2026, 11, 22, tzinfo=UTC), "zh"),
         memory=memory_block(["- [L0] x"]),

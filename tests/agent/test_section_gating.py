@@ -1,4 +1,4 @@
-"""Seed 000 gating: a dominant section never hides a section the message is about (real e5)."""
+"""Section gating: a dominant section never hides a section the message is about (real e5)."""
 
 from __future__ import annotations
 

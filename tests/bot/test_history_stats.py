@@ -1,4 +1,4 @@
-"""/history by meaning, and seed 000's topic and prune advice in /stats (the real backend)."""
+"""/history by meaning, and the topic index's topic and prune advice in /stats (real backend)."""
 
 from __future__ import annotations
 

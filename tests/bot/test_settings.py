@@ -1,4 +1,4 @@
-"""Settings: seed defaults, environment and TOML overrides, clear errors, masked secrets."""
+"""Settings: the defaults, environment and TOML overrides, clear errors, masked secrets."""
 
 from __future__ import annotations
 
@@ -9,26 +9,26 @@ import pytest
 from bot.settings import SettingsError, load_settings, mask, settings_as_dict
 
 
-def test_defaults_match_the_seeds() -> None:
+def test_defaults_match_the_docs() -> None:
     s = load_settings({})
     assert s.data_dir == Path("botmemory")
     assert s.ollama_host == "http://localhost:11434"
     assert s.embed_model == "mxbai-embed-large"
-    r = s.retrieval  # seed 004 §5
+    r = s.retrieval  # docs/retrieval.md, "Staged scoring"
     assert (r.vector_weight, r.bm25_weight) == (0.7, 0.3)
     assert (r.min_score, r.hard_min_score) == (0.3, 0.35)
-    # Chosen by the LoCoMo benchmark (bench/RESULTS.md), not the seed's 14 / 60 / 0.85.
+    # Chosen by the LoCoMo benchmark (bench/RESULTS.md), not the original 14 / 60 / 0.85.
     assert (r.recency_half_life_days, r.recency_weight) == (1.0, 0.10)
     assert (r.length_norm_anchor, r.time_decay_half_life_days, r.mmr_threshold) == (500, 0, 0.99)
     assert r.fusion == "weighted"
     assert r.bm25_hit_bonus == 0.15
     assert (s.index.chunk_tokens, s.index.chunk_overlap_tokens) == (400, 80)
     assert s.pending.ttl_minutes == 30
-    assert (s.history.max_history, s.history.full_text_count) == (15, 5)  # seed 001
-    assert s.history.auto_write_threshold_tokens == 10000  # seed 003
+    assert (s.history.max_history, s.history.full_text_count) == (15, 5)
+    assert s.history.auto_write_threshold_tokens == 10000
     assert s.history.idle_summary_minutes == 60
-    assert (s.topic_index.window_size, s.topic_index.dominant_threshold) == (5, 0.7)  # seed 000
-    b = s.budget  # seed 002 / DESIGN.md
+    assert (s.topic_index.window_size, s.topic_index.dominant_threshold) == (5, 0.7)
+    b = s.budget  # docs/retrieval.md, "Selection and budget"
     assert (b.memory_tokens, b.long_chunk_max_tokens, b.short_term_max_tokens) == (
         2000,
         1500,

@@ -1,4 +1,4 @@
-"""Compaction (seed 003 scheme B): threshold, both files, and the next prompt."""
+"""Compaction (docs/conversations.md, "Compaction"): threshold, both files, the next prompt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Compaction adds the summary's new keywords to MEMORY.md's keyword index (seed 003 §3.2)."""
+"""Compaction adds the summary's new keywords to MEMORY.md's keyword index."""
 
 from __future__ import annotations
 

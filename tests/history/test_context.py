@@ -1,4 +1,4 @@
-"""The hybrid short-term context (seed 001) and its summaries."""
+"""The hybrid short-term context (docs/conversations.md, "The short-term window")."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def conversation(n: int) -> Session:
     return session
 
 
-def test_twenty_messages_give_ten_older_and_five_verbatim_in_the_seed_layout() -> None:
+def test_twenty_messages_give_ten_older_and_five_verbatim_in_the_documented_layout() -> None:
     session = conversation(20)
     # two of the older ones have a summary, the rest are shown verbatim as [Old]
     session.messages[6] = Message(

@@ -12,7 +12,7 @@ from tests.history.conftest import TAIPEI, HistoryKit
 USER = "telegram_42"
 
 
-def test_records_go_to_the_users_day_in_the_seed_format(kit: HistoryKit) -> None:
+def test_records_go_to_the_users_day_in_the_log_format(kit: HistoryKit) -> None:
     log = kit.daily_log
     late = datetime(2026, 2, 8, 16, 30, 5, tzinfo=UTC)  # 00:30:05 on the 9th in Taipei
     assert (

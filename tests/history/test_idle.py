@@ -1,4 +1,4 @@
-"""Idle summaries (seed 004 §3.1.3): once per idle stretch, 3-5 keywords, indexed."""
+"""Idle summaries: once per idle stretch, 3-5 keywords, indexed."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seed 001's extractive summaries against 30 hand-written gold summaries (bench/summaries.py).
+"""Extractive message summaries against 30 hand-written gold summaries (bench/summaries.py).
 
 The floors sit a little below what the rules reach (rendered: recall 0.641, precision 0.775,
 F1 0.701; before the clause rules: 0.512 / 0.701 / 0.592), so a change that makes the

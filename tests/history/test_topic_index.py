@@ -1,4 +1,4 @@
-"""The section-proportion index (seed 000)."""
+"""The section-proportion index (docs/retrieval.md, "Section gating")."""
 
 from __future__ import annotations
 
@@ -19,13 +19,13 @@ from history.topic_index import (
 )
 
 T0 = datetime(2026, 2, 8, 12, 0, tzinfo=UTC)
-SEED_TABLE = [["重要決定"], ["重要決定", "待辦"], ["重要決定"], ["重要決定"], ["重要決定"]]
+EXAMPLE_TABLE = [["重要決定"], ["重要決定", "待辦"], ["重要決定"], ["重要決定"], ["重要決定"]]
 SECTIONS = ["關於我", "關於老蔡", "重要決定", "待辦"]
 
 
-def test_the_seed_example_table() -> None:
+def test_the_documented_example_table() -> None:
     state = TopicState()
-    for i, hit in enumerate(SEED_TABLE):
+    for i, hit in enumerate(EXAMPLE_TABLE):
         state = record_turn(state, hit, T0 + timedelta(minutes=5 * i))
     assert state.proportions == {"重要決定": 0.833, "待辦": 0.167}
     assert dominant_section(state.proportions, 0.7) == "重要決定"
@@ -74,7 +74,7 @@ def test_service_writes_state_topic_and_suggests_pruning(tmp_path: Path) -> None
     assert index.sections_to_query(user, "hi", SECTIONS) is None  # no state yet
     updates = [
         index.record(user, hit, T0 + timedelta(minutes=i), SECTIONS, summary="Ollama Fallback")
-        for i, hit in enumerate(SEED_TABLE)
+        for i, hit in enumerate(EXAMPLE_TABLE)
     ]
     topic_file = tmp_path / "users" / user / "MEMORY_TOPIC.md"
     # 1/1, then 2/3 (< 0.7), 3/4 and 4/5: dominant two turns running at turn 4, written then

@@ -1,4 +1,4 @@
-"""Adaptive retrieval (seed 004 §7, seed 002 §2) on a table of zh/en/mixed messages."""
+"""Adaptive retrieval (docs/retrieval.md) on a table of zh/en/mixed messages."""
 
 from __future__ import annotations
 

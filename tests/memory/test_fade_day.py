@@ -1,4 +1,4 @@
-"""The day an entry fades (is archived) at today's rate: the seed's health formula, solved."""
+"""The day an entry fades (is archived) at today's rate: the health formula, solved."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Health scores (seed 002 §4) with hand-computed values, and the nightly lifecycle job."""
+"""Health scores with hand-computed values, and the nightly lifecycle job."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _iso(days_ago: float) -> str:
     return (NOW - timedelta(days=days_ago)).isoformat(timespec="seconds")
 
 
-def test_recency_decay_matches_the_seed_examples() -> None:
+def test_recency_decay_matches_the_documented_examples() -> None:
     assert recency_decay(0) == 1.0
     assert recency_decay(14) == pytest.approx(0.500074, abs=1e-6)
     assert recency_decay(28) == pytest.approx(0.250074, abs=1e-6)

@@ -1,4 +1,4 @@
-"""Noise filter (seed 004 §6) in Chinese and English."""
+"""Noise filter in Chinese and English."""
 
 from __future__ import annotations
 

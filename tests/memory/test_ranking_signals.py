@@ -1,4 +1,4 @@
-"""Seed 002 §4 in the ranking: the retrieval score (relevance, recency, access, weight)."""
+"""The retrieval score in the ranking (relevance, recency, access, weight)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ FIRST, SECOND = "我每天早上都喝一杯黑咖啡", "每天早上我會喝�
 QUERY = "我早上喝什麼咖啡"
 
 
-def test_retrieval_score_is_the_seeds_formula() -> None:
+def test_retrieval_score_is_the_documented_formula() -> None:
     # 0.4 * 0.8 + 0.25 * 0.5 + 0.2 * 0.25 + 0.15 * 0.7
     assert scoring.retrieval_score(0.8, 0.5, 0.25, 0.7) == pytest.approx(0.6)
     assert scoring.signal_recency(0.0, 0.05) == 1.0

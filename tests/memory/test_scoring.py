@@ -1,4 +1,4 @@
-"""Each scoring stage against seed 004 §5's formula, with hand-computed numbers."""
+"""Each scoring stage against its formula (docs/retrieval.md), with hand-computed numbers."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def test_rrf_is_rescaled_to_one() -> None:
     assert scoring.fuse_rrf([None, None], 60) == 0.0
 
 
-def test_weighted_fusion_uses_seed_weights() -> None:
+def test_weighted_fusion_uses_default_weights() -> None:
     assert scoring.fuse_weighted(0.8, 0.5, 0.7, 0.3) == pytest.approx(0.71)
     assert scoring.fuse_weighted(0.8, 0.0, 0.7, 0.3) == pytest.approx(0.56)
 
@@ -75,7 +75,7 @@ def test_age_days() -> None:
     assert scoring.age_days("not a date", now) is None
 
 
-def test_apply_stages_in_seed_order() -> None:
+def test_apply_stages_in_documented_order() -> None:
     out = scoring.apply_stages(
         0.8,
         age=14.0,

@@ -133,7 +133,7 @@ def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:
         assert hit.stages["similarity"] == pytest.approx(
             max(0.0, (hit.vector_similarity - 0.7) / 0.3), abs=1e-6
         )
-        # Logs have no access count or weight: seed 002's score is 0.4 * relevance + constant.
+        # Logs have no access count or weight: the retrieval score is 0.4 * relevance + constant.
         assert hit.stages["retrieval"] == pytest.approx(0.4 * hit.stages["decay"] + 0.325)
         assert hit.score == pytest.approx(hit.stages["priority"]) == hit.stages["retrieval"]
     dropped = {d.chunk.refs[0]: d for d in res.dropped}
@@ -234,7 +234,7 @@ def test_related_query_is_kept(library: Memory, query: str, expected: str) -> No
 )
 def test_unrelated_query_is_dropped_by_the_thresholds(library: Memory, query: str) -> None:
     # The real e5 embedder scores unrelated text at cosine ~0.75-0.82: only its calibration
-    # (floor 0.7) puts that near 0, so the seed's thresholds can drop it.
+    # (floor 0.7) puts that near 0, so the thresholds can drop it.
     _remember(library, "tg_7", *COFFEE_AND_HIKING)
     res = library.service.searcher.search_explained("tg_7", query, 5, now=NOW)
     assert res.hits == []

@@ -1,4 +1,4 @@
-"""Short-term keyword table (seed 004 §3.2)."""
+"""Short-term keyword table."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Token counting and truncation, with tiktoken and with the seed's fallback estimator."""
+"""Token counting and truncation, with tiktoken and with the fallback estimator."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_missing_tiktoken_falls_back_to_the_estimator(monkeypatch: pytest.Monkey
     assert load_counter().name == "estimate"
 
 
-def test_estimator_follows_the_seed_formula() -> None:
+def test_estimator_follows_the_documented_formula() -> None:
     c = EstimatingCounter()
     assert c.count("") == 0
     assert c.count("咖啡") == 3  # 2 CJK x 1.5
