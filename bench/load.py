@@ -9,8 +9,11 @@ Closed loop (always): USERS users each send MESSAGES messages, each waiting for 
 before the next. Printed: throughput and message-to-reply latency, then what one message
 costs: the bot process's CPU time (``/proc/<pid>/stat``: user + system, every thread) from
 the first message until every reply came and its deferred work (indexing, compaction, topic
-index) was done, divided by the messages. That cost implies a capacity for the machine's
-cores; the measured throughput (over the same span) is printed as a share of it.
+index) was done, divided by the messages. That cost implies a capacity for the cores left to
+the bot: the machine's cores less what the harness (players, fake Ollama, Telegram stand-in)
+and every other process used over the same span (``/proc/stat``; the machine is shared). The
+measured throughput (over the same span) is printed as a share of it, and as a share of all
+the machine's cores on the line before.
 
 Open loop (``--open-loop``): a single user's message-to-reply p50 first (one message at a
 time), then Poisson arrivals at half the measured capacity, spread over the users at random,
@@ -75,6 +78,14 @@ def cpu_seconds(pid: int) -> float:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of stat)
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def machine_busy_seconds() -> float:
+    """CPU time every process on the machine has spent so far (``/proc/stat``, all cores):
+    user, nice, system, irq, softirq and steal, not idle or iowait."""
+    fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(f) for f in fields[:8])
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
 
 
 def cores() -> int:
@@ -283,12 +294,18 @@ def main() -> int:
 
             harness = [os.getpid(), *([emulator.proc.pid] if emulator.proc else [])]
             rest0 = [cpu_seconds(p) for p in harness]
+            busy0 = machine_busy_seconds()
             cpu0, started = cpu_seconds(pid), time.perf_counter()
             tokens = closed_loop(replies, players, 100, args.messages, args.timeout)
             ms, to_last, to_done = measured(
                 "closed loop", replies, tokens, lambda: wait_drained(db), started
             )
-            cpu_ms = (cpu_seconds(pid) - cpu0) * 1000 / len(tokens)
+            bot_s = cpu_seconds(pid) - cpu0
+            cpu_ms = bot_s * 1000 / len(tokens)
+            rest_s = [cpu_seconds(p) - c for p, c in zip(harness, rest0, strict=True)]
+            # The machine is shared: what other processes (not the bot, not this harness)
+            # ran on these cores over the span was not the bot's to use.
+            others_s = max(0.0, machine_busy_seconds() - busy0 - bot_s - sum(rest_s))
             rest = [
                 (cpu_seconds(p) - c) * 1000 / len(tokens)
                 for p, c in zip(harness, rest0, strict=True)
@@ -305,15 +322,24 @@ def main() -> int:
                 f"lost {lost + replies.crossed} ({args.users} users x {args.messages} messages, "
                 f"closed loop, to the last reply)"
             )
-            possible = cores() * 1000 / cpu_ms
             done_rate = len(ms) / to_done
             print(
                 f"deferred work done {1000 * (to_done - to_last):.0f} ms after the last reply; "
                 f"{cores()} cores"
             )
+            whole = cores() * 1000 / cpu_ms
+            # The cores left to the bot: the machine's, less what the harness and other
+            # processes used over the same span (on a quiet machine: the harness alone).
+            left = max(0.0, cores() - (sum(rest_s) + others_s) / to_done)
+            possible = left * 1000 / cpu_ms
+            print(
+                f"cores used over the span: harness {sum(rest_s) / to_done:.2f}, other processes "
+                f"{others_s / to_done:.2f}, left to the bot {left:.2f}; on all {cores()} cores "
+                f"{whole:.1f} msg/s possible, measured = {100 * done_rate / whole:.0f}%"
+            )
             capacity = (
                 f"capacity: {cpu_ms:.1f} CPU ms/msg, {possible:.1f} msg/s possible, "
-                f"measured {done_rate:.1f} msg/s = {100 * done_rate / possible:.0f}%"
+                f"measured {done_rate:.1f} msg/s = {100 * done_rate / max(possible, 1e-9):.0f}%"
             )
             failed = lost + replies.crossed
             if not args.open_loop:
