@@ -9,11 +9,11 @@ Closed loop (always): USERS users each send MESSAGES messages, each waiting for 
 before the next. Printed: throughput and message-to-reply latency, then what one message
 costs: the bot process's CPU time (``/proc/<pid>/stat``: user + system, every thread) from
 the first message until every reply came and its deferred work (indexing, compaction, topic
-index) was done, divided by the messages. That cost implies a capacity for the cores left to
-the bot: the machine's cores less what the harness (players, fake Ollama, Telegram stand-in)
-and every other process used over the same span (``/proc/stat``; the machine is shared). The
-measured throughput (over the same span) is printed as a share of it, and as a share of all
-the machine's cores on the line before.
+index) was done, divided by the messages. That cost implies a capacity for the machine's
+cores; the measured throughput (over the same span) is printed as a share of it. The line
+before says what the harness (players, fake Ollama, Telegram stand-in) and every other
+process used of those cores over the same span (``/proc/stat``: the machine is shared) and
+the share of what they left to the bot.
 
 Open loop (``--open-loop``): a single user's message-to-reply p50 first (one message at a
 time), then Poisson arrivals at half the measured capacity, spread over the users at random,
@@ -303,13 +303,9 @@ def main() -> int:
             bot_s = cpu_seconds(pid) - cpu0
             cpu_ms = bot_s * 1000 / len(tokens)
             rest_s = [cpu_seconds(p) - c for p, c in zip(harness, rest0, strict=True)]
-            # The machine is shared: what other processes (not the bot, not this harness)
-            # ran on these cores over the span was not the bot's to use.
+            # What other processes (not the bot, not this harness) ran over the same span.
             others_s = max(0.0, machine_busy_seconds() - busy0 - bot_s - sum(rest_s))
-            rest = [
-                (cpu_seconds(p) - c) * 1000 / len(tokens)
-                for p, c in zip(harness, rest0, strict=True)
-            ]
+            rest = [r * 1000 / len(tokens) for r in rest_s]
             print(
                 "harness CPU ms/msg (same span, same cores): players + fake Ollama "
                 + " + ".join(f"{r:.1f}" for r in rest)
@@ -327,19 +323,20 @@ def main() -> int:
                 f"deferred work done {1000 * (to_done - to_last):.0f} ms after the last reply; "
                 f"{cores()} cores"
             )
-            whole = cores() * 1000 / cpu_ms
-            # The cores left to the bot: the machine's, less what the harness and other
-            # processes used over the same span (on a quiet machine: the harness alone).
+            possible = cores() * 1000 / cpu_ms
+            # The machine is shared: the cores the harness and other processes left to the
+            # bot over the same span, for reading a loaded run (on a saturated machine the
+            # others take whatever the bot leaves idle, so this share reads high by itself).
             left = max(0.0, cores() - (sum(rest_s) + others_s) / to_done)
-            possible = left * 1000 / cpu_ms
             print(
                 f"cores used over the span: harness {sum(rest_s) / to_done:.2f}, other processes "
-                f"{others_s / to_done:.2f}, left to the bot {left:.2f}; on all {cores()} cores "
-                f"{whole:.1f} msg/s possible, measured = {100 * done_rate / whole:.0f}%"
+                f"{others_s / to_done:.2f}, left to the bot {left:.2f}: "
+                f"{left * 1000 / cpu_ms:.1f} msg/s possible on them, measured = "
+                f"{100 * done_rate * cpu_ms / 1000 / max(left, 1e-9):.0f}%"
             )
             capacity = (
                 f"capacity: {cpu_ms:.1f} CPU ms/msg, {possible:.1f} msg/s possible, "
-                f"measured {done_rate:.1f} msg/s = {100 * done_rate / max(possible, 1e-9):.0f}%"
+                f"measured {done_rate:.1f} msg/s = {100 * done_rate / possible:.0f}%"
             )
             failed = lost + replies.crossed
             if not args.open_loop:
