@@ -14,6 +14,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
+from typing import Any, TypeVar
 
 from agent.deferred import (
     KIND_COMPACT,
@@ -37,6 +38,9 @@ from memory.index.indexer import Indexer
 from memory.state.notices import NoticeBook
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+# Runs a blocking call off the event loop: fn(*args) in some thread.
+Heavy = Callable[..., Awaitable[Any]]
 
 
 class AfterWork:
@@ -61,8 +65,10 @@ class AfterWork:
         self.topics = topics
         self.compactor = compactor
         self.sessions = sessions
-        # Set by the worker: whether a stop may cancel what runs now (the model's summary),
-        # and who hands a user the notice just queued.
+        # Set by the worker: where CPU-heavy steps run (parsing, embedding: its low-priority
+        # threads), whether a stop may cancel what runs now (the model's summary), and who
+        # hands a user the notice just queued.
+        self.heavy: Heavy = _in_thread
         self.on_cancellable: Callable[[bool], None] = lambda flag: None
         self.on_told: Callable[[str], Awaitable[None]] | None = None
 
@@ -110,7 +116,7 @@ class AfterWork:
     # -- the kinds -------------------------------------------------------------------------
     async def _index(self, user_key: str, files: list[str]) -> None:
         for rel in files:
-            await asyncio.to_thread(self.indexer.sync_file, user_key, rel)
+            await self.heavy(self.indexer.sync_file, user_key, rel)
 
     async def _topics(self, user_key: str, work: Work) -> None:
         p = work.payload
@@ -119,7 +125,7 @@ class AfterWork:
         known = [str(s) for s in p.get("known", [])]
         raw = p.get("entries")
         ids = {str(k): str(v) for k, v in raw.items()} if isinstance(raw, dict) else {}
-        summaries = await asyncio.to_thread(self._summaries, user_key, ids)
+        summaries = await self.heavy(self._summaries, user_key, ids)
         if work.attempts and await asyncio.to_thread(self._recorded, user_key, sections, when):
             return  # the stop came after the turn was written, before its row was deleted
         await asyncio.to_thread(
@@ -170,7 +176,7 @@ class AfterWork:
             result = await self.compactor.apply(session, user_key, when, plan, summary)
         if result is not None and result.keywords and self.warm is not None:
             # The keywords rewrote MEMORY.md: parse it here, not in the user's next turn.
-            await asyncio.to_thread(self.warm, user_key)
+            await self.heavy(self.warm, user_key)
         if result is None:
             log.info("%s: the planned compaction no longer matches the session", user_key)
         elif self.notices is not None:  # compaction's one line, now that it is true; once
@@ -185,6 +191,10 @@ class AfterWork:
                     log.warning("%s: the compaction line waits for the next tick", user_key)
         # Also after a stop between the writes and the row's deletion: syncing twice is free.
         await self._index(user_key, self.compactor.written_paths(when))
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
+    return await asyncio.to_thread(fn, *args)
 
 
 async def _nothing() -> None:
@@ -214,6 +224,7 @@ def build_worker(
     after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm, entries)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
     after.on_cancellable = worker.cancellable
+    after.heavy = worker.background
 
     async def told(user_key: str) -> None:
         if worker.told is not None:

@@ -15,16 +15,20 @@ import contextlib
 import json
 import logging
 import os
+import threading
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 from memory.base.users import check_user_key
 from memory.state.statedb import StateDB
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 KIND_INDEX = "index"  # {"files": [rel, ...]}: bring the index of these files up to date
 KIND_TOPICS = "topics"  # {"sections", "known", "time"}: one turn of the topic index
@@ -35,6 +39,7 @@ KIND_COMPACT = "compact"  # {"count", "digest", "time", "summary"?}: a planned c
 MAX_ATTEMPTS = 6
 TICK_SECONDS = 1.0  # the worker also looks at the queue this often without being woken
 MAX_LANES = 4  # users worked on at once: one per core, up to this
+BACKGROUND_NICE = 10  # the worker's threads yield the CPU to the turns' (nice 0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +181,17 @@ class WorkQueue:
         return True
 
 
+def worker_lanes() -> int:
+    """How many users the worker works on at once: one per core this process may use."""
+    return max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
+
+
+def _yield_cpu() -> None:
+    """Lower the calling thread's CPU priority (Linux: nice is per thread)."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), BACKGROUND_NICE)
+
+
 def _load(raw: object) -> dict[str, Any]:
     try:
         data = json.loads(str(raw))
@@ -217,7 +233,8 @@ class DeferredWorker:
         # Set by the front end: hands a user the notices the work just queued (else the
         # minute job does).
         self.told: Callable[[str], Awaitable[object]] | None = None
-        self.lanes = lanes or max(1, min(MAX_LANES, len(os.sched_getaffinity(0))))
+        self.lanes = lanes or worker_lanes()
+        self._pool: ThreadPoolExecutor | None = None
         queue.listen(self.wake)
 
     def wake(self) -> None:
@@ -254,6 +271,15 @@ class DeferredWorker:
             return sum(n for n in done if isinstance(n, int))
         finally:
             self._busy = False
+
+    async def background(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` in one of the worker's own threads, which the OS schedules after
+        the turns' (nice +10): under load the answers come first and this work waits."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(
+                max_workers=self.lanes, thread_name_prefix="pcai-deferred", initializer=_yield_cpu
+            )
+        return await asyncio.get_running_loop().run_in_executor(self._pool, partial(fn, *args))
 
     def cancellable(self, flag: bool) -> None:
         """Mark the calling lane as waiting on a model call a stop may cut (or no longer)."""
@@ -298,6 +324,9 @@ class DeferredWorker:
             lane.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await task
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            await asyncio.to_thread(pool.shutdown)
 
     async def settle(self, timeout: float = 30.0) -> bool:
         """Wait until no due row is left (tests, benches, ``/new``); False at ``timeout``."""

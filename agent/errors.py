@@ -7,6 +7,8 @@ The reminder feature's errors (:mod:`agent.reminders.errors`) derive from the sa
 
 from __future__ import annotations
 
+import logging
+
 
 class AgentError(Exception):
     """Base class of every error the agent package raises on purpose."""
@@ -28,3 +30,12 @@ class LLMResponseError(LLMError):
 # -- the model's tools ---------------------------------------------------------------------
 class ToolArgumentError(AgentError, ValueError):
     """The model's arguments do not match the tool's schema (told to the model, not a user)."""
+
+
+def log_llm_failure(log: logging.Logger, who: str, exc: LLMError) -> None:
+    """Unavailability says where at WARNING; a bad answer's detail may quote the model (DEBUG)."""
+    if isinstance(exc, LLMUnavailableError):
+        log.warning("%s: LLM failed: %s", who, exc)
+        return
+    log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
+    log.debug("%s: LLM answer unusable: %s", who, exc)

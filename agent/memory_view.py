@@ -33,6 +33,9 @@ from agent.selection import (
     select,
 )
 from agent.texts import error_both
+from history.config import HistoryConfig
+from history.context import history_window
+from history.sessions import ROLE_USER, Message
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.base.fsutil import file_stamp, read_text
 from memory.base.guards import mask
@@ -43,7 +46,7 @@ from memory.errors import UnreadableFileError
 from memory.index.chunks import Chunk
 from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
-from memory.index.sources import KIND_MEMORY
+from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.search.hybrid import SearchHit
 from memory.store.service import MemoryService
 
@@ -223,6 +226,24 @@ class MemoryView:
             return None  # no gating: do not spend the section embeddings
         about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
         return sections_to_query(state, text, parsed.doc.sections, about=about)
+
+
+def shown_in_window(
+    messages: Sequence[Message], history: HistoryConfig
+) -> Callable[[Chunk], bool]:
+    """Whether a chunk is a log record the history window of ``messages`` shows already.
+
+    Those records are indexed seconds after they were said and are in the prompt as
+    history: search finds other memories instead of spending the budget on them again.
+    """
+    window = history_window(messages, history).messages
+    said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
+    ids = frozenset(m.id for m in window if m.id)
+
+    def shown(chunk: Chunk) -> bool:
+        return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
+
+    return shown
 
 
 def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:

@@ -15,45 +15,45 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import AsyncExitStack, contextmanager
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
-from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
-from agent.errors import LLMError, LLMUnavailableError
+from agent.deferred import Task, WorkQueue
+from agent.errors import LLMError, LLMUnavailableError, log_llm_failure
 from agent.llm import LLMClient
-from agent.memory_view import MAX_QUERY_CHARS, MemoryView, file_problem_notice, problem_topic
+from agent.memory_view import (
+    MAX_QUERY_CHARS,
+    MemoryView,
+    file_problem_notice,
+    problem_topic,
+    shown_in_window,
+)
 from agent.prefetch import QueryAhead
 from agent.prompt import (
-    build_messages,
     detect_language,
     group_system_prompt,
-    memory_block,
+    injected_memories,
+    selection_block,
     system_prompt,
+    turn_messages,
 )
 from agent.remember import settle_reply
 from agent.reminders.service import ReminderService
-from agent.selection import FALLBACK, L1, L2, Selection
+from agent.selection import Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
 from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
 from agent.turn_notes import note_short_term
 from agent.turn_tools import TurnTools, proposal_view
-from agent.types import IncomingMessage, InjectedMemory, Reply
+from agent.turn_work import compaction_task, index_task, queue_tasks, topics_task
+from agent.types import IncomingMessage, InjectedMemory, Reply, StepClock
 from agent.why import WhyLog
 from history.compaction import Compactor
-from history.compaction_note import note_limit
 from history.config import HistoryConfig
-from history.context import (
-    fill_summaries,
-    fit_note,
-    history_chat_messages,
-    history_window,
-    summary_room,
-)
+from history.context import fill_summaries, history_window, summary_room
 from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
 from history.summarize import SummaryService
@@ -61,8 +61,6 @@ from history.topic_index import TopicIndex
 from memory.base.guards import mask, secrets_in
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
-from memory.index.chunks import Chunk
-from memory.index.sources import KIND_LOG
 from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.state.usage import AccessCounter
@@ -70,27 +68,6 @@ from memory.write.decisions import ConfirmationService
 from memory.write.governance import Governance
 
 log = logging.getLogger(__name__)
-
-# A 100 KB message is kept whole in the session and the log, but the model sees its start.
-MAX_USER_TOKENS = 8000
-
-
-class _Clock:
-    """Times the steps of one turn and logs each at debug level."""
-
-    def __init__(self, user_key: str) -> None:
-        self.user_key = user_key
-        self.steps: list[tuple[str, float]] = []
-
-    @contextmanager
-    def step(self, name: str) -> Iterator[None]:
-        start = time.perf_counter()
-        try:
-            yield
-        finally:
-            ms = (time.perf_counter() - start) * 1000
-            self.steps.append((name, ms))
-            log.debug("%s: step %s took %.1f ms", self.user_key, name, ms)
 
 
 @dataclass(slots=True)
@@ -136,7 +113,7 @@ class Agent:
 
     async def respond(self, message: IncomingMessage) -> Reply:
         """Answer one message (steps 1-11)."""
-        clock = _Clock(message.user_key)
+        clock = StepClock(message.user_key)
         lang = detect_language(message.text, message.language)
         later: list[Task] = []  # what this turn leaves for the worker
         async with AsyncExitStack() as stack:
@@ -197,7 +174,7 @@ class Agent:
         message: IncomingMessage,
         session: Session,
         lang: str,
-        clock: _Clock,
+        clock: StepClock,
         problems: list[UnreadableFileError],
         later: list[Task],
     ) -> Reply:
@@ -233,12 +210,12 @@ class Agent:
             with clock.step("4 compaction"):
                 # The threshold counts system + bootstrap (the memory block, chosen above) +
                 # history.
-                extra = self.counter.count(system) + self.counter.count(_block(selection))
-                await self._compact(session, key, message, extra, later)
+                extra = self.counter.count(system) + self.counter.count(selection_block(selection))
+                await self._compact(session, message, extra, later)
         finally:
             with clock.step("3 logged"):
                 try:
-                    later.append(Task(KIND_INDEX, {"files": [await log_write]}))
+                    later.append(index_task([await log_write]))
                 except UnreadableFileError as exc:  # never rewrite a file we cannot read
                     log.warning("%s: not logged: %s", key, exc)
                     problems.append(exc)
@@ -261,7 +238,7 @@ class Agent:
             try:
                 resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
             except LLMError as exc:
-                _log_llm_failure(key, exc)
+                log_llm_failure(log, key, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 proposals = tuple(proposal_view(p) for p in tools.proposals)
@@ -279,7 +256,7 @@ class Agent:
             # Only the answer goes into the session: never the memory block or tool chatter,
             # nor a secret the model repeated from the message.
             session.append(ROLE_ASSISTANT, mask(text, known), message.time)
-        injected = _injected(selection)
+        injected = injected_memories(selection)
         with clock.step("11 access+topics"):
             later += await asyncio.to_thread(self._after, key, message, selection, injected)
         return Reply(
@@ -290,7 +267,7 @@ class Agent:
         )
 
     async def _group_turn(
-        self, message: IncomingMessage, session: Session, lang: str, clock: _Clock
+        self, message: IncomingMessage, session: Session, lang: str, clock: StepClock
     ) -> Reply:
         """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
         with clock.step("3 append"):
@@ -307,7 +284,7 @@ class Agent:
             try:
                 resp = await self.llm.chat(messages, ())
             except LLMError as exc:
-                _log_llm_failure(session.id, exc)
+                log_llm_failure(log, session.id, exc)
                 which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
                 return Reply(say(which, lang), error=True)
         # No tools in a group: a call the model writes as text is cut, never shown raw.
@@ -319,36 +296,18 @@ class Agent:
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
-        self,
-        session: Session,
-        key: str,
-        message: IncomingMessage,
-        extra_tokens: int,
-        later: list[Task],
+        self, session: Session, message: IncomingMessage, extra: int, later: list[Task]
     ) -> None:
         """Step 4: plan the compaction (the worker does it) and the per-message summaries.
 
-        The session is trimmed only after the summary is written, by the worker, so this
-        turn answers from the untrimmed session: its prompt holds the same
-        15-message window either way. One compaction per session waits at a time. The line
-        that tells the user comes once it is written: the worker queues it.
+        The line that tells the user comes once it is written: the worker queues it.
         """
         try:
-            # A session over the threshold stays so until the worker trims it: one plan.
-            if self.compactor.check(session, extra_tokens).triggered and not self.work.has(
-                key, KIND_COMPACT
-            ):
-                plan = self.compactor.plan(session, extra_tokens=extra_tokens)
-                if plan is not None:
-                    when, lang = (
-                        message.time.isoformat(),
-                        detect_language(message.text, message.language),
-                    )
-                    payload = {"count": plan.count, "digest": plan.digest, "lang": lang}
-                    later.append(Task(KIND_COMPACT, {**payload, "time": when}))
+            task = compaction_task(self.compactor, self.work, session, message, extra)
+            later += [task] if task is not None else []
             await fill_summaries(session, self.message_summaries, self.history, upto=-1)
         except Exception:  # the turn goes on with the full history; the next turn retries
-            log.exception("%s: compaction failed", key)
+            log.exception("%s: compaction failed", message.user_key)
 
     def _start_query(self, message: IncomingMessage) -> None:
         """Start the search query's embedding and BM25 now, while the session is loaded.
@@ -363,35 +322,21 @@ class Agent:
         # Its text half too, for as many hits as the view asks for when gating (3x l2_max).
         self.view.memory.searcher.start_text(message.user_key, query, 3 * self.view.budget.l2_max)
 
-    async def _defer(self, message: IncomingMessage, later: list[Task], clock: _Clock) -> None:
+    async def _defer(self, message: IncomingMessage, later: list[Task], clock: StepClock) -> None:
         """Queue the turn's deferred work (after the session was saved) and wake the worker."""
-        if not later:
-            return
-        with clock.step("12 queue"):
-            try:
-                await asyncio.to_thread(self.work.add, message.user_key, later, message.time)
-            except Exception:  # pcai.db unusable: the minute index job still indexes the log
-                log.exception("%s: deferred work not queued", message.user_key)
-                return
-        self.work.notify()
+        if later:
+            with clock.step("12 queue"):
+                await queue_tasks(self.work, message.user_key, later, message.time)
 
     async def _select(self, message: IncomingMessage, session: Session, search: bool) -> Selection:
         """Steps 6-7: layered candidates fitted to the budget."""
         if message.in_group:
             return Selection()  # memories are never shown in a group
         recent = " ".join(m.content for m in session.messages[-6:])
-        # The log records of what the history window shows (indexed seconds after they were
-        # said) are in the prompt already: search finds other memories instead.
+        shown = shown_in_window(session.messages, self.history)
         history = history_window(session.messages, self.history)
-        window = history.messages
-        said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
-        ids = frozenset(m.id for m in window if m.id)
-
-        def shown(chunk: Chunk) -> bool:
-            return chunk.kind == KIND_LOG and (chunk.unit_id in ids or chunk.text in said)
-
         # The user's earlier lines in the window are the search's context (agent.query).
-        lines = [m.content for m in window if m.role == ROLE_USER][:-1]
+        lines = [m.content for m in history.messages if m.role == ROLE_USER][:-1]
         room = summary_room(history, self.counter, self.history)  # what the note leaves
         select = partial(self.view.select, shown=shown, lines=lines, summary_tokens=room)
         return await asyncio.to_thread(
@@ -401,17 +346,14 @@ class Agent:
     def _prompt(
         self, message: IncomingMessage, session: Session, system: str, selection: Selection
     ) -> list[dict[str, object]]:
-        """Step 8: system, the memory block as data, the hybrid history, the message."""
-        block = _block(selection)
-        # The message being answered is the last one in the session: it goes last, once.
-        window = history_window(session.messages[:-1], self.history)
-        window = fit_note(window, self.counter, note_limit(self.history))
-        user_text = self.counter.truncate(message.text, MAX_USER_TOKENS)
-        return build_messages(
+        """Step 8: the turn's messages for the model."""
+        return turn_messages(
             system=system,
-            memory=block,
-            history=history_chat_messages(window),
-            user_text=user_text,
+            selection=selection,
+            session=session.messages,
+            history=self.history,
+            counter=self.counter,
+            user_text=message.text,
         )
 
     def _after(
@@ -430,42 +372,11 @@ class Agent:
         if message.in_group:
             return []
         note_short_term(self.short_term, key, message)
-        # Section gating counts what a turn looked up: L1/L2 hits, not the always-loaded L0.
-        sections = [
-            s.candidate.section
-            for s in selection.items
-            if s.candidate.section and s.candidate.layer in (L1, L2)
-        ]
         try:
             known = self.view.sections(key)
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
             return []
-        # Masked as the topic index writes them: a row of pcai.db holds no secret either.
-        payload = {
-            "sections": [mask(s) for s in sections],
-            "known": [mask(s) for s in known],
-            # Which memory gave each section its line (MEMORY_TOPIC.md): ids, never the text,
-            # so a /forget meanwhile leaves no copy here; the worker reads the text then.
-            "entries": section_entries(selection),
-            "time": message.time.isoformat(),
-        }
-        return [Task(KIND_TOPICS, payload)]
-
-
-def section_entries(selection: Selection) -> dict[str, str]:
-    """Section -> the first memory this turn looked up in it (L1/L2), by id."""
-    out: dict[str, str] = {}
-    for item in selection.items:
-        c = item.candidate
-        if c.section and c.layer in (L1, L2) and c.section not in out:
-            out[mask(c.section)] = c.id
-    return out
-
-
-def _block(selection: Selection) -> str:
-    """The memory block of the prompt for ``selection`` (its preface and lines)."""
-    fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
-    return memory_block(selection.lines, fallback=fallback)
+        return [topics_task(selection, known, message.time)]
 
 
 def _session_notice(kept_as: str) -> str:
@@ -474,30 +385,8 @@ def _session_notice(kept_as: str) -> str:
     return f"{en} ({zh})."
 
 
-def _log_llm_failure(who: str, exc: LLMError) -> None:
-    """Unavailability says where at WARNING; a bad answer's detail may quote the model (DEBUG)."""
-    if isinstance(exc, LLMUnavailableError):
-        log.warning("%s: LLM failed: %s", who, exc)
-        return
-    log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
-    log.debug("%s: LLM answer unusable: %s", who, exc)
-
-
 def _session_id(message: IncomingMessage) -> str | None:
     """The sender's private session, or the group's own one (never the sender's in a group)."""
     if not message.in_group:
         return message.user_key
     return message.group_session if is_group_session(message.group_session) else None
-
-
-def _injected(selection: Selection) -> tuple[InjectedMemory, ...]:
-    return tuple(
-        InjectedMemory(
-            id=s.candidate.id,
-            layer=s.candidate.layer,
-            score=round(s.candidate.score, 4),
-            text=s.text,
-            source=s.candidate.source,
-        )
-        for s in selection.items
-    )

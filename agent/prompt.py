@@ -14,11 +14,20 @@ from datetime import datetime
 from typing import Any
 
 from agent.llm import ChatMessage
+from agent.selection import FALLBACK, Selection
+from agent.types import InjectedMemory
+from history.compaction_note import note_limit
+from history.config import HistoryConfig
+from history.context import fit_note, history_chat_messages, history_window
+from history.sessions import Message
+from memory.base.tokens import TokenCounter
 from memory.index.text import count_cjk
 
 MEMORY_OPEN, MEMORY_CLOSE = "<user_memory_data>", "</user_memory_data>"
 _DELIMITER = re.compile(r"<\s*/?\s*user_memory_data\s*>", re.IGNORECASE)
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
+# A 100 KB message is kept whole in the session and the log, but the model sees its start.
+MAX_USER_TOKENS = 8000
 
 SYSTEM_PROMPT = """\
 You are PCAI, a personal assistant that remembers what the user chose to keep.
@@ -125,3 +134,47 @@ def build_messages(
     messages.extend(dict(m) for m in history)
     messages.append({"role": "user", "content": user_text})
     return messages
+
+
+def selection_block(selection: Selection) -> str:
+    """The memory block of the prompt for ``selection`` (its preface and lines)."""
+    fallback = any(s.candidate.layer == FALLBACK for s in selection.items)
+    return memory_block(selection.lines, fallback=fallback)
+
+
+def turn_messages(
+    *,
+    system: str,
+    selection: Selection,
+    session: Sequence[Message],
+    history: HistoryConfig,
+    counter: TokenCounter,
+    user_text: str,
+) -> list[dict[str, Any]]:
+    """Step 8: system, the memory block as data, the hybrid history, the message.
+
+    ``session`` ends with the message being answered (stored masked): ``user_text`` goes
+    last, once, as the user wrote it.
+    """
+    window = history_window(session[:-1], history)
+    window = fit_note(window, counter, note_limit(history))
+    return build_messages(
+        system=system,
+        memory=selection_block(selection),
+        history=history_chat_messages(window),
+        user_text=counter.truncate(user_text, MAX_USER_TOKENS),
+    )
+
+
+def injected_memories(selection: Selection) -> tuple[InjectedMemory, ...]:
+    """What ``selection`` put in the prompt, as /why shows it (ids, layers, scores)."""
+    return tuple(
+        InjectedMemory(
+            id=s.candidate.id,
+            layer=s.candidate.layer,
+            score=round(s.candidate.score, 4),
+            text=s.text,
+            source=s.candidate.source,
+        )
+        for s in selection.items
+    )

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import logging
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,3 +73,21 @@ class Reply:
     reminders: tuple[ReminderView, ...] = ()  # reminders the model proposed this turn
     # (step, milliseconds) for each pipeline step, in order (logs and bench/pipeline.py).
     timings: tuple[tuple[str, float], ...] = field(default=())
+
+
+class StepClock:
+    """Times the steps of one turn (:attr:`Reply.timings`) and logs each at debug level."""
+
+    def __init__(self, user_key: str) -> None:
+        self.user_key = user_key
+        self.steps: list[tuple[str, float]] = []
+
+    @contextmanager
+    def step(self, name: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            ms = (time.perf_counter() - start) * 1000
+            self.steps.append((name, ms))
+            log.debug("%s: step %s took %.1f ms", self.user_key, name, ms)

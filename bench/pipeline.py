@@ -303,7 +303,7 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--memories", type=int, default=10_000)
     p.add_argument("--messages", type=int, default=200)
-    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--warmup", type=int, default=30)
     p.add_argument("--rebuild", action="store_true", help="build a fresh data dir")
     p.add_argument(
         "--back-to-back",

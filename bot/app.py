@@ -7,6 +7,7 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 import memory
+from agent.deferred import worker_lanes
 from agent.forget import Forgetter, Stores
 from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
@@ -53,7 +54,9 @@ def build_embedder(settings: Settings) -> Embedder:
             batch_size=settings.index.embed_batch_size,
             timeout=settings.ollama_timeout_seconds,
         )
-    return E5Embedder(batch_size=settings.index.embed_batch_size)
+    # One model handle per lane of the deferred-work worker, and one more: a turn's query
+    # never waits for a batch of passages to finish (a handle costs ~20 MB).
+    return E5Embedder(batch_size=settings.index.embed_batch_size, instances=worker_lanes() + 1)
 
 
 @dataclass(slots=True)

@@ -26,13 +26,14 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from agent.deferred import WorkQueue
 from agent.texts import say
 from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
 from memory.base.users import list_user_keys
-from memory.index.indexer import SyncStats
+from memory.index.indexer import Indexer, SyncStats
 from memory.state.notices import NoticeBook
 from memory.write.lifecycle import DELETED, Change
 from memory.write.proposals import Proposal
@@ -112,9 +113,10 @@ async def index_job(services: Services, now: datetime, notifier: Notifier | None
     """
     indexer = services.memory.indexer
     users = list_user_keys(services.settings.data_dir)
+    work = WorkQueue(services.state)
 
     async def one(user_key: str) -> SyncStats:
-        return await asyncio.to_thread(indexer.sync_user, user_key)
+        return await _index_user(indexer, work, user_key)
 
     results, run = await each_user(services, "index", users, one, notifier)
     stats = sum(results, SyncStats())
@@ -122,6 +124,18 @@ async def index_job(services: Services, now: datetime, notifier: Notifier | None
         f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
         + run.suffix()
     )
+
+
+async def _index_user(indexer: Indexer, work: WorkQueue, user_key: str) -> SyncStats:
+    """Sync one user's files, unless the deferred-work worker still has rows of theirs.
+
+    Those rows index what the user's turns wrote, in order and at the background priority;
+    this job embedding the same lines beside them (at the turns' priority) would spend the
+    CPU twice and take it from the answers. A hand edit waits for the next tick then.
+    """
+    if await asyncio.to_thread(work.count, user_key):
+        return SyncStats()
+    return await asyncio.to_thread(indexer.sync_user, user_key)
 
 
 def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = None) -> JobBody:
@@ -238,7 +252,8 @@ def user_jobs(
         return f"{1 if made else 0} idle summaries of {user_key}"
 
     async def index(services: Services, now: datetime) -> str:
-        stats = await asyncio.to_thread(services.memory.indexer.sync_user, user_key)
+        work = WorkQueue(services.state)
+        stats = await _index_user(services.memory.indexer, work, user_key)
         return f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
 
     async def lifecycle(services: Services, now: datetime) -> str:

@@ -8,6 +8,7 @@ the worker, and what runs beside it, is in ``test_deferred_running.py``.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
@@ -17,7 +18,7 @@ from typing import Any
 import pytest
 
 from agent.build import agent_worker
-from agent.deferred import KIND_COMPACT, KIND_TOPICS, Task
+from agent.deferred import BACKGROUND_NICE, KIND_COMPACT, KIND_TOPICS, Task
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.base.logs import parse_log
@@ -252,3 +253,15 @@ async def test_a_message_the_prompt_still_shows_is_not_injected_again_as_a_memor
     await world.agent.respond(world.msg(f"我最喜歡的甜點是{WORD}嗎？", 2))
     # ... but it is in the history window of this prompt: not a memory to inject as well.
     assert [m for m in world.agent.why(USER) if m.id.endswith("#m1")] == []
+
+
+async def test_the_workers_heavy_steps_yield_the_cpu_to_the_turns(world: World) -> None:
+    def nice() -> int:
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    here = nice()
+    try:
+        assert await world.worker.background(nice) == min(19, here + BACKGROUND_NICE)
+        assert nice() == here  # the turns' threads keep theirs
+    finally:
+        await world.worker.stop()

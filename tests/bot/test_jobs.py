@@ -11,6 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 from telegram.ext import ApplicationBuilder
 
+from agent.deferred import KIND_INDEX, Task, WorkQueue
 from bot.app import Services, build_services
 from bot.jobs import (
     JobRunner,
@@ -195,3 +196,20 @@ def test_ptb_setup_hook_registers_on_the_application(services: Services) -> None
     application = ApplicationBuilder().token("123:TEST").build()
     ptb_job_setup(services)(application)
     assert len(application.job_queue.jobs()) == 6
+
+
+async def test_index_job_leaves_a_user_to_the_worker_while_their_rows_wait(
+    services: Services,
+) -> None:
+    # A turn's log line with its index row queued: the worker indexes it (at the background
+    # priority); the minute job embedding it too would spend the CPU twice.
+    services.daily_log.append_user_message("telegram_6", "NUC 的耗電是多少？", T0, "m1")
+    work = WorkQueue(services.state)
+    work.add("telegram_6", [Task(KIND_INDEX, {"files": ["memory/2026-03-01.md"]})], T0)
+    assert (await index_job(services, T0)).startswith("0 units added")
+    assert "memory/2026-03-01.md" not in services.store.indexed_paths("telegram_6")
+
+    # Once the worker is done with the user (or dropped a failing row), the job covers them.
+    work.done([w.seq for w in work.pending()])
+    assert (await index_job(services, T0)).startswith("1 units added")
+    assert "memory/2026-03-01.md" in services.store.indexed_paths("telegram_6")
