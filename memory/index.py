@@ -506,6 +506,21 @@ class IndexStore:
                     out[chunk.id] = chunk
         return out
 
+    def file_order(self, user_key: str, paths: Iterable[str]) -> dict[str, list[int]]:
+        """The chunk ids of each of these files of ``user_key``, in file (line) order."""
+        out: dict[str, list[int]] = {}
+        with self._lock:
+            for path in dict.fromkeys(paths):
+                out[path] = [
+                    int(r[0])
+                    for r in self.conn.execute(
+                        "SELECT id FROM chunks WHERE user_key = ? AND path = ? "
+                        "ORDER BY line_start, ordinal",
+                        (user_key, path),
+                    ).fetchall()
+                ]
+        return out
+
     def vectors(
         self, ids: Sequence[int], user_key: str | None = None
     ) -> dict[int, npt.NDArray[np.float32]]:

@@ -34,7 +34,7 @@ from memory.index import Chunk, IndexStore
 from memory.markdown import MemoryStatus
 from memory.noise import noise_reason
 from memory.signals import EntrySignal, SignalSource
-from memory.sources import KIND_MEMORY
+from memory.sources import KIND_LOG, KIND_MEMORY
 from memory.text import keyword_terms, selective_terms
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
@@ -198,10 +198,13 @@ class HybridSearcher:
         live: list[_Cand] = []
         signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
         for c in cands:
+            c.score = self._fuse(c)
+        if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
+            cands += self._neighbours(user_key, cands, qvec, statuses)
+        for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
                 continue
-            c.score = self._fuse(c)
             c.stages["fusion"] = c.score
             if not scoring.passes_min(c.score, cfg.min_score):
                 dropped.append(self._drop(c, "min_score", f"< min_score {cfg.min_score}"))
@@ -269,6 +272,50 @@ class HybridSearcher:
         c.stages["retrieval"] = c.score
         c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
         c.stages["priority"] = c.score
+
+    def _neighbours(
+        self,
+        user_key: str,
+        cands: list[_Cand],
+        qvec: npt.NDArray[np.float32] | None,
+        statuses: tuple[str, ...],
+    ) -> list[_Cand]:
+        """Lift the records next to the best fused matches, fetching those not yet candidates.
+
+        A daily-log record is one turn of a conversation: the turn a question is about is often
+        the reply next to the best match (which may only be the question that prompted it). The
+        ``neighbour_span`` records either side of each of the ``neighbour_hits`` best log
+        candidates get at least ``neighbour_share`` of that match's fused score.
+        """
+        cfg = self.config
+        best = sorted(
+            (c for c in cands if c.chunk.kind == KIND_LOG and c.chunk.status in statuses),
+            key=lambda c: c.score,
+            reverse=True,
+        )[: cfg.neighbour_hits]
+        if not best:
+            return []
+        order = self.store.file_order(user_key, [c.chunk.path for c in best])
+        lift: dict[int, float] = {}
+        for c in best:
+            ids = order.get(c.chunk.path, [])
+            if c.chunk.id not in ids:
+                continue
+            at = ids.index(c.chunk.id)
+            for pos in range(max(0, at - cfg.neighbour_span), at + cfg.neighbour_span + 1):
+                if pos != at and pos < len(ids):
+                    share = cfg.neighbour_share ** abs(pos - at)
+                    lift[ids[pos]] = max(lift.get(ids[pos], 0.0), share * c.score)
+        known = {c.chunk.id: c for c in cands}
+        for cid, score in lift.items():
+            if cid in known:
+                known[cid].score = max(known[cid].score, score)
+        fresh = [(cid, 0.0) for cid in lift if cid not in known]
+        new = self._candidates(user_key, fresh, [], qvec)
+        for c in new:
+            c.vec_rank = None
+            c.score = max(self._fuse(c), lift[c.chunk.id])
+        return new
 
     def _candidates(
         self,
