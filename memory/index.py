@@ -508,17 +508,19 @@ class IndexStore:
 
     def file_order(self, user_key: str, paths: Iterable[str]) -> dict[str, list[int]]:
         """The chunk ids of each of these files of ``user_key``, in file (line) order."""
-        out: dict[str, list[int]] = {}
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, list[int]] = {p: [] for p in wanted}
+        if not wanted:
+            return out
+        marks = ",".join("?" * len(wanted))
         with self._lock:
-            for path in dict.fromkeys(paths):
-                out[path] = [
-                    int(r[0])
-                    for r in self.conn.execute(
-                        "SELECT id FROM chunks WHERE user_key = ? AND path = ? "
-                        "ORDER BY line_start, ordinal",
-                        (user_key, path),
-                    ).fetchall()
-                ]
+            rows = self.conn.execute(
+                f"SELECT path, id FROM chunks WHERE user_key = ? AND path IN ({marks}) "
+                "ORDER BY path, line_start, ordinal",
+                (user_key, *wanted),
+            ).fetchall()
+        for path, cid in rows:
+            out[path].append(int(cid))
         return out
 
     def vectors(
