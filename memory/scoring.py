@@ -158,10 +158,11 @@ def mmr_demote(
     order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
     kept: list[int] = []
     demoted: dict[int, int] = {}
-    with_vec = [i for i in range(len(scores)) if vectors[i] is not None]
+    present = [(i, v) for i, v in enumerate(vectors) if v is not None]
+    with_vec = [i for i, _ in present]
     row_of = {i: r for r, i in enumerate(with_vec)}
     # Every pair's cosine in one product: the pairwise loop cost milliseconds per search.
-    matrix = np.stack([vectors[i] for i in with_vec]) if with_vec else np.zeros((0, 0))
+    matrix = np.stack([v for _, v in present]) if present else np.zeros((0, 0))
     sims = matrix @ matrix.T
     kept_rows: list[int] = []  # rows of the kept items that have a vector, in kept order
     kept_with_vec: list[int] = []
