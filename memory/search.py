@@ -6,7 +6,8 @@ its true cosine similarity to the query (BM25-only candidates included, from the
 vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 - floor))`` (floor
 0.7 for e5, 0 for Ollama's models; :func:`memory.scoring.calibrate`); fusion ("vector_bonus" =
 the seed's "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' + 0.3*bm25/best_bm25``,
-or true "rrf"); ``min_score`` drop; recency boost, importance weight, length normalisation,
+or true "rrf"); the neighbour lift (records near the best matches in the same day's log);
+``min_score`` drop; recency boost, importance weight, length normalisation,
 time decay; ``hard_min_score`` drop; noise filter; seed 002's retrieval score (relevance,
 recency, access count, user weight: :func:`memory.scoring.retrieval_score`, signals from a
 :class:`memory.signals.SignalSource`) and the low-priority demotion; MMR; top k.
