@@ -331,12 +331,17 @@ def main() -> int:
         searcher.config = dataclasses.replace(retrieval, **parse_sets(retrieval, items))
         r10: dict[bool, list[float]] = {True: [], False: []}
         split: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})
+        variant_ms: list[float] = []
         for key, now, question, qvec, g, cat, part in asked:
             res = searcher.search_with_vector(key, question, qvec, 10, now=now)
+            variant_ms.append(res.search_ms)
             ranked = list(dict.fromkeys(r for h in res.hits for r in h.chunk.refs))[:10]
             r10[cat != 5].append(len(g & set(ranked)) / len(g))
             split[part][cat != 5].append(r10[cat != 5][-1])
-        print(recall_line(f"variant {name}", r10))
+        print(
+            f"{recall_line(f'variant {name}', r10)} search p50={pct(variant_ms, 0.5):.1f} ms "
+            f"p95={pct(variant_ms, 0.95):.1f} ms"
+        )
         for part in sorted(split):
             print(recall_line(f"  {part}", split[part]))
     library.close()

@@ -61,6 +61,13 @@ class RetrievalConfig:
     fts_common_min_rows: int = 5000
     fts_max_terms: int = 12
     top_k: int = 5
+    # Neighbour lift (memory.search.hybrid): a daily-log record d records away from one of the
+    # neighbour_hits best fused matches (d <= neighbour_span, same day) scores at least
+    # neighbour_share ** d of that match's fused score; 0 hits or share turns it off. Chosen on
+    # LoCoMo conversations 1-5 (recall@10 0.736 -> 0.791; bench/RESULTS.md).
+    neighbour_hits: int = 5
+    neighbour_span: int = 2
+    neighbour_share: float = 0.95
     # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).

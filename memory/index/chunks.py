@@ -506,6 +506,23 @@ class IndexStore:
                     out[chunk.id] = chunk
         return out
 
+    def file_order(self, user_key: str, paths: Iterable[str]) -> dict[str, list[int]]:
+        """The chunk ids of each of these files of ``user_key``, in file (line) order."""
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, list[int]] = {p: [] for p in wanted}
+        if not wanted:
+            return out
+        marks = ",".join("?" * len(wanted))
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT path, id FROM chunks WHERE user_key = ? AND path IN ({marks}) "
+                "ORDER BY path, line_start, ordinal",
+                (user_key, *wanted),
+            ).fetchall()
+        for path, cid in rows:
+            out[path].append(int(cid))
+        return out
+
     def vectors(
         self, ids: Sequence[int], user_key: str | None = None
     ) -> dict[int, npt.NDArray[np.float32]]:

@@ -5,11 +5,11 @@ the query's selective keywords only, :func:`memory.index.text.selective_terms`);
 candidate gets its true cosine similarity to the query (BM25-only candidates included, from
 their stored vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 -
 floor))`` (floor 0.7 for e5, 0 for Ollama's models; :func:`memory.search.scoring.calibrate`);
-fusion ("vector_bonus" = a "vector score +15% on a BM25 hit", "weighted" =
-``0.7*sim' + 0.3*bm25/best_bm25``, or true "rrf"); ``min_score`` drop; recency boost,
-importance weight, length normalisation, time decay; ``hard_min_score`` drop; noise filter;
-the retrieval score (relevance, recency, access count, user weight:
-:func:`memory.search.scoring.retrieval_score`, signals from a
+fusion ("vector_bonus" = a "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' +
+0.3*bm25/best_bm25``, or true "rrf"); the neighbour lift (records near the best matches in the
+same day's log); ``min_score`` drop; recency boost, importance weight, length normalisation,
+time decay; ``hard_min_score`` drop; noise filter; the retrieval score (relevance, recency,
+access count, user weight: :func:`memory.search.scoring.retrieval_score`, signals from a
 :class:`memory.search.signals.SignalSource`) and the low-priority demotion; MMR; top k.
 :meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
@@ -32,7 +32,7 @@ from memory.base.markdown import MemoryStatus
 from memory.config import RetrievalConfig
 from memory.index.chunks import Chunk, IndexStore
 from memory.index.embedders import Embedder, similarity_floor
-from memory.index.sources import KIND_MEMORY
+from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
 from memory.search.noise import noise_reason
@@ -211,10 +211,13 @@ class HybridSearcher:
         live: list[_Cand] = []
         signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
         for c in cands:
+            c.score = self._fuse(c)
+        if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
+            cands += self._neighbours(user_key, cands, qvec, statuses)
+        for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
                 continue
-            c.score = self._fuse(c)
             c.stages["fusion"] = c.score
             if not scoring.passes_min(c.score, cfg.min_score):
                 dropped.append(self._drop(c, "min_score", f"< min_score {cfg.min_score}"))
@@ -282,6 +285,50 @@ class HybridSearcher:
         c.stages["retrieval"] = c.score
         c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
         c.stages["priority"] = c.score
+
+    def _neighbours(
+        self,
+        user_key: str,
+        cands: list[_Cand],
+        qvec: npt.NDArray[np.float32] | None,
+        statuses: tuple[str, ...],
+    ) -> list[_Cand]:
+        """Lift the records next to the best fused matches, fetching those not yet candidates.
+
+        A daily-log record is one turn of a conversation: the turn a question is about is often
+        the reply next to the best match (which may only be the question that prompted it). The
+        ``neighbour_span`` records either side of each of the ``neighbour_hits`` best log
+        candidates get at least ``neighbour_share`` of that match's fused score.
+        """
+        cfg = self.config
+        best = sorted(
+            (c for c in cands if c.chunk.kind == KIND_LOG and c.chunk.status in statuses),
+            key=lambda c: c.score,
+            reverse=True,
+        )[: cfg.neighbour_hits]
+        if not best:
+            return []
+        order = self.store.file_order(user_key, [c.chunk.path for c in best])
+        lift: dict[int, float] = {}
+        for c in best:
+            ids = order.get(c.chunk.path, [])
+            if c.chunk.id not in ids:
+                continue
+            at = ids.index(c.chunk.id)
+            for pos in range(max(0, at - cfg.neighbour_span), at + cfg.neighbour_span + 1):
+                if pos != at and pos < len(ids):
+                    share = cfg.neighbour_share ** abs(pos - at)
+                    lift[ids[pos]] = max(lift.get(ids[pos], 0.0), share * c.score)
+        known = {c.chunk.id: c for c in cands}
+        for cid, score in lift.items():
+            if cid in known:
+                known[cid].score = max(known[cid].score, score)
+        fresh = [(cid, 0.0) for cid in lift if cid not in known]
+        new = self._candidates(user_key, fresh, [], qvec)
+        for c in new:
+            c.vec_rank = None
+            c.score = max(self._fuse(c), lift[c.chunk.id])
+        return new
 
     def _candidates(
         self,

@@ -159,17 +159,26 @@ def mmr_demote(
     order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
     kept: list[int] = []
     demoted: dict[int, int] = {}
+    present = [(i, v) for i, v in enumerate(vectors) if v is not None]
+    with_vec = [i for i, _ in present]
+    row_of = {i: r for r, i in enumerate(with_vec)}
+    # Every pair's cosine in one product: the pairwise loop cost milliseconds per search.
+    matrix = np.stack([v for _, v in present]) if present else np.zeros((0, 0))
+    sims = matrix @ matrix.T
+    kept_rows: list[int] = []  # rows of the kept items that have a vector, in kept order
+    kept_with_vec: list[int] = []
     for i in order:
-        vi = vectors[i]
         dup = None
-        if vi is not None:
-            for j in kept:
-                vj = vectors[j]
-                if vj is not None and float(np.dot(vi, vj)) > threshold:
-                    dup = j
-                    break
+        r = row_of.get(i)
+        if r is not None and kept_rows:
+            over = np.flatnonzero(sims[r, kept_rows] > threshold)
+            if over.size:
+                dup = kept_with_vec[int(over[0])]
         if dup is None:
             kept.append(i)
+            if r is not None:
+                kept_rows.append(r)
+                kept_with_vec.append(i)
         else:
             demoted[i] = dup
     return MMRResult(kept=kept, demoted=demoted)

@@ -1,0 +1,68 @@
+"""Neighbour lift: the records next to a strong match in the same day's log come with it."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from memory import Memory
+from memory.base.logs import format_record, log_header
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
+QUERY = "cello lessons with Margot"
+DAY = [
+    ("user", "I finally started cello lessons with a teacher named Margot", "r1"),
+    ("bot", "That sounds wonderful, how often do you meet?", "r2"),
+    ("user", "Every Thursday evening after work, at the community hall", "r3"),
+    ("bot", "Thursday evenings are a good rhythm for practice.", "r4"),
+    ("user", "My sister is visiting from Lisbon next month", "r5"),
+]
+OTHER_DAY = [("user", "Booked a table at the ramen place for Saturday", "o1")]
+
+
+def _log(library: Memory, day: str, lines: list[tuple[str, str, str]]) -> None:
+    path = library.service.paths("tg_n").root / "memory" / f"{day}.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    when = datetime.fromisoformat(f"{day}T10:00:00")
+    body = log_header(day) + "".join(
+        format_record(when + timedelta(seconds=i), who, text, ref)
+        for i, (who, text, ref) in enumerate(lines)
+    )
+    path.write_text(body, encoding="utf-8")
+    library.service.indexer.sync_file("tg_n", f"memory/{day}.md")
+
+
+def _fused(library: Memory) -> dict[str, float]:
+    res = library.service.searcher.search_explained("tg_n", QUERY, 10, now=NOW)
+    return {h.chunk.refs[0]: h.stages["fusion"] for h in res.hits}
+
+
+@pytest.fixture
+def logged(library: Memory) -> Memory:
+    _log(library, "2026-02-20", DAY)
+    _log(library, "2026-02-21", OTHER_DAY)
+    return library
+
+
+def test_records_near_a_match_score_a_share_of_it(logged: Memory) -> None:
+    cfg = logged.service.searcher.config
+    assert (cfg.neighbour_hits, cfg.neighbour_span, cfg.neighbour_share) == (5, 2, 0.95)
+    fused = _fused(logged)
+    top = fused["r1"]
+    assert top == max(fused.values())
+    assert fused["r2"] >= 0.95 * top - 1e-9
+    # Two records away: the share squared (the reply that answers "how often").
+    assert fused["r3"] == pytest.approx(0.95**2 * top)
+    # Beyond the span, and on another day, nothing is lifted.
+    assert fused.get("r5", 0.0) < 0.9 * top
+    assert "o1" not in fused
+
+
+def test_without_the_lift_the_answer_two_records_away_is_lost(logged: Memory) -> None:
+    searcher = logged.service.searcher
+    searcher.config = replace(searcher.config, neighbour_hits=0)
+    fused = _fused(logged)
+    assert "r1" in fused
+    assert "r3" not in fused
