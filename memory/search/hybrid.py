@@ -35,6 +35,7 @@ from memory.index.embedders import Embedder, similarity_floor
 from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
+from memory.search.neighbours import neighbour_lift
 from memory.search.noise import noise_reason
 from memory.search.signals import EntrySignal, SignalSource
 
@@ -293,12 +294,9 @@ class HybridSearcher:
         qvec: npt.NDArray[np.float32] | None,
         statuses: tuple[str, ...],
     ) -> list[_Cand]:
-        """Lift the records next to the best fused matches, fetching those not yet candidates.
+        """Lift the records next to the best fused matches (:mod:`memory.search.neighbours`).
 
-        A daily-log record is one turn of a conversation: the turn a question is about is often
-        the reply next to the best match (which may only be the question that prompted it). The
-        ``neighbour_span`` records either side of each of the ``neighbour_hits`` best log
-        candidates get at least ``neighbour_share`` of that match's fused score.
+        Neighbours that are not candidates yet are fetched with their stored vectors.
         """
         cfg = self.config
         best = sorted(
@@ -309,16 +307,8 @@ class HybridSearcher:
         if not best:
             return []
         order = self.store.file_order(user_key, [c.chunk.path for c in best])
-        lift: dict[int, float] = {}
-        for c in best:
-            ids = order.get(c.chunk.path, [])
-            if c.chunk.id not in ids:
-                continue
-            at = ids.index(c.chunk.id)
-            for pos in range(max(0, at - cfg.neighbour_span), at + cfg.neighbour_span + 1):
-                if pos != at and pos < len(ids):
-                    share = cfg.neighbour_share ** abs(pos - at)
-                    lift[ids[pos]] = max(lift.get(ids[pos], 0.0), share * c.score)
+        matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
+        lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
         known = {c.chunk.id: c for c in cands}
         for cid, score in lift.items():
             if cid in known:

@@ -1,0 +1,35 @@
+"""The neighbour lift: records next to the best matches in a day's log score near them.
+
+A daily-log record is one turn of a conversation: the turn a question is about is often the
+reply next to the best match (which may only be the question that prompted it). The
+``span`` records either side of each best match get at least ``share ** distance`` of that
+match's fused score (docs/retrieval.md, "Staged scoring"; chosen on LoCoMo conversations 1-5,
+bench/RESULTS.md "Neighbour lift").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+
+def neighbour_lift(
+    best: Iterable[tuple[int, str, float]],
+    order: Mapping[str, Sequence[int]],
+    span: int,
+    share: float,
+) -> dict[int, float]:
+    """The lifted score of each neighbour, from ``(chunk id, path, fused score)`` matches.
+
+    ``order`` gives each file's chunk ids in file order; a match missing from it lifts nothing.
+    """
+    lift: dict[int, float] = {}
+    for chunk_id, path, score in best:
+        ids = order.get(path, [])
+        if chunk_id not in ids:
+            continue
+        at = list(ids).index(chunk_id)
+        for pos in range(max(0, at - span), min(len(ids), at + span + 1)):
+            if pos != at:
+                lifted = share ** abs(pos - at) * score
+                lift[ids[pos]] = max(lift.get(ids[pos], 0.0), lifted)
+    return lift
