@@ -14,13 +14,21 @@ import sys, time
 from pathlib import Path
 from memory.base.db import connect
 folder, files, go = Path(sys.argv[1]), int(sys.argv[2]), Path(sys.argv[3])
-while not go.exists():
-    time.sleep(0.001)
 me, processes = sys.argv[4], int(sys.argv[5])
+give_up = time.monotonic() + 60  # an opener that died must not leave the others waiting
+
+
+def wait(ready):
+    while not ready():
+        if time.monotonic() > give_up:
+            sys.exit("another opener never arrived")
+        time.sleep(0.001)
+
+
+wait(go.exists)
 for i in range(files):
     (folder / f"{i}.{me}.ready").touch()  # a barrier: all openers race for each new file
-    while len(list(folder.glob(f"{i}.*.ready"))) < processes:
-        time.sleep(0.0005)
+    wait(lambda: len(list(folder.glob(f"{i}.*.ready"))) >= processes)
     conn = connect(folder / f"{i}.db", vec=False)
     conn.execute("CREATE TABLE IF NOT EXISTS t (x)")
     conn.execute("INSERT INTO t VALUES (?)", (me,))
@@ -54,11 +62,15 @@ def test_processes_opening_one_new_file_at_once_all_get_in(tmp_path: Path) -> No
         )
         for n in range(PROCESSES)
     ]
-    time.sleep(1.0)  # every interpreter is up and waiting
-    go.touch()
-    for opener in openers:
-        _, err = opener.communicate(timeout=60)
-        assert opener.returncode == 0, err
+    try:
+        time.sleep(1.0)  # every interpreter is up and waiting
+        go.touch()
+        for opener in openers:
+            _, err = opener.communicate(timeout=90)
+            assert opener.returncode == 0, err
+    finally:
+        for opener in openers:
+            opener.kill()
     from memory.base.db import connect
 
     for i in range(FILES):
