@@ -327,9 +327,9 @@ def run_size(
         bm25_terms: list[float] = []
         bm25_rows: list[int] = []
         for q in queries:
-            terms = [t for t in searcher._match(q).split(" OR ") if t]
+            terms = [t for t in searcher._match("tg_1", q).split(" OR ") if t]
             bm25_terms.append(len(terms))
-            bm25_rows.append(sum(store.doc_counts(terms)[0]) if terms else 0)
+            bm25_rows.append(sum(store.doc_counts("tg_1", terms)[0]) if terms else 0)
         total_rows = store.count()
         library.close()
         mb = sum(f.stat().st_size for f in path.parent.iterdir()) / 1e6

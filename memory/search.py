@@ -156,7 +156,7 @@ class HybridSearcher:
                 self._ahead.popitem(last=False)
 
     def _text(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
-        return self.store.fts_search(user_key, self._match(query), depth)
+        return self.store.fts_search(user_key, self._match(user_key, query), depth)
 
     def _text_hits(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
         """The BM25 candidates: the ones :meth:`start_text` began, else fetched now."""
@@ -304,14 +304,14 @@ class HybridSearcher:
             )
         return out
 
-    def _match(self, query: str) -> str:
-        """The FTS5 MATCH: the query's keywords minus the near-stopwords of this index."""
+    def _match(self, user_key: str, query: str) -> str:
+        """The FTS5 MATCH: the query's keywords minus the near-stopwords of the user's index."""
         terms = keyword_terms(query)
         if not terms:
             return ""
         cfg = self.config
         if cfg.fts_max_df_ratio > 0 or 0 < cfg.fts_max_terms < len(terms):
-            counts, rows = self.store.doc_counts(terms)
+            counts, rows = self.store.doc_counts(user_key, terms)
             terms = selective_terms(
                 terms,
                 counts,
