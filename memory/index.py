@@ -1,11 +1,11 @@
 """The derived search index: ``knowledge/pcai_memory.sqlite``.
 
-Tables: ``chunks`` (text and source of every indexed piece), one FTS5 table per user over the
-CJK-spaced text for BM25 (``fts_u<n>``, named in ``fts_tables``; see :mod:`memory.fts`),
-``chunk_vec`` (sqlite-vec ``vec0``, cosine distance, partitioned by
-user), ``files`` (what was indexed from which file, for change detection) and ``meta``
-(embedding model and dimension). Nothing here is the truth: deleting the file loses nothing,
-the indexer rebuilds it from the Markdown.
+Tables (:mod:`memory.indexschema`): ``chunks`` (text and source of every indexed piece), one
+FTS5 table per user over the CJK-spaced text for BM25 (:mod:`memory.fts`), ``chunk_vec``
+(sqlite-vec ``vec0``, cosine distance, partitioned by user; searched through an in-memory
+copy, :mod:`memory.veccache`), ``files`` (what was indexed from which file, for change
+detection) and ``meta`` (embedding model and dimension). Nothing here is the truth: deleting
+the file loses nothing, the indexer rebuilds it from the Markdown.
 """
 
 from __future__ import annotations
@@ -14,118 +14,27 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from memory import fts
 from memory.db import connect, is_damaged, set_aside
+from memory.indexschema import (
+    FTS_REFILL,
+    SCHEMA_VERSION,
+    Chunk,
+    NewChunk,
+    prepare,
+    row_to_chunk,
+)
 from memory.text import space_cjk
 from memory.veccache import VectorCache, nearest, pick
 
 log = logging.getLogger(__name__)
 
-# 3: one FTS table per user (2 had one for everyone; 2 is upgraded in place, see _from_v2).
-SCHEMA_VERSION = 3
-FTS_CONTEXT_WEIGHT = fts.FTS_CONTEXT_WEIGHT
-# In ``meta`` while the FTS rows of an upgraded schema-2 file are still to be refilled.
-FTS_REFILL = "fts_refill"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    path TEXT NOT NULL,
-    unit_id TEXT NOT NULL,
-    ordinal INTEGER NOT NULL DEFAULT 0,
-    content_hash TEXT NOT NULL,
-    section TEXT NOT NULL DEFAULT '',
-    date TEXT NOT NULL DEFAULT '',
-    line_start INTEGER NOT NULL DEFAULT 0,
-    line_end INTEGER NOT NULL DEFAULT 0,
-    importance REAL NOT NULL DEFAULT 0.7,
-    status TEXT NOT NULL DEFAULT 'active',
-    tokens INTEGER NOT NULL DEFAULT 0,
-    refs TEXT NOT NULL DEFAULT '[]',
-    text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (user_key, path, unit_id);
-CREATE TABLE IF NOT EXISTS files (
-    user_key TEXT NOT NULL,
-    path TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    PRIMARY KEY (user_key, path)
-);
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One indexed piece of text and where it came from."""
-
-    id: int
-    user_key: str
-    kind: str
-    path: str
-    unit_id: str
-    ordinal: int
-    section: str
-    date: str
-    line_start: int
-    line_end: int
-    importance: float
-    status: str
-    tokens: int
-    refs: tuple[str, ...]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class NewChunk:
-    """A chunk about to be written (no id yet)."""
-
-    user_key: str
-    kind: str
-    path: str
-    unit_id: str
-    ordinal: int
-    content_hash: str
-    section: str
-    date: str
-    line_start: int
-    line_end: int
-    importance: float
-    status: str
-    tokens: int
-    refs: tuple[str, ...]
-    text: str
-    fts_text: str = ""
-
-
-def _row_to_chunk(row: Any) -> Chunk:
-    return Chunk(
-        id=int(row["id"]),
-        user_key=row["user_key"],
-        kind=row["kind"],
-        path=row["path"],
-        unit_id=row["unit_id"],
-        ordinal=int(row["ordinal"]),
-        section=row["section"],
-        date=row["date"],
-        line_start=int(row["line_start"]),
-        line_end=int(row["line_end"]),
-        importance=float(row["importance"]),
-        status=row["status"],
-        tokens=int(row["tokens"]),
-        refs=tuple(json.loads(row["refs"])),
-        text=row["text"],
-    )
+__all__ = ["SCHEMA_VERSION", "Chunk", "IndexStore", "NewChunk"]
 
 
 class IndexStore:
@@ -159,64 +68,10 @@ class IndexStore:
             self.fts = fts.UserFts(self.conn)
             self.needs_rebuild = self._prepare()
 
-    # -- schema ------------------------------------------------------------------------
+    # -- schema (memory.indexschema) ------------------------------------------------------
     def _prepare(self) -> bool:
         with self._lock:
-            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-            fresh = version == 0
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} has schema {version}, newer than this PCAI ({SCHEMA_VERSION})"
-                )
-            if version == 2:
-                self._from_v2()
-            elif version < SCHEMA_VERSION and not fresh:
-                # A derived index: an old schema is dropped and rebuilt from the Markdown.
-                self._drop_all()
-                fresh = True
-            self.conn.executescript(_SCHEMA + fts.SCHEMA)
-            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-            changed = meta.get("embed_model") != self.model or meta.get("embed_dim") != str(
-                self.dim
-            )
-            if changed and not fresh:
-                self._drop_all()
-                self.conn.executescript(_SCHEMA + fts.SCHEMA)
-            self._create_vec()
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embed_model", self.model), ("embed_dim", str(self.dim))],
-            )
-            self.conn.commit()
-            return fresh or changed
-
-    def _create_vec(self) -> None:
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vec USING vec0("
-            "chunk_id INTEGER PRIMARY KEY, user_key TEXT PARTITION KEY, "
-            f"embedding float[{self.dim}] distance_metric=cosine)"
-        )
-
-    def _drop_all(self) -> None:
-        self.fts.drop_all()
-        for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta"):
-            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
-        self.conn.commit()
-
-    def _from_v2(self) -> None:
-        """Schema 2 -> 3: keep chunks and vectors, drop the shared FTS table.
-
-        Its rows cannot be read back (contentless) and the context column's text is not in
-        ``chunks``, so :meth:`memory.indexer.Indexer.refill_fts` puts each chunk in its
-        user's table again from the Markdown, without embedding anything.
-        """
-        self.conn.execute("DROP TABLE IF EXISTS chunks_fts")
-        self.conn.execute("DROP INDEX IF EXISTS chunks_id_user")  # served the old user join
-        self.conn.executescript(_SCHEMA + fts.SCHEMA)
-        self.conn.execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES (?, 'pending')", (FTS_REFILL,)
-        )
+            return prepare(self.conn, self.fts, self.path, self.model, self.dim)
 
     @property
     def fts_refill_pending(self) -> bool:
@@ -488,7 +343,7 @@ class IndexStore:
                 for row in self.conn.execute(
                     f"SELECT * FROM chunks WHERE id IN ({marks})", part
                 ).fetchall():
-                    chunk = _row_to_chunk(row)
+                    chunk = row_to_chunk(row)
                     out[chunk.id] = chunk
         return out
 
