@@ -310,18 +310,22 @@ class IndexStore:
         return rows
 
     def vec_search(
-        self, user_key: str, vector: npt.NDArray[np.float32], limit: int
+        self,
+        user_key: str,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        loaded: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) of the nearest chunks of ``user_key``.
 
-        Exact brute force like vec0's, over a cached in-memory matrix of the user's vectors.
+        Exact brute force like vec0's, over a cached in-memory matrix of the user's vectors
+        (``loaded``: what :meth:`user_vectors` returned; the scan itself takes no lock).
         """
-        ids, matrix = self._user_vectors(user_key)
+        ids, matrix = loaded if loaded is not None else self.user_vectors(user_key)
         return nearest(ids, matrix, vector, limit)
 
-    def _user_vectors(
-        self, user_key: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def user_vectors(self, user_key: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """The user's (sorted chunk ids, unit vectors), loaded once and kept in step."""
         with self._lock:
             self._check_version()
             cached = self._vec_cache.get(user_key)
@@ -353,7 +357,7 @@ class IndexStore:
         """The stored vectors of these chunks (from the user's cached matrix if named)."""
         out: dict[int, npt.NDArray[np.float32]] = {}
         if user_key is not None:
-            return pick(*self._user_vectors(user_key), ids)
+            return pick(*self.user_vectors(user_key), ids)
         with self._lock:
             for i in range(0, len(ids), 500):
                 part = list(ids[i : i + 500])

@@ -191,7 +191,14 @@ class HybridSearcher:
         k = k or cfg.top_k
         now = now or datetime.now().astimezone()
         depth = self._depth(k)
-        vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
+        vec_hits: list[tuple[int, float]] = []
+        if qvec is not None:
+            # The user's matrix first (it takes the store's lock, which BM25 holds while it
+            # runs), then BM25 on another core while numpy scans it: the search waits for the
+            # slower of the two, not their sum. A turn began BM25 earlier (start_text).
+            loaded = self.store.user_vectors(user_key)
+            self.start_text(user_key, query, k)
+            vec_hits = self.store.vec_search(user_key, qvec, depth, loaded)
         fts_hits = self._text_hits(user_key, query, depth)
         cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
