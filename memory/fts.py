@@ -49,6 +49,10 @@ class UserFts:
         self._names.clear()
         self._df.clear()
 
+    def forget_names(self) -> None:
+        """Drop cached table names (another connection committed; its map is the truth)."""
+        self._names.clear()
+
     def table(self, user_key: str, *, create: bool = False) -> str | None:
         """The name of ``user_key``'s FTS table; made (in the caller's transaction) if asked."""
         name = self._names.get(user_key)

@@ -278,6 +278,7 @@ class IndexStore:
         if not match:
             return []
         with self._lock:
+            self._check_version()
             return self.fts.search(user_key, match, limit)
 
     def doc_counts(self, user_key: str, terms: Sequence[str]) -> tuple[list[int], int]:
@@ -296,6 +297,8 @@ class IndexStore:
             self._vec_cache.clear()
             self._vec_cache_version = version
             self._rows.clear()
+            # Another process may have rebuilt the file, numbering the users' tables anew.
+            self.fts.forget_names()
 
     def _row_count(self, user_key: str) -> int:
         self._check_version()
