@@ -1,10 +1,11 @@
 """The derived search index: ``knowledge/pcai_memory.sqlite``.
 
-Tables: ``chunks`` (text and source of every indexed piece), ``chunks_fts`` (FTS5 over the
-CJK-spaced text, BM25), ``chunk_vec`` (sqlite-vec ``vec0``, cosine distance, partitioned by
-user), ``files`` (what was indexed from which file, for change detection) and ``meta``
-(embedding model and dimension). Nothing here is the truth: deleting the file loses nothing,
-the indexer rebuilds it from the Markdown.
+Tables (:mod:`memory.index.schema`): ``chunks`` (text and source of every indexed piece), one
+FTS5 table per user over the CJK-spaced text for BM25 (:mod:`memory.index.fts`), ``chunk_vec``
+(sqlite-vec ``vec0``, cosine distance, partitioned by user; searched through an in-memory
+copy, :mod:`memory.index.veccache`), ``files`` (what was indexed from which file, for change
+detection) and ``meta`` (embedding model and dimension). Nothing here is the truth: deleting
+the file loses nothing, the indexer rebuilds it from the Markdown.
 """
 
 from __future__ import annotations
@@ -13,122 +14,20 @@ import json
 import logging
 import threading
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from memory.base.db import connect, is_damaged, set_aside
+from memory.index import fts
+from memory.index.schema import FTS_REFILL, SCHEMA_VERSION, Chunk, NewChunk, prepare, row_to_chunk
 from memory.index.text import space_cjk
+from memory.index.veccache import VectorCache, nearest, pick
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 2
-# BM25 weight of the context column (a log record's neighbours) against its own text (1.0):
-# a neighbour's words should lift a record a little, never outrank the record that said them.
-FTS_CONTEXT_WEIGHT = 0.3
-
-_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS chunks (
-    id INTEGER PRIMARY KEY,
-    user_key TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    path TEXT NOT NULL,
-    unit_id TEXT NOT NULL,
-    ordinal INTEGER NOT NULL DEFAULT 0,
-    content_hash TEXT NOT NULL,
-    section TEXT NOT NULL DEFAULT '',
-    date TEXT NOT NULL DEFAULT '',
-    line_start INTEGER NOT NULL DEFAULT 0,
-    line_end INTEGER NOT NULL DEFAULT 0,
-    importance REAL NOT NULL DEFAULT 0.7,
-    status TEXT NOT NULL DEFAULT 'active',
-    tokens INTEGER NOT NULL DEFAULT 0,
-    refs TEXT NOT NULL DEFAULT '[]',
-    text TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS chunks_by_unit ON chunks (user_key, path, unit_id);
--- Covering index for the FTS user filter: the join reads (id, user_key) pairs from this small
--- b-tree instead of each chunk's row with its text (halves BM25 search at 100,000 chunks).
-CREATE INDEX IF NOT EXISTS chunks_id_user ON chunks (id, user_key);
-CREATE TABLE IF NOT EXISTS files (
-    user_key TEXT NOT NULL,
-    path TEXT NOT NULL,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    PRIMARY KEY (user_key, path)
-);
-CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-    body, context, content='', contentless_delete=1,
-    tokenize='porter unicode61 remove_diacritics 2'
-);
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class Chunk:
-    """One indexed piece of text and where it came from."""
-
-    id: int
-    user_key: str
-    kind: str
-    path: str
-    unit_id: str
-    ordinal: int
-    section: str
-    date: str
-    line_start: int
-    line_end: int
-    importance: float
-    status: str
-    tokens: int
-    refs: tuple[str, ...]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class NewChunk:
-    """A chunk about to be written (no id yet)."""
-
-    user_key: str
-    kind: str
-    path: str
-    unit_id: str
-    ordinal: int
-    content_hash: str
-    section: str
-    date: str
-    line_start: int
-    line_end: int
-    importance: float
-    status: str
-    tokens: int
-    refs: tuple[str, ...]
-    text: str
-    fts_text: str = ""
-
-
-def _row_to_chunk(row: Any) -> Chunk:
-    return Chunk(
-        id=int(row["id"]),
-        user_key=row["user_key"],
-        kind=row["kind"],
-        path=row["path"],
-        unit_id=row["unit_id"],
-        ordinal=int(row["ordinal"]),
-        section=row["section"],
-        date=row["date"],
-        line_start=int(row["line_start"]),
-        line_end=int(row["line_end"]),
-        importance=float(row["importance"]),
-        status=row["status"],
-        tokens=int(row["tokens"]),
-        refs=tuple(json.loads(row["refs"])),
-        text=row["text"],
-    )
+__all__ = ["SCHEMA_VERSION", "Chunk", "IndexStore", "NewChunk"]
 
 
 class IndexStore:
@@ -139,17 +38,12 @@ class IndexStore:
         self.model = model
         self.dim = dim
         self._lock = threading.RLock()
-        # Per-user copy of the vectors for brute-force KNN with numpy (one matrix product
-        # instead of vec0's scan: ~10x faster at 100,000 chunks); dropped on every write.
-        self._vec_cache: dict[str, tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]] = {}
+        self._vec_cache = VectorCache(dim)
         self._vec_cache_version = -1
-        # FTS document frequencies of query terms (global, like FTS5's own BM25 statistics),
-        # for dropping near-stopwords before matching; see :meth:`doc_counts`.
-        self._df_cache: dict[str, int] = {}
-        self._df_rows = -1
-        self._rows = -1
+        self._rows: dict[str, int] = {}  # each user's chunk count, while nothing changed
         try:
             self.conn = connect(path)
+            self.fts = fts.UserFts(self.conn)
             # True when the file is new or its schema/model changed: the caller must rebuild.
             self.needs_rebuild = self._prepare()
         except Exception as exc:
@@ -164,49 +58,71 @@ class IndexStore:
                 aside.name,
             )
             self.conn = connect(path)
+            self.fts = fts.UserFts(self.conn)
             self.needs_rebuild = self._prepare()
 
-    # -- schema ------------------------------------------------------------------------
+    # -- schema (memory.index.schema) ------------------------------------------------------
     def _prepare(self) -> bool:
         with self._lock:
-            version = int(self.conn.execute("PRAGMA user_version").fetchone()[0])
-            fresh = version == 0
-            if version > SCHEMA_VERSION:
-                raise RuntimeError(
-                    f"{self.path} has schema {version}, newer than this PCAI ({SCHEMA_VERSION})"
-                )
-            if version < SCHEMA_VERSION and not fresh:
-                # A derived index: an old schema is dropped and rebuilt from the Markdown.
-                self._drop_all()
-                fresh = True
-            self.conn.executescript(_SCHEMA_V1)
-            self.conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-            meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-            changed = meta.get("embed_model") != self.model or meta.get("embed_dim") != str(
-                self.dim
-            )
-            if changed and not fresh:
-                self._drop_all()
-                self.conn.executescript(_SCHEMA_V1)
-            self._create_vec()
-            self.conn.executemany(
-                "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-                [("embed_model", self.model), ("embed_dim", str(self.dim))],
-            )
+            return prepare(self.conn, self.fts, self.path, self.model, self.dim)
+
+    @property
+    def fts_refill_pending(self) -> bool:
+        """True from an upgrade of a schema-2 file until :meth:`finish_fts_refill`."""
+        with self._lock:
+            row = self.conn.execute("SELECT 1 FROM meta WHERE key=?", (FTS_REFILL,)).fetchone()
+        return row is not None
+
+    def finish_fts_refill(self) -> None:
+        """Record that every indexed chunk is in its user's FTS table again."""
+        with self._lock:
+            self.conn.execute("DELETE FROM meta WHERE key=?", (FTS_REFILL,))
             self.conn.commit()
-            return fresh or changed
 
-    def _create_vec(self) -> None:
-        self.conn.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS chunk_vec USING vec0("
-            "chunk_id INTEGER PRIMARY KEY, user_key TEXT PARTITION KEY, "
-            f"embedding float[{self.dim}] distance_metric=cosine)"
-        )
+    def users(self) -> list[str]:
+        """Every user with indexed chunks."""
+        with self._lock:
+            rows = self.conn.execute("SELECT DISTINCT user_key FROM chunks").fetchall()
+        return sorted(r[0] for r in rows)
 
-    def _drop_all(self) -> None:
-        for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta"):
-            self.conn.execute(f"DROP TABLE IF EXISTS {table}")
-        self.conn.commit()
+    def chunk_keys(self, user_key: str, path: str) -> list[tuple[int, str, int, str, str]]:
+        """(id, unit_id, ordinal, content hash, text) of every chunk indexed from a file."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id, unit_id, ordinal, content_hash, text FROM chunks "
+                "WHERE user_key=? AND path=?",
+                (user_key, path),
+            ).fetchall()
+        return [(int(r[0]), r[1], int(r[2]), r[3], r[4]) for r in rows]
+
+    def fill_fts(
+        self, user_key: str, path: str, rows: Sequence[tuple[int, str, str]], stale: set[str]
+    ) -> None:
+        """Index ``(id, text, context)`` rows in the user's FTS table and drop ``stale`` units.
+
+        A stale unit changed in the Markdown since it was indexed; the file's state is
+        forgotten so the next sync indexes it anew.
+        """
+        with self._lock:
+            try:
+                for cid, text, context in rows:
+                    self.fts.add(user_key, cid, space_cjk(text), space_cjk(context))
+                if stale:
+                    self._delete_units(user_key, path, sorted(stale))
+                    self.conn.execute(
+                        "DELETE FROM files WHERE user_key=? AND path=?", (user_key, path)
+                    )
+                self.conn.commit()
+            except BaseException:
+                self._rolled_back()
+                raise
+
+    def _rolled_back(self) -> None:
+        self.conn.rollback()
+        # The caches may hold rows or tables the rollback undid.
+        self._vec_cache.clear()
+        self.fts.forget_cached()
+        self._rows.clear()
 
     def mark_rebuilt(self) -> None:
         """Record that a full rebuild finished."""
@@ -241,7 +157,7 @@ class IndexStore:
         """In one transaction: drop the chunks of ``remove`` units, insert ``add``."""
         remove = list(remove)
         with self._lock:
-            self._rows = -1
+            self._rows.pop(user_key, None)
             added_ids: list[int] = []
             try:
                 self._delete_units(user_key, path, remove)
@@ -269,9 +185,8 @@ class IndexStore:
                         ),
                     )
                     rowid = cur.lastrowid
-                    self.conn.execute(
-                        "INSERT INTO chunks_fts (rowid, body, context) VALUES (?, ?, ?)",
-                        (rowid, space_cjk(chunk.text), space_cjk(chunk.fts_text)),
+                    self.fts.add(
+                        chunk.user_key, rowid, space_cjk(chunk.text), space_cjk(chunk.fts_text)
                     )
                     self.conn.execute(
                         "INSERT INTO chunk_vec (chunk_id, user_key, embedding) VALUES (?, ?, ?)",
@@ -280,33 +195,9 @@ class IndexStore:
                     added_ids.append(int(rowid))
                 self.conn.commit()
             except BaseException:
-                self.conn.rollback()
-                self._vec_cache.clear()  # the cache may hold rows the rollback undid
+                self._rolled_back()
                 raise
-            self._cache_add(user_key, added_ids, vectors)
-
-    def _cache_add(self, user_key: str, ids: list[int], vectors: npt.NDArray[np.float32]) -> None:
-        # Our own writes update the cached matrix in place: reloading every vector of the
-        # user after each appended log line cost ~20 ms a message at 10,000 chunks.
-        cached = self._vec_cache.get(user_key)
-        if cached is None or not ids:
-            return
-        rows = np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim).copy()
-        norms = np.linalg.norm(rows, axis=1, keepdims=True)
-        rows /= np.where(norms == 0, 1.0, norms)
-        all_ids = np.concatenate([cached[0], np.asarray(ids, dtype=np.int64)])
-        matrix = np.vstack([cached[1], rows])
-        order = np.argsort(all_ids, kind="stable")
-        self._vec_cache[user_key] = (all_ids[order], matrix[order])
-
-    def _cache_drop(self, ids: list[int]) -> None:
-        if not ids:
-            return
-        gone = np.asarray(ids, dtype=np.int64)
-        for user_key, (cached_ids, matrix) in list(self._vec_cache.items()):
-            keep = ~np.isin(cached_ids, gone)
-            if not keep.all():
-                self._vec_cache[user_key] = (cached_ids[keep], matrix[keep])
+            self._vec_cache.add(user_key, added_ids, vectors)
 
     def _delete_units(self, user_key: str, path: str, unit_ids: list[str]) -> None:
         for i in range(0, len(unit_ids), 500):
@@ -319,15 +210,15 @@ class IndexStore:
                     (user_key, path, *part),
                 ).fetchall()
             ]
-            self._delete_ids(ids)
+            self._delete_ids(user_key, ids)
 
-    def _delete_ids(self, ids: list[int]) -> None:
-        self._cache_drop(ids)
-        self._rows = -1
+    def _delete_ids(self, user_key: str, ids: list[int]) -> None:
+        self._vec_cache.drop(ids)
+        self._rows.pop(user_key, None)
+        self.fts.delete(user_key, ids)
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
-            self.conn.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
             self.conn.execute(f"DELETE FROM chunk_vec WHERE chunk_id IN ({marks})", part)
             self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
 
@@ -340,7 +231,7 @@ class IndexStore:
                     "SELECT id FROM chunks WHERE user_key=? AND path=?", (user_key, path)
                 ).fetchall()
             ]
-            self._delete_ids(ids)
+            self._delete_ids(user_key, ids)
             self.conn.execute("DELETE FROM files WHERE user_key=? AND path=?", (user_key, path))
             self.conn.commit()
 
@@ -353,10 +244,9 @@ class IndexStore:
         a truncating checkpoint empties the WAL.
         """
         with self._lock:
-            self.conn.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('optimize')")
+            self.fts.optimize()
             self.conn.commit()
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self._df_cache.clear()
 
     def file_state(self, user_key: str, path: str) -> tuple[int, int] | None:
         """(mtime_ns, size) of a file when it was last indexed."""
@@ -381,98 +271,60 @@ class IndexStore:
         if not match:
             return []
         with self._lock:
-            rows = self.conn.execute(
-                # CROSS JOIN keeps FTS as the outer loop: otherwise SQLite may walk the
-                # user's chunks and run the MATCH once per row (seconds at 10,000 chunks).
-                "SELECT c.id, bm25(chunks_fts, 1.0, ?) AS score FROM chunks_fts "
-                "CROSS JOIN chunks c INDEXED BY chunks_id_user ON c.id = chunks_fts.rowid "
-                "WHERE chunks_fts MATCH ? AND c.user_key = ? ORDER BY score LIMIT ?",
-                (FTS_CONTEXT_WEIGHT, match, user_key, limit),
-            ).fetchall()
-        return [(int(r[0]), float(r[1])) for r in rows]
+            self._check_version()
+            return self.fts.search(user_key, match, limit)
 
-    # Counts at or above this are cached: they are the costly ones to count, and their ratio
-    # to the row count barely moves as the index grows. Rarer terms are recounted every time
-    # (cheap: their doclists are short), so a word written a minute ago is never missed.
-    DF_CACHE_MIN = 50
+    def doc_counts(self, user_key: str, terms: Sequence[str]) -> tuple[list[int], int]:
+        """(document frequency of each quoted FTS5 term, rows) in ``user_key``'s FTS table.
 
-    def doc_counts(self, terms: Sequence[str]) -> tuple[list[int], int]:
-        """(document frequency of each quoted FTS5 term, rows in the index), all users together.
-
-        A phrase (a CJK pair, ``"咖 啡"``) counts as its most frequent token: FTS5 reads every
-        token's whole doclist to match a phrase, so that is what the term costs, and a pair
-        with a character that common is mostly a particle or pronoun combination. FTS5
-        computes BM25's IDF over the whole table, so whole-table counts are what decide how
-        much a term can weigh. Cached counts are dropped when the row count has moved by more
-        than 10% since they were taken.
+        See :meth:`memory.index.fts.UserFts.doc_counts`: the user's table is what FTS5's IDF
+        counts.
         """
         with self._lock:
-            rows = self._row_count()
-            if self._df_rows < 0 or abs(rows - self._df_rows) > 0.1 * max(self._df_rows, 1):
-                self._df_cache.clear()
-                self._df_rows = rows
-            out: list[int] = []
-            for term in terms:
-                tokens = term.strip('"').replace('""', '"').split() or [term]
-                counts = [self._token_count(tok) for tok in tokens]
-                # A phrase that matches nothing stays at 0 (so it is dropped) only when one of
-                # its tokens is absent; otherwise its cost is its most frequent token.
-                out.append(0 if min(counts) == 0 else max(counts))
-            return out, rows
+            rows = self._row_count(user_key)
+            return self.fts.doc_counts(user_key, terms, rows), rows
 
-    def _token_count(self, token: str) -> int:
-        df = self._df_cache.get(token)
-        if df is None:
-            quoted = '"' + token.replace('"', '""') + '"'
-            df = int(
-                self.conn.execute(
-                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (quoted,)
-                ).fetchone()[0]
-            )
-            if df >= self.DF_CACHE_MIN:
-                if len(self._df_cache) > 100_000:
-                    self._df_cache.clear()
-                self._df_cache[token] = df
-        return df
-
-    def _row_count(self) -> int:
+    def _check_version(self) -> None:
+        # data_version changes when another connection (another process) commits.
         version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
         if version != self._vec_cache_version:
             self._vec_cache.clear()
             self._vec_cache_version = version
-            self._rows = -1
-        if self._rows < 0:
-            self._rows = int(self.conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
-        return self._rows
+            self._rows.clear()
+            # Another process may have rebuilt the file, numbering the users' tables anew.
+            self.fts.forget_names()
+
+    def _row_count(self, user_key: str) -> int:
+        self._check_version()
+        rows = self._rows.get(user_key)
+        if rows is None:
+            rows = int(
+                self.conn.execute(
+                    "SELECT count(*) FROM chunks WHERE user_key=?", (user_key,)
+                ).fetchone()[0]
+            )
+            self._rows[user_key] = rows
+        return rows
 
     def vec_search(
-        self, user_key: str, vector: npt.NDArray[np.float32], limit: int
+        self,
+        user_key: str,
+        vector: npt.NDArray[np.float32],
+        limit: int,
+        loaded: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None = None,
     ) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) of the nearest chunks of ``user_key``.
 
-        Exact brute force like vec0's, over a cached in-memory matrix of the user's vectors.
+        Exact brute force like vec0's, over a cached in-memory matrix of the user's vectors
+        (``loaded``: what :meth:`user_vectors` returned; the scan itself takes no lock).
         """
-        ids, matrix = self._user_vectors(user_key)
-        if not len(ids) or limit <= 0:
-            return []
-        q = np.asarray(vector, dtype=np.float32)
-        qn = float(np.linalg.norm(q)) or 1.0
-        sims = matrix @ (q / qn)
-        n = min(limit, len(ids))
-        top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
-        top = top[np.argsort(-sims[top], kind="stable")]
-        return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
+        ids, matrix = loaded if loaded is not None else self.user_vectors(user_key)
+        return nearest(ids, matrix, vector, limit)
 
-    def _user_vectors(
-        self, user_key: str
-    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+    def user_vectors(self, user_key: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """The user's (sorted chunk ids, unit vectors), loaded once and kept in step."""
         with self._lock:
-            # data_version changes when another connection (another process) commits.
-            version = int(self.conn.execute("PRAGMA data_version").fetchone()[0])
-            if version != self._vec_cache_version:
-                self._vec_cache.clear()
-                self._rows = -1
-                self._vec_cache_version = version
+            self._check_version()
             cached = self._vec_cache.get(user_key)
             if cached is not None:
                 return cached
@@ -480,17 +332,7 @@ class IndexStore:
                 "SELECT chunk_id, embedding FROM chunk_vec WHERE user_key = ?", (user_key,)
             ).fetchall()
             # Sorted by id, so :meth:`vectors` finds candidates with one binary search.
-            rows.sort(key=lambda r: int(r[0]))
-            ids = np.array([int(r[0]) for r in rows], dtype=np.int64)
-            if rows:
-                matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
-                matrix = matrix.reshape(len(rows), self.dim).copy()
-                norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-                matrix /= np.where(norms == 0, 1.0, norms)
-            else:
-                matrix = np.zeros((0, self.dim), dtype=np.float32)
-            self._vec_cache[user_key] = (ids, matrix)
-            return ids, matrix
+            return self._vec_cache.load(user_key, rows)
 
     def chunks(self, ids: Sequence[int]) -> dict[int, Chunk]:
         """The chunks with these ids."""
@@ -502,7 +344,7 @@ class IndexStore:
                 for row in self.conn.execute(
                     f"SELECT * FROM chunks WHERE id IN ({marks})", part
                 ).fetchall():
-                    chunk = _row_to_chunk(row)
+                    chunk = row_to_chunk(row)
                     out[chunk.id] = chunk
         return out
 
@@ -529,13 +371,7 @@ class IndexStore:
         """The stored vectors of these chunks (from the user's cached matrix if named)."""
         out: dict[int, npt.NDArray[np.float32]] = {}
         if user_key is not None:
-            all_ids, matrix = self._user_vectors(user_key)
-            want = np.asarray(list(ids), dtype=np.int64)
-            pos = np.searchsorted(all_ids, want)
-            for cid, p in zip(want, pos, strict=True):
-                if p < len(all_ids) and all_ids[p] == cid:
-                    out[int(cid)] = matrix[p]
-            return out
+            return pick(*self.user_vectors(user_key), ids)
         with self._lock:
             for i in range(0, len(ids), 500):
                 part = list(ids[i : i + 500])

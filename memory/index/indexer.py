@@ -207,6 +207,37 @@ class Indexer:
                 total += self.sync_file(user_key, f"memory/{day_file.name}")
         return total
 
+    def refill_fts(self) -> SyncStats:
+        """Put every indexed chunk back in its user's FTS table after a schema-2 upgrade.
+
+        The text and context are read from the Markdown again; the stored vectors are kept,
+        so nothing is embedded except units that changed since they were indexed (those are
+        dropped and indexed anew by a sync of their file).
+        """
+        total = SyncStats()
+        for user in self.store.users():
+            paths = UserPaths.of(self.data_dir, user)
+            with user_lock(self.data_dir, user):
+                for rel in sorted(self.store.indexed_paths(user)):
+                    units = _unique(units_of(paths, rel)) if (paths.root / rel).exists() else []
+                    context = {
+                        (c.unit_id, c.ordinal, c.content_hash): c.fts_text
+                        for u in units
+                        for c in self.chunks_for(user, u)
+                    }
+                    rows, stale = [], set()
+                    for cid, unit_id, ordinal, digest, text in self.store.chunk_keys(user, rel):
+                        found = context.get((unit_id, ordinal, digest))
+                        if found is None:
+                            stale.add(unit_id)
+                        else:
+                            rows.append((cid, text, found))
+                    self.store.fill_fts(user, rel, rows, stale)
+            total += self.sync_user(user)
+        self.store.finish_fts_refill()
+        log.info("FTS refilled; %d changed units re-indexed", total.added)
+        return total
+
     def rebuild(self, progress: Progress | None = None) -> SyncStats:
         """Re-index every user's files from the Markdown (after a schema or model change)."""
         total = SyncStats()

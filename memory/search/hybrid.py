@@ -36,7 +36,7 @@ from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
 from memory.search.neighbours import neighbour_lift
-from memory.search.noise import noise_reason
+from memory.search.noise import noise_reason, own_words
 from memory.search.signals import EntrySignal, SignalSource
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
@@ -158,7 +158,7 @@ class HybridSearcher:
                 self._ahead.popitem(last=False)
 
     def _text(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
-        return self.store.fts_search(user_key, self._match(query), depth)
+        return self.store.fts_search(user_key, self._match(user_key, query), depth)
 
     def _text_hits(self, user_key: str, query: str, depth: int) -> list[tuple[int, float]]:
         """The BM25 candidates: the ones :meth:`start_text` began, else fetched now."""
@@ -202,7 +202,15 @@ class HybridSearcher:
         k = k or cfg.top_k
         now = now or datetime.now().astimezone()
         depth = self._depth(k)
-        vec_hits = self.store.vec_search(user_key, qvec, depth) if qvec is not None else []
+        vec_hits: list[tuple[int, float]] = []
+        if qvec is not None:
+            # The user's matrix first (it takes the store's lock, which BM25 holds while it
+            # runs), then BM25 on another core while numpy scans it: the search waits for the
+            # slower of the two, not their sum. A turn began BM25 earlier (start_text).
+            loaded = self.store.user_vectors(user_key)
+            if text_hits is None:
+                self.start_text(user_key, query, k)
+            vec_hits = self.store.vec_search(user_key, qvec, depth, loaded)
         if text_hits is None:
             fts_hits = self._text_hits(user_key, query, depth)
         else:
@@ -240,7 +248,7 @@ class HybridSearcher:
                 dropped.append(self._drop(c, "hard_min", f"< hard_min_score {cfg.hard_min_score}"))
                 continue
             if cfg.filter_noise:
-                why = noise_reason(_own_text(c.chunk))
+                why = noise_reason(own_words(c.chunk.text, c.chunk.kind))
                 if why:
                     dropped.append(self._drop(c, "noise", why))
                     continue
@@ -354,14 +362,14 @@ class HybridSearcher:
             )
         return out
 
-    def _match(self, query: str) -> str:
-        """The FTS5 MATCH: the query's keywords minus the near-stopwords of this index."""
+    def _match(self, user_key: str, query: str) -> str:
+        """The FTS5 MATCH: the query's keywords minus the near-stopwords of the user's index."""
         terms = keyword_terms(query)
         if not terms:
             return ""
         cfg = self.config
         if cfg.fts_max_df_ratio > 0 or 0 < cfg.fts_max_terms < len(terms):
-            counts, rows = self.store.doc_counts(terms)
+            counts, rows = self.store.doc_counts(user_key, terms)
             terms = selective_terms(
                 terms,
                 counts,
@@ -385,11 +393,3 @@ class HybridSearcher:
     @staticmethod
     def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
         return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
-
-
-def _own_text(chunk: Chunk) -> str:
-    """The chunk's own words: a log record's "who: " prefix does not make a greeting content."""
-    text = chunk.text
-    if chunk.kind == "log" and ": " in text[:70]:
-        return text.split(": ", 1)[1]
-    return text

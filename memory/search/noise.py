@@ -85,3 +85,10 @@ def noise_reason(text: str) -> str | None:
 def is_noise(text: str) -> bool:
     """True when ``text`` is low-quality noise that should be neither stored nor returned."""
     return noise_reason(text) is not None
+
+
+def own_words(text: str, kind: str) -> str:
+    """A chunk's own words: a log record's "who: " prefix does not make a greeting content."""
+    if kind == "log" and ": " in text[:70]:
+        return text.split(": ", 1)[1]
+    return text

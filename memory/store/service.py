@@ -46,9 +46,14 @@ class MemoryService:
         return UserPaths.of(self.data_dir, user_key)
 
     def ensure_index(self, progress: Progress | None = None) -> SyncStats | None:
-        """Rebuild the index from the Markdown if it is new or its schema/model changed."""
+        """Rebuild the index from the Markdown if it is new or its schema/model changed.
+
+        An index upgraded from schema 2 keeps its vectors and gets its FTS rows back.
+        """
         if self.indexer.store.needs_rebuild:
             return self.indexer.rebuild(progress)
+        if self.indexer.store.fts_refill_pending:
+            return self.indexer.refill_fts()
         return None
 
     # -- reading -------------------------------------------------------------------------

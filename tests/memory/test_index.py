@@ -248,8 +248,8 @@ def test_doc_counts_count_phrases_by_their_commonest_token(filled: Memory) -> No
 
     store = filled.store
     terms = keyword_terms("咖啡 zzzabsent")
-    counts, rows = store.doc_counts(terms)
-    assert rows == store.count()
+    counts, rows = store.doc_counts(USER, terms)
+    assert rows == store.count(USER)
     coffee = store.fts_search(USER, '"咖 啡"', 50)
     # A phrase costs at least as much as the rows it matches; an absent word costs nothing.
     assert counts[0] >= len(coffee) >= 1
@@ -258,9 +258,9 @@ def test_doc_counts_count_phrases_by_their_commonest_token(filled: Memory) -> No
 
 def test_doc_counts_see_a_word_written_after_they_were_taken(library: Memory) -> None:
     library.service.remember("tg_1", "I like green tea with lemon")
-    before, _ = library.store.doc_counts(['"xylophone"'])
+    before, _ = library.store.doc_counts("tg_1", ['"xylophone"'])
     library.service.remember("tg_1", "My daughter plays the xylophone")
-    after, _ = library.store.doc_counts(['"xylophone"'])
+    after, _ = library.store.doc_counts("tg_1", ['"xylophone"'])
     assert before == [0] and after == [1]
     hits = library.search("tg_1", "xylophone", 3)
     assert hits and "xylophone" in hits[0].chunk.text

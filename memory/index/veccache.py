@@ -1,0 +1,102 @@
+"""The index's vector side in memory: each user's normalised vectors as one id-sorted matrix.
+
+Brute-force KNN with numpy over this matrix is one matrix product instead of vec0's scan
+(~10x faster at 100,000 chunks). The store keeps it in step with its own writes and drops it
+when another connection commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+Ids = npt.NDArray[np.int64]
+Matrix = npt.NDArray[np.float32]
+
+
+def _normalised(rows: Matrix) -> Matrix:
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    rows /= np.where(norms == 0, 1.0, norms)
+    return rows
+
+
+class VectorCache:
+    """Per-user (ids, unit-length vectors), sorted by id. Not locked: the store's lock is."""
+
+    def __init__(self, dim: int) -> None:
+        self.dim = dim
+        self._users: dict[str, tuple[Ids, Matrix]] = {}
+
+    def get(self, user_key: str) -> tuple[Ids, Matrix] | None:
+        """The user's cached matrix, if loaded."""
+        return self._users.get(user_key)
+
+    def load(self, user_key: str, rows: Sequence[Any]) -> tuple[Ids, Matrix]:
+        """Cache the user's vectors from ``(chunk_id, float32 blob)`` rows."""
+        ordered = sorted(rows, key=lambda r: int(r[0]))
+        ids = np.array([int(r[0]) for r in ordered], dtype=np.int64)
+        if ordered:
+            flat = np.frombuffer(b"".join(r[1] for r in ordered), dtype=np.float32)
+            matrix = _normalised(flat.reshape(len(ordered), self.dim).copy())
+        else:
+            matrix = np.zeros((0, self.dim), dtype=np.float32)
+        self._users[user_key] = (ids, matrix)
+        return ids, matrix
+
+    def add(self, user_key: str, ids: list[int], vectors: Matrix) -> None:
+        """Our own writes update a loaded matrix in place.
+
+        Reloading every vector of the user after each appended log line cost ~20 ms a
+        message at 10,000 chunks.
+        """
+        cached = self._users.get(user_key)
+        if cached is None or not ids:
+            return
+        rows = _normalised(
+            np.asarray(vectors, dtype=np.float32).reshape(len(ids), self.dim).copy()
+        )
+        all_ids = np.concatenate([cached[0], np.asarray(ids, dtype=np.int64)])
+        matrix = np.vstack([cached[1], rows])
+        order = np.argsort(all_ids, kind="stable")
+        self._users[user_key] = (all_ids[order], matrix[order])
+
+    def drop(self, ids: list[int]) -> None:
+        """Forget these chunks wherever they are cached."""
+        if not ids:
+            return
+        gone = np.asarray(ids, dtype=np.int64)
+        for user_key, (cached_ids, matrix) in list(self._users.items()):
+            keep = ~np.isin(cached_ids, gone)
+            if not keep.all():
+                self._users[user_key] = (cached_ids[keep], matrix[keep])
+
+    def clear(self) -> None:
+        """Forget every user's matrix."""
+        self._users.clear()
+
+
+def nearest(ids: Ids, matrix: Matrix, vector: Matrix, limit: int) -> list[tuple[int, float]]:
+    """(chunk id, cosine distance) of the ``limit`` rows of ``matrix`` nearest ``vector``."""
+    if not len(ids) or limit <= 0:
+        return []
+    q = np.asarray(vector, dtype=np.float32)
+    qn = float(np.linalg.norm(q)) or 1.0
+    sims = matrix @ (q / qn)
+    n = min(limit, len(ids))
+    top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
+
+
+def pick(ids: Ids, matrix: Matrix, want: Sequence[int]) -> dict[int, Matrix]:
+    """The rows of ``matrix`` for the chunk ids ``want`` (one binary search)."""
+    out: dict[int, Matrix] = {}
+    wanted = np.asarray(list(want), dtype=np.int64)
+    pos = np.searchsorted(ids, wanted)
+    for cid, p in zip(wanted, pos, strict=True):
+        if p < len(ids) and ids[p] == cid:
+            out[int(cid)] = matrix[p]
+    return out
