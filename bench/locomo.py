@@ -248,6 +248,9 @@ def main() -> int:
     meta: dict[str, Any] = {}
     if built:
         meta = json.loads((data_dir / "done.json").read_text())
+        # A cached index from an older PCAI is brought up to date as the bot does at start
+        # (e.g. the per-user FTS tables of index schema 3 refilled from the Markdown).
+        library.ensure_index()
     for conv in data:
         key = user_key(conv)
         if not built:
