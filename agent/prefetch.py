@@ -24,14 +24,15 @@ from memory.index.embedders import Embedder, Vector, similarity_floor
 KEEP = 32
 
 
-class QueryAhead:
-    """An :class:`~memory.index.embedders.Embedder` whose query embeddings can start early."""
+class WrappedEmbedder:
+    """An embedder that passes for the one it wraps (name, dim, floor) and forwards to it.
 
-    def __init__(self, inner: Embedder, workers: int = 2) -> None:
+    The pipeline's :class:`QueryAhead`, the benchmark's timer and the tests' counters wrap
+    the process's embedder this way, so each one only overrides what it adds.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self._ahead: OrderedDict[str, Future[Vector]] = OrderedDict()
-        self._lock = threading.Lock()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pcai-query")
 
     @property
     def name(self) -> str:
@@ -47,6 +48,24 @@ class QueryAhead:
     def similarity_floor(self) -> float:
         """The wrapped embedder's floor, so search calibrates as it would without this."""
         return similarity_floor(self.inner)
+
+    def embed_query(self, text: str) -> Vector:
+        """The wrapped embedder's query vector."""
+        return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The wrapped embedder's passage vectors."""
+        return self.inner.embed_passages(texts)
+
+
+class QueryAhead(WrappedEmbedder):
+    """An :class:`~memory.index.embedders.Embedder` whose query embeddings can start early."""
+
+    def __init__(self, inner: Embedder, workers: int = 2) -> None:
+        super().__init__(inner)
+        self._ahead: OrderedDict[str, Future[Vector]] = OrderedDict()
+        self._lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pcai-query")
 
     def start(self, text: str) -> None:
         """Begin embedding ``text`` as a query now, in the background."""
@@ -64,7 +83,3 @@ class QueryAhead:
         if started is not None:
             return started.result()
         return self.inner.embed_query(text)
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Passages are never started early: straight to the wrapped embedder."""
-        return self.inner.embed_passages(texts)

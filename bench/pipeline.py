@@ -42,12 +42,13 @@ sys.path.insert(0, str(ROOT))
 import memory  # noqa: E402
 from agent.build import agent_worker  # noqa: E402
 from agent.llm import ChatMessage, LLMResponse  # noqa: E402
+from agent.prefetch import WrappedEmbedder  # noqa: E402
 from agent.types import IncomingMessage  # noqa: E402
 from bot.app import build_agent, build_embedder, build_services  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from memory.base.fsutil import atomic_write_text  # noqa: E402
 from memory.base.markdown import Entry, MemoryDocument, render_memory  # noqa: E402
-from memory.index.embedders import Embedder, Vector, similarity_floor  # noqa: E402
+from memory.index.embedders import Embedder, Vector  # noqa: E402
 
 LLM_STEP = "9 llm"
 
@@ -106,28 +107,13 @@ class InstantLLM:
         return LLMResponse(content="好的，我知道了。")
 
 
-class TimedEmbedder:
+class TimedEmbedder(WrappedEmbedder):
     """The bot's embedder, with each query embedding timed (nothing else changes)."""
 
     def __init__(self, inner: Embedder) -> None:
-        self.inner = inner
+        super().__init__(inner)
         self.query_ms: list[float] = []
         self.passages = 0
-
-    @property
-    def name(self) -> str:
-        """The inner embedder's name."""
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        """The inner embedder's dimension."""
-        return self.inner.dim
-
-    @property
-    def similarity_floor(self) -> float:
-        """The inner embedder's floor, so search calibrates exactly as the bot does."""
-        return similarity_floor(self.inner)
 
     def embed_query(self, text: str) -> Vector:
         """Embed and time one query."""

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -14,6 +14,7 @@ import pytest
 from agent.build import agent_worker
 from agent.deferred import DeferredWorker
 from agent.pipeline import Agent
+from agent.prefetch import WrappedEmbedder
 from agent.prompt import MEMORY_OPEN
 from agent.sections import closest, section_descriptions
 from agent.selection import L2
@@ -30,36 +31,17 @@ USER = "cli_alice"
 PREF, WORK, HOME = "偏好 Preferences", "工作 Work", "個人 Personal"
 
 
-@dataclass
-class CountingEmbedder:
+class CountingEmbedder(WrappedEmbedder):
     """The real e5 model, counting the query embeddings a turn asks for."""
 
-    inner: E5Embedder
-    queries: list[str] = field(default_factory=list)
-
-    @property
-    def name(self) -> str:
-        """The model's name."""
-        return self.inner.name
-
-    @property
-    def dim(self) -> int:
-        """The model's dimension."""
-        return self.inner.dim
-
-    @property
-    def similarity_floor(self) -> float:
-        """e5's floor, so search calibrates as it does in production."""
-        return self.inner.similarity_floor
+    def __init__(self, inner: E5Embedder) -> None:
+        super().__init__(inner)
+        self.queries: list[str] = []
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Count, then embed."""
         self.queries.append(text)
         return self.inner.embed_query(text)
-
-    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed (section descriptions are passages)."""
-        return self.inner.embed_passages(texts)
 
 
 @dataclass
