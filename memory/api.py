@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -43,7 +44,7 @@ from memory.state.statedb import StateDB
 from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
-from memory.write.consent import UserActMint
+from memory.write.consent import Action, UserActMint
 from memory.write.decisions import ConfirmationService
 from memory.write.governance import LIVE, Governance, chains_markdown, export_records
 from memory.write.lifecycle import Lifecycle
@@ -155,12 +156,7 @@ class Memory:
         :class:`memory.write.decisions.ProposalRefusedError` with the reason when the text is
         refused.
         """
-        now = now or datetime.now().astimezone()
-        proposal = self.confirm.propose(
-            user_key, text, OPERATOR, section=section, now=now, fields=fields
-        )
-        act = self.user_acts.act(user_key, proposal.id, "confirm", via=OPERATOR)
-        return self.confirm.confirm(act, now=now)
+        return self._as_operator(user_key, text, section, now, fields)
 
     def update(
         self,
@@ -177,23 +173,37 @@ class Memory:
         The old version stays in MEMORY.md as ``deprecated`` (see :meth:`history`); the new one
         keeps its section, topic, scope, weight and importance unless given.
         """
-        now = now or datetime.now().astimezone()
         old = self.get(user_key, entry_id)
         if old.status not in LIVE:
             raise ValueError(f"{old.id} is {old.status}: update the version that replaced it")
         same = text is None or text.strip() == old.text
         values = {name: getattr(old, name) for name in _KEPT + (_OF_THE_TEXT if same else ())}
         values.update(fields)
-        proposal = self.confirm.propose(
-            user_key,
-            old.text if text is None else text,
-            OPERATOR,
-            section=section or old.section,
-            now=now,
-            fields=values,
-            replaces=(old.id,),
+        new_text = old.text if text is None else text
+        return self._as_operator(
+            user_key, new_text, section or old.section, now, values, replaces=(old.id,)
         )
-        act = self.user_acts.act(user_key, proposal.id, "replace", via=OPERATOR)
+
+    def _as_operator(
+        self,
+        user_key: str,
+        text: str,
+        section: str | None,
+        now: datetime | None,
+        fields: Mapping[str, object],
+        replaces: tuple[str, ...] = (),
+    ) -> Entry:
+        """Propose ``text`` through the guards chat uses, then answer it as the operator.
+
+        The answer confirms a new memory, or replaces ``replaces`` when it names the versions
+        the text supersedes.
+        """
+        now = now or datetime.now().astimezone()
+        proposal = self.confirm.propose(
+            user_key, text, OPERATOR, section=section, now=now, fields=fields, replaces=replaces
+        )
+        action: Action = "replace" if replaces else "confirm"
+        act = self.user_acts.act(user_key, proposal.id, action, via=OPERATOR)
         return self.confirm.confirm(act, now=now)
 
     def forget(self, user_key: str, entry_id: str) -> list[Entry]:
