@@ -33,8 +33,6 @@ from agent.selection import (
     select,
 )
 from agent.texts import error_both
-from history.config import HistoryConfig
-from history.context import history_window
 from history.sessions import ROLE_USER, Message
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.base.fsutil import file_stamp, read_text
@@ -228,15 +226,12 @@ class MemoryView:
         return sections_to_query(state, text, parsed.doc.sections, about=about)
 
 
-def shown_in_window(
-    messages: Sequence[Message], history: HistoryConfig
-) -> Callable[[Chunk], bool]:
-    """Whether a chunk is a log record the history window of ``messages`` shows already.
+def shown_in_window(window: Sequence[Message]) -> Callable[[Chunk], bool]:
+    """Whether a chunk is a log record the history ``window``'s messages show already.
 
     Those records are indexed seconds after they were said and are in the prompt as
     history: search finds other memories instead of spending the budget on them again.
     """
-    window = history_window(messages, history).messages
     said = frozenset(f"user: {m.content}" for m in window if m.role == ROLE_USER)
     ids = frozenset(m.id for m in window if m.id)
 

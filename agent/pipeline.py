@@ -333,8 +333,8 @@ class Agent:
         if message.in_group:
             return Selection()  # memories are never shown in a group
         recent = " ".join(m.content for m in session.messages[-6:])
-        shown = shown_in_window(session.messages, self.history)
         history = history_window(session.messages, self.history)
+        shown = shown_in_window(history.messages)
         # The user's earlier lines in the window are the search's context (agent.query).
         lines = [m.content for m in history.messages if m.role == ROLE_USER][:-1]
         room = summary_room(history, self.counter, self.history)  # what the note leaves
