@@ -36,6 +36,7 @@ from memory.errors import EntryNotFoundError
 from memory.index.chunks import IndexStore
 from memory.index.embedders import E5Embedder, Embedder
 from memory.index.indexer import Indexer, Progress, SyncStats
+from memory.index.veccache import one_blas_thread
 from memory.search.hybrid import HybridSearcher, SearchHit, SearchResult
 from memory.search.signals import MemorySignals
 from memory.state.fading import FadeBook
@@ -108,6 +109,7 @@ class Memory:
     ) -> None:
         self.data_dir = data_dir
         self.settings = cfg = settings or MemoryConfig()
+        one_blas_thread()
         data_dir.mkdir(parents=True, exist_ok=True)
         self.counter: TokenCounter = load_counter()
         self.embedder: Embedder = embedder or E5Embedder(batch_size=cfg.index.embed_batch_size)
