@@ -46,6 +46,7 @@ from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.search.hybrid import SearchHit
+from memory.search.pool import CandidatePool
 from memory.store.service import MemoryService
 
 log = logging.getLogger(__name__)
@@ -186,10 +187,13 @@ class MemoryView:
             searcher = self.memory.searcher
             # With a second search, both use one BM25 query (the text half is the same).
             bm25 = searcher.text_hits(user_key, query, k) if mixed is not None else None
-            hits = self.memory.search(user_key, query, k, now=now, qvec=qvec, text_hits=bm25)
+            pool = CandidatePool(searcher.store, user_key)  # ... and one fetch of each chunk
+            hits = self.memory.search(
+                user_key, query, k, now=now, qvec=qvec, text_hits=bm25, pool=pool
+            )
             if mixed is not None:
                 other = searcher.search_with_vector(
-                    user_key, query, mixed, k, now=now, text_hits=bm25
+                    user_key, query, mixed, k, now=now, text_hits=bm25, pool=pool
                 ).hits
                 hits = fuse(hits, other, k, self.conversation)
             hits = [h for h in hits if shown is None or not shown(h.chunk)]

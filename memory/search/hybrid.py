@@ -36,7 +36,7 @@ from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
 from memory.search.neighbours import neighbour_lift
-from memory.search.noise import noise_reason, own_words
+from memory.search.pool import CandidatePool
 from memory.search.signals import EntrySignal, SignalSource
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
@@ -190,12 +190,14 @@ class HybridSearcher:
         now: datetime | None = None,
         statuses: tuple[str, ...] = SEARCHABLE,
         text_hits: list[tuple[int, float]] | None = None,
+        pool: CandidatePool | None = None,
     ) -> SearchResult:
         """Run the pipeline with an already-embedded query (the turn embeds it once).
 
         ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
         history (``/history`` finds deprecated versions too). ``text_hits``: the query's BM25
-        candidates from :meth:`text_hits`, when the caller searches it with several vectors.
+        candidates from :meth:`text_hits`, and ``pool`` what their chunks cost to fetch and
+        judge, when the caller searches it with several vectors.
         """
         t0 = time.perf_counter()
         cfg = self.config
@@ -215,14 +217,15 @@ class HybridSearcher:
             fts_hits = self._text_hits(user_key, query, depth)
         else:
             fts_hits = text_hits[:depth]
-        cands = self._candidates(user_key, vec_hits, fts_hits, qvec)
+        pool = pool if pool is not None else CandidatePool(self.store, user_key)
+        cands = self._candidates(pool, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
         signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
         for c in cands:
             c.score = self._fuse(c)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
-            cands += self._neighbours(user_key, cands, qvec, statuses)
+            cands += self._neighbours(pool, cands, qvec, statuses)
         for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
@@ -234,7 +237,7 @@ class HybridSearcher:
             c.stages.update(
                 scoring.apply_stages(
                     c.score,
-                    age=scoring.age_days(c.chunk.date, now),
+                    age=pool.age(c.chunk, now),
                     importance=c.chunk.importance,
                     length=len(c.chunk.text),
                     recency_half_life=cfg.recency_half_life_days,
@@ -248,14 +251,14 @@ class HybridSearcher:
                 dropped.append(self._drop(c, "hard_min", f"< hard_min_score {cfg.hard_min_score}"))
                 continue
             if cfg.filter_noise:
-                why = noise_reason(own_words(c.chunk.text, c.chunk.kind))
+                why = pool.noise(c.chunk)
                 if why:
                     dropped.append(self._drop(c, "noise", why))
                     continue
-            self._rank(c, signals, now)
+            self._rank(c, signals, pool.age(c.chunk, now))
             live.append(c)
         mmr = scoring.mmr_demote(
-            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold
+            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=k
         )
         order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
         hits: list[SearchHit] = []
@@ -281,13 +284,13 @@ class HybridSearcher:
         return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
 
     # -- helpers -----------------------------------------------------------------------
-    def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], now: datetime) -> None:
+    def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], age: float | None) -> None:
         """The retrieval score, then the low-priority demotion: the final order."""
         cfg = self.config
         sig = signals.get(c.chunk.unit_id, NEUTRAL) if c.chunk.kind == KIND_MEMORY else NEUTRAL
         c.score = scoring.retrieval_score(
             c.score,
-            scoring.signal_recency(scoring.age_days(c.chunk.date, now), cfg.signal_recency_rate),
+            scoring.signal_recency(age, cfg.signal_recency_rate),
             scoring.access_frequency(sig.access_count),
             scoring.weight_factor(sig.user_weight),
         )
@@ -297,7 +300,7 @@ class HybridSearcher:
 
     def _neighbours(
         self,
-        user_key: str,
+        pool: CandidatePool,
         cands: list[_Cand],
         qvec: npt.NDArray[np.float32] | None,
         statuses: tuple[str, ...],
@@ -314,7 +317,7 @@ class HybridSearcher:
         )[: cfg.neighbour_hits]
         if not best:
             return []
-        order = self.store.file_order(user_key, [c.chunk.path for c in best])
+        order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
         matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
         lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
         known = {c.chunk.id: c for c in cands}
@@ -322,7 +325,7 @@ class HybridSearcher:
             if cid in known:
                 known[cid].score = max(known[cid].score, score)
         fresh = [(cid, 0.0) for cid in lift if cid not in known]
-        new = self._candidates(user_key, fresh, [], qvec)
+        new = self._candidates(pool, fresh, [], qvec)
         for c in new:
             c.vec_rank = None
             c.score = max(self._fuse(c), lift[c.chunk.id])
@@ -330,7 +333,7 @@ class HybridSearcher:
 
     def _candidates(
         self,
-        user_key: str,
+        pool: CandidatePool,
         vec_hits: list[tuple[int, float]],
         fts_hits: list[tuple[int, float]],
         qvec: npt.NDArray[np.float32] | None,
@@ -341,8 +344,7 @@ class HybridSearcher:
         # FTS5's bm25() is negative, better = more negative: score / best lies in (0, 1].
         bm25_norm = {cid: (s / best if best < 0 else 0.0) for cid, s in fts_hits}
         ids = list(dict.fromkeys([*vec_rank, *bm25_rank]))
-        chunks = self.store.chunks(ids)
-        vectors = self.store.vectors(ids, user_key)
+        chunks, vectors = pool.fetch(ids)
         out = []
         for cid in ids:
             chunk = chunks.get(cid)

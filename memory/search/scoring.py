@@ -148,6 +148,7 @@ def mmr_demote(
     scores: Sequence[float],
     vectors: Sequence[npt.NDArray[np.float32] | None],
     threshold: float = 0.85,
+    limit: int | None = None,
 ) -> MMRResult:
     """MMR: an item whose cosine to a better kept item is > 0.85 is demoted.
 
@@ -155,6 +156,8 @@ def mmr_demote(
     already kept, so of a group of near-duplicates the best-scoring one stays in place. Demoted
     items go after every kept item (in score order), not away: a short list still fills up.
     Vectors are assumed L2-normalised; an item without a vector is never a duplicate.
+    With ``limit``, the visit stops once that many are kept: the items after them would only
+    be listed after the first ``limit`` (the search keeps its top k), so they are left out.
     """
     order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
     kept: list[int] = []
@@ -168,6 +171,8 @@ def mmr_demote(
     kept_rows: list[int] = []  # rows of the kept items that have a vector, in kept order
     kept_with_vec: list[int] = []
     for i in order:
+        if limit is not None and len(kept) >= limit:
+            break
         dup = None
         r = row_of.get(i)
         if r is not None and kept_rows:

@@ -23,6 +23,7 @@ from memory.errors import EntryNotFoundError
 from memory.index.embedders import Vector
 from memory.index.indexer import Indexer, Progress, SyncStats
 from memory.search.hybrid import SEARCHABLE, HybridSearcher, SearchHit, SearchResult
+from memory.search.pool import CandidatePool
 
 
 class MemoryService:
@@ -75,18 +76,20 @@ class MemoryService:
         qvec: Vector | None = None,
         statuses: tuple[str, ...] = SEARCHABLE,
         text_hits: list[tuple[int, float]] | None = None,
+        pool: CandidatePool | None = None,
     ) -> list[SearchHit]:
         """Search one user's memories, logs and summaries (picking up hand edits first).
 
         ``qvec`` is the query's vector when the caller embedded it already (a turn embeds
         once); ``statuses`` the entry statuses searched (history looks at old versions too);
-        ``text_hits`` the BM25 candidates a caller fetched once for several searches.
+        ``text_hits`` the BM25 candidates and ``pool`` their fetched chunks, which a caller
+        shares between several searches.
         """
         if qvec is None:
             return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
         self._sync(user_key)
         return self.searcher.search_with_vector(
-            user_key, query, qvec, k, now=now, statuses=statuses, text_hits=text_hits
+            user_key, query, qvec, k, now=now, statuses=statuses, text_hits=text_hits, pool=pool
         ).hits
 
     def search_explained(

@@ -111,6 +111,19 @@ def test_mmr_keeps_the_best_of_near_duplicates() -> None:
     assert res.demoted == {0: 1}
 
 
+def test_mmr_stops_once_the_limit_is_kept() -> None:
+    a = _unit(1.0, 0.0, 0.0)
+    dup = _unit(1.0, 0.1, 0.0)  # a near-duplicate of a, visited second
+    c = _unit(0.0, 1.0, 0.0)
+    d = _unit(0.0, 0.0, 1.0)
+    res = scoring.mmr_demote([0.9, 0.8, 0.7, 0.6], [a, dup, c, d], 0.85, limit=2)
+    # The duplicate is demoted on the way; d comes after the second kept item: not visited.
+    assert res.kept == [0, 2]
+    assert res.demoted == {1: 0}
+    whole = scoring.mmr_demote([0.9, 0.8, 0.7, 0.6], [a, dup, c, d], 0.85)
+    assert whole.kept[:2] == res.kept and whole.kept == [0, 2, 3]
+
+
 def test_mmr_below_threshold_keeps_all() -> None:
     a = _unit(1.0, 0.0)
     b = _unit(1.0, 1.0)  # cosine ~0.707

@@ -270,3 +270,44 @@ def test_an_uncalibrated_embedder_keeps_raw_cosines(library: Memory) -> None:
     searcher = HybridSearcher(library.store, Plain(), library.service.searcher.config)
     hit = searcher.search("tg_8", "coffee", 1, now=NOW)[0]
     assert hit.stages["similarity"] == pytest.approx(hit.vector_similarity, abs=1e-6)
+
+
+def test_searches_sharing_a_pool_fetch_each_chunk_once_and_rank_as_alone(
+    library: Memory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from memory.search.pool import CandidatePool
+
+    _remember(
+        library,
+        "tg_1",
+        "我每天早上都喝一杯黑咖啡",
+        "咖啡豆要買衣索比亞的",
+        "My cat is called Mochi and she likes coffee smells",
+        "週末想去陽明山爬山",
+        "下週三跟客戶開會，記得帶咖啡",
+    )
+    searcher = library.searcher
+    latest = searcher.embedder.embed_query("咖啡")
+    other = searcher.embedder.embed_query("週末要做什麼")
+    alone = [
+        [h.chunk.id for h in searcher.search_with_vector("tg_1", "咖啡", v, 5, now=NOW).hits]
+        for v in (latest, other)
+    ]
+    fetched: list[int] = []
+    chunks = library.store.chunks
+
+    def counted(ids: list[int]) -> object:
+        fetched.extend(ids)
+        return chunks(ids)
+
+    monkeypatch.setattr(library.store, "chunks", counted)
+    pool = CandidatePool(library.store, "tg_1")
+    shared = [
+        [
+            h.chunk.id
+            for h in searcher.search_with_vector("tg_1", "咖啡", v, 5, now=NOW, pool=pool).hits
+        ]
+        for v in (latest, other)
+    ]
+    assert shared == alone  # the pool changes what is fetched, never what is found
+    assert alone[0] and len(fetched) == len(set(fetched))  # each chunk fetched once

@@ -1,0 +1,58 @@
+"""What one turn's searches share: the candidates' rows, vectors and vector-free verdicts.
+
+A turn searches twice (the latest line, and the line mixed with the conversation:
+:mod:`agent.query`) with the same BM25 half, so most candidates are the same chunks. A
+:class:`CandidatePool` fetches each chunk and its stored vector once and works out once what
+does not depend on the query vector (its age, whether it is noise); a pool lives for one turn
+and is never shared between users.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.index.chunks import Chunk, IndexStore
+from memory.search import scoring
+from memory.search.noise import noise_reason, own_words
+
+
+class CandidatePool:
+    """Chunks, vectors, ages and noise verdicts of one user's candidates, each fetched once."""
+
+    def __init__(self, store: IndexStore, user_key: str) -> None:
+        self.store = store
+        self.user_key = user_key
+        self._chunks: dict[int, Chunk] = {}
+        self._vectors: dict[int, npt.NDArray[np.float32]] = {}
+        self._missing: set[int] = set()  # asked for, not in the index (deleted meanwhile)
+        self._ages: dict[tuple[str, datetime], float | None] = {}
+        self._noise: dict[int, str | None] = {}
+
+    def fetch(
+        self, ids: Sequence[int]
+    ) -> tuple[dict[int, Chunk], dict[int, npt.NDArray[np.float32]]]:
+        """The chunks and stored vectors of ``ids`` (the ones still in the index)."""
+        new = [cid for cid in ids if cid not in self._chunks and cid not in self._missing]
+        if new:
+            self._chunks.update(self.store.chunks(new))
+            self._vectors.update(self.store.vectors(new, self.user_key))
+            self._missing.update(cid for cid in new if cid not in self._chunks)
+        chunks = {cid: self._chunks[cid] for cid in ids if cid in self._chunks}
+        return chunks, {cid: self._vectors[cid] for cid in chunks if cid in self._vectors}
+
+    def age(self, chunk: Chunk, now: datetime) -> float | None:
+        """:func:`memory.search.scoring.age_days` of the chunk's date, worked out once."""
+        key = (chunk.date, now)
+        if key not in self._ages:
+            self._ages[key] = scoring.age_days(chunk.date, now)
+        return self._ages[key]
+
+    def noise(self, chunk: Chunk) -> str | None:
+        """:func:`memory.search.noise.noise_reason` of the chunk's own words, worked out once."""
+        if chunk.id not in self._noise:
+            self._noise[chunk.id] = noise_reason(own_words(chunk.text, chunk.kind))
+        return self._noise[chunk.id]
