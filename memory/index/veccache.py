@@ -7,7 +7,9 @@ when another connection commits.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -24,15 +26,33 @@ def _normalised(rows: Matrix) -> Matrix:
     return rows
 
 
+# A scan of more rows than this is split across the cores (:func:`nearest`).
+SPLIT_ROWS = 20_000
+_CORES = max(1, min(4, os.cpu_count() or 1))
+_SCAN = ThreadPoolExecutor(max_workers=_CORES, thread_name_prefix="pcai-scan")
+
+
 def one_blas_thread() -> None:
     """Run numpy's BLAS on one thread in this process (a search's products are small).
 
-    A scan of one user's matrix and MMR's pairwise product take well under a millisecond on
-    one core; BLAS's extra thread only helps when a core is idle, and when another process
-    (Ollama generating, the embedder) keeps one busy, the threads wait for each other: the
-    10,000-row scan's p95 went from 1.1 ms to 4.3 ms with one core busy.
+    A scan of 10,000 vectors and MMR's pairwise product take well under a millisecond on one
+    core; BLAS's threads spin while they wait for each other, so when another process
+    (Ollama generating, the embedder) keeps a core busy they make it slower: the
+    10,000-row scan's p95 went from 1.1 ms to 4.3 ms with one core busy. Big scans are split
+    across the cores by :func:`nearest` instead, whose parts never wait for each other.
     """
     threadpool_limits(limits=1, user_api="blas")
+
+
+def _similarities(matrix: Matrix, q: Matrix) -> Matrix:
+    """``matrix @ q``; past :data:`SPLIT_ROWS` rows, in parts on the cores at once (numpy
+    lets go of the GIL in the product: a scan is bound by memory bandwidth, not one core)."""
+    rows = len(matrix)
+    if rows <= SPLIT_ROWS or _CORES == 1:
+        return matrix @ q
+    step = -(-rows // _CORES)
+    parts = [_SCAN.submit(np.matmul, matrix[i : i + step], q) for i in range(0, rows, step)]
+    return np.concatenate([part.result() for part in parts])
 
 
 class VectorCache:
@@ -96,7 +116,7 @@ def nearest(ids: Ids, matrix: Matrix, vector: Matrix, limit: int) -> list[tuple[
         return []
     q = np.asarray(vector, dtype=np.float32)
     qn = float(np.linalg.norm(q)) or 1.0
-    sims = matrix @ (q / qn)
+    sims = _similarities(matrix, q / qn)
     n = min(limit, len(ids))
     top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
     top = top[np.argsort(-sims[top], kind="stable")]

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from memory import Memory
 from memory.base.fsutil import atomic_write_text, read_text
+from memory.index import veccache
 from memory.index.chunks import IndexStore
 
 USER = "cli_cache"
@@ -41,3 +44,16 @@ def test_cache_matches_a_fresh_store_after_adds_forgets_and_hand_edits(
         assert len(ids) == len(TEXTS)  # 4 remembered + 1 new - 1 forgotten
     finally:
         fresh.close()
+
+
+def test_a_scan_split_across_cores_finds_what_one_product_finds() -> None:
+    rng = np.random.default_rng(3)
+    rows = veccache.SPLIT_ROWS * 2 + 7  # split into parts, the last one short
+    matrix = rng.standard_normal((rows, 16)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    ids = np.arange(1, rows + 1, dtype=np.int64)
+    q = matrix[rows - 3] + 0.01  # its nearest row sits in the last part
+    found = veccache.nearest(ids, matrix, q, 10)
+    sims = matrix @ (q / np.linalg.norm(q))
+    assert [cid for cid, _ in found] == [int(ids[i]) for i in np.argsort(-sims)[:10]]
+    assert found[0][0] == rows - 2
