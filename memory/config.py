@@ -50,8 +50,9 @@ class RetrievalConfig:
     fusion: str = "weighted"
     bm25_hit_bonus: float = 0.15
     rrf_k: int = 60
-    candidate_multiplier: int = 4
-    # Each retriever fetches max(k * candidate_multiplier, min_candidates) candidates.
+    # Each retriever fetches max(k * candidate_multiplier, min_candidates) candidates; 4 found
+    # no more on LoCoMo than 2 and cost the search 1.5x (bench/RESULTS.md).
+    candidate_multiplier: int = 2
     min_candidates: int = 20
     # BM25 query terms found in more than this share of indexed rows (and in more than
     # fts_common_min_rows rows) are dropped: they carry little IDF but cost a scan of that
