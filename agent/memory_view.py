@@ -180,14 +180,14 @@ class MemoryView:
             # Embedded once: gating compares sections with it, and search uses it.
             qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
             allowed = self._allowed(user_key, text, parsed, qvec)
-            # Gating (and what the prompt shows already) drops hits after the search, so ask
-            # for more then.
-            k = limit * 3 if allowed or shown is not None else limit
+            # Gating drops hits after the search, so ask for more then; what the prompt shows
+            # already never becomes a candidate (the pool leaves it out).
+            k = limit * 3 if allowed else limit
             mixed = self._mixed(user_key, query, qvec, lines)
             searcher = self.memory.searcher
             # With a second search, both use one BM25 query (the text half is the same).
             bm25 = searcher.text_hits(user_key, query, k) if mixed is not None else None
-            pool = CandidatePool(searcher.store, user_key)  # ... and one fetch of each chunk
+            pool = CandidatePool(searcher.store, user_key, shown)  # ... one fetch of each
             hits = self.memory.search(
                 user_key, query, k, now=now, qvec=qvec, text_hits=bm25, pool=pool
             )
@@ -196,7 +196,6 @@ class MemoryView:
                     user_key, query, mixed, k, now=now, text_hits=bm25, pool=pool
                 ).hits
                 hits = fuse(hits, other, k, self.conversation)
-            hits = [h for h in hits if shown is None or not shown(h.chunk)]
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return []

@@ -4,12 +4,13 @@ A turn searches twice (the latest line, and the line mixed with the conversation
 :mod:`agent.query`) with the same BM25 half, so most candidates are the same chunks. A
 :class:`CandidatePool` fetches each chunk and its stored vector once and works out once what
 does not depend on the query vector (its age, whether it is noise); a pool lives for one turn
-and is never shared between users.
+and is never shared between users. It also leaves out the chunks the turn has no use for
+(``exclude``: the log records its prompt shows as history already) before they are scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -23,9 +24,12 @@ from memory.search.noise import noise_reason, own_words
 class CandidatePool:
     """Chunks, vectors, ages and noise verdicts of one user's candidates, each fetched once."""
 
-    def __init__(self, store: IndexStore, user_key: str) -> None:
+    def __init__(
+        self, store: IndexStore, user_key: str, exclude: Callable[[Chunk], bool] | None = None
+    ) -> None:
         self.store = store
         self.user_key = user_key
+        self.exclude = exclude
         self._chunks: dict[int, Chunk] = {}
         self._vectors: dict[int, npt.NDArray[np.float32]] = {}
         self._missing: set[int] = set()  # asked for, not in the index (deleted meanwhile)
@@ -35,10 +39,14 @@ class CandidatePool:
     def fetch(
         self, ids: Sequence[int]
     ) -> tuple[dict[int, Chunk], dict[int, npt.NDArray[np.float32]]]:
-        """The chunks and stored vectors of ``ids`` (the ones still in the index)."""
+        """The chunks and stored vectors of ``ids`` (the ones still in the index and not
+        excluded)."""
         new = [cid for cid in ids if cid not in self._chunks and cid not in self._missing]
         if new:
-            self._chunks.update(self.store.chunks(new))
+            found = self.store.chunks(new)
+            if self.exclude is not None:
+                found = {cid: c for cid, c in found.items() if not self.exclude(c)}
+            self._chunks.update(found)
             self._vectors.update(self.store.vectors(new, self.user_key))
             self._missing.update(cid for cid in new if cid not in self._chunks)
         chunks = {cid: self._chunks[cid] for cid in ids if cid in self._chunks}

@@ -311,3 +311,30 @@ def test_searches_sharing_a_pool_fetch_each_chunk_once_and_rank_as_alone(
     ]
     assert shared == alone  # the pool changes what is fetched, never what is found
     assert alone[0] and len(fetched) == len(set(fetched))  # each chunk fetched once
+
+
+def test_a_pool_leaves_out_what_the_prompt_shows_and_fills_k_with_the_rest(
+    library: Memory,
+) -> None:
+    from memory.search.pool import CandidatePool
+
+    _log(
+        library,
+        "tg_1",
+        "2026-02-27",
+        [
+            ("user", "我的貓叫 Mochi，牠很喜歡咖啡的味道", "1"),
+            ("assistant", "Mochi 聽起來很可愛", "2"),
+            ("user", "咖啡豆我都買衣索比亞的", "3"),
+            ("user", "週末想去陽明山爬山", "4"),
+        ],
+    )
+    searcher = library.searcher
+    vec = searcher.embedder.embed_query("咖啡")
+    plain = searcher.search_with_vector("tg_1", "咖啡", vec, 2, now=NOW).hits
+    assert any("Mochi" in h.chunk.text for h in plain)
+
+    pool = CandidatePool(library.store, "tg_1", lambda c: "Mochi" in c.text)
+    hits = searcher.search_with_vector("tg_1", "咖啡", vec, 2, now=NOW, pool=pool).hits
+    assert len(hits) == 2 and not any("Mochi" in h.chunk.text for h in hits)
+    assert "衣索比亞" in hits[0].chunk.text
