@@ -177,17 +177,19 @@ class MemoryView:
         query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
         try:
-            # Embedded once: gating compares sections with it, and search uses it.
-            qvec = self.memory.searcher.embedder.embed_query(query) if query.strip() else None
-            allowed = self._allowed(user_key, text, parsed, qvec)
-            # Gating drops hits after the search, so ask for more then; what the prompt shows
-            # already never becomes a candidate (the pool leaves it out).
-            k = limit * 3 if allowed else limit
-            mixed = self._mixed(user_key, query, qvec, lines)
             searcher = self.memory.searcher
-            # With a second search, both use one BM25 query (the text half is the same).
-            bm25 = searcher.text_hits(user_key, query, k) if mixed is not None else None
-            pool = CandidatePool(searcher.store, user_key, shown)  # ... one fetch of each
+            # Both searches share one BM25 query and one fetch of each candidate; what the
+            # prompt shows already never becomes a candidate (the pool leaves it out). The
+            # BM25 half and its chunks need no vector: they are ready while the query is
+            # still being embedded (the pipeline started both).
+            pool = CandidatePool(searcher.store, user_key, shown)
+            bm25 = searcher.text_hits(user_key, query, limit * 3)
+            pool.prepare([cid for cid, _ in bm25])
+            # Embedded once: gating compares sections with it, and search uses it.
+            qvec = searcher.embedder.embed_query(query) if query.strip() else None
+            allowed = self._allowed(user_key, text, parsed, qvec)
+            k = limit * 3 if allowed else limit  # gating drops hits after the search
+            mixed = self._mixed(user_key, query, qvec, lines)
             hits = self.memory.search(
                 user_key, query, k, now=now, qvec=qvec, text_hits=bm25, pool=pool
             )

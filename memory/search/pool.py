@@ -52,6 +52,12 @@ class CandidatePool:
         chunks = {cid: self._chunks[cid] for cid in ids if cid in self._chunks}
         return chunks, {cid: self._vectors[cid] for cid in chunks if cid in self._vectors}
 
+    def prepare(self, ids: Sequence[int]) -> None:
+        """Fetch and judge ``ids`` now (the BM25 candidates, while the query is embedded)."""
+        chunks, _ = self.fetch(ids)
+        for chunk in chunks.values():
+            self.noise(chunk)
+
     def age(self, chunk: Chunk, now: datetime) -> float | None:
         """:func:`memory.search.scoring.age_days` of the chunk's date, worked out once."""
         key = (chunk.date, now)
