@@ -60,6 +60,8 @@ class TiktokenCounter:
         """Cut ``text`` to ``max_tokens`` tokens, never splitting a character."""
         if max_tokens <= 0:
             return ""
+        if self.count(text) <= max_tokens:  # the usual case, and its count is often kept
+            return text
         ids = self._enc.encode(text, disallowed_special=())
         if len(ids) <= max_tokens:
             return text

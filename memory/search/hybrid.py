@@ -221,7 +221,7 @@ class HybridSearcher:
         cands = self._candidates(pool, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
-        signals = self.signals.signals(user_key) if self.signals is not None and cands else {}
+        signals = pool.signals(self.signals) if self.signals is not None and cands else {}
         for c in cands:
             c.score = self._fuse(c)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:

@@ -3,14 +3,15 @@
 A turn searches twice (the latest line, and the line mixed with the conversation:
 :mod:`agent.query`) with the same BM25 half, so most candidates are the same chunks. A
 :class:`CandidatePool` fetches each chunk and its stored vector once and works out once what
-does not depend on the query vector (its age, whether it is noise); a pool lives for one turn
-and is never shared between users. It also leaves out the chunks the turn has no use for
-(``exclude``: the log records its prompt shows as history already) before they are scored.
+does not depend on the query vector (its age, whether it is noise, the user's signals); a
+pool lives for one turn and is never shared between users. It also leaves out the chunks the
+turn has no use for (``exclude``: the log records its prompt shows as history already) before
+they are scored.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 
 import numpy as np
@@ -19,6 +20,7 @@ import numpy.typing as npt
 from memory.index.chunks import Chunk, IndexStore
 from memory.search import scoring
 from memory.search.noise import noise_reason, own_words
+from memory.search.signals import EntrySignal, SignalSource
 
 
 class CandidatePool:
@@ -35,6 +37,7 @@ class CandidatePool:
         self._missing: set[int] = set()  # asked for, not in the index (deleted meanwhile)
         self._ages: dict[tuple[str, datetime], float | None] = {}
         self._noise: dict[int, str | None] = {}
+        self._signals: Mapping[str, EntrySignal] | None = None
 
     def fetch(
         self, ids: Sequence[int]
@@ -51,6 +54,12 @@ class CandidatePool:
             self._missing.update(cid for cid in new if cid not in self._chunks)
         chunks = {cid: self._chunks[cid] for cid in ids if cid in self._chunks}
         return chunks, {cid: self._vectors[cid] for cid in chunks if cid in self._vectors}
+
+    def signals(self, source: SignalSource) -> Mapping[str, EntrySignal]:
+        """The user's access counts and weights from ``source``, read once per pool."""
+        if self._signals is None:
+            self._signals = source.signals(self.user_key)
+        return self._signals
 
     def prepare(self, ids: Sequence[int]) -> None:
         """Fetch and judge ``ids`` now (the BM25 candidates, while the query is embedded)."""
