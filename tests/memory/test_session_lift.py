@@ -47,7 +47,8 @@ def _write(library: Memory) -> None:
         )
         end = when + timedelta(seconds=20 * (len(lines) - 1))
         text = (
-            "Planned the autumn trip to Kyoto: a ryokan near Gion for three nights; the cat broke a fern."
+            "Planned the autumn trip to Kyoto: a ryokan near Gion for three nights; "
+            "the cat broke a fern."
             if lines is MORNING
             else "Booked a Friday dinner at a tapas bar by the river and train tickets to Porto."
         )
