@@ -34,8 +34,9 @@ class Span:
         return [f"{first + timedelta(days=n)}" for n in range((last - first).days + 1)]
 
     def holds(self, timestamp: str) -> bool:
-        """Whether a record's timestamp (``YYYY-MM-DDTHH:MM[:SS]``) lies in the stretch."""
-        return self.start[:16] <= timestamp and timestamp[:19] <= self.end
+        """Whether a record's timestamp (``YYYY-MM-DDTHH:MM[:SS]``) lies in the stretch; one
+        written without seconds (by hand) counts from the stretch's first minute."""
+        return self.start[: len(timestamp)] <= timestamp and timestamp[:19] <= self.end
 
 
 def idle_heading(start: datetime, end: datetime) -> str:
