@@ -6,12 +6,13 @@ candidate gets its true cosine similarity to the query (BM25-only candidates inc
 their stored vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 -
 floor))`` (floor 0.7 for e5, 0 for Ollama's models; :func:`memory.search.scoring.calibrate`);
 fusion ("vector_bonus" = a "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' +
-0.3*bm25/best_bm25``, or true "rrf"); the neighbour lift (records near the best matches in the
-same day's log); ``min_score`` drop; recency boost, importance weight, length normalisation,
-time decay; ``hard_min_score`` drop; noise filter; the retrieval score (relevance, recency,
-access count, user weight: :func:`memory.search.scoring.retrieval_score`, signals from a
-:class:`memory.search.signals.SignalSource`) and the low-priority demotion; MMR; top k.
-:meth:`HybridSearcher.search_explained` also returns which stage dropped
+0.3*bm25/best_bm25``, or true "rrf"); the session lift (log candidates in the stretch of a
+matching idle summary, :mod:`memory.search.sessions`); the neighbour lift (records near the
+best matches in the same day's log); ``min_score`` drop; recency boost, importance weight,
+length normalisation, time decay; ``hard_min_score`` drop; noise filter; the retrieval score
+(relevance, recency, access count, user weight: :func:`memory.search.scoring.retrieval_score`,
+signals from a :class:`memory.search.signals.SignalSource`) and the low-priority demotion;
+MMR; top k. :meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
 """
 
