@@ -4,7 +4,8 @@ Usage::
 
     .venv/bin/python bench/locomo.py [--data ../shared/bench/locomo10.json] [--convs N]
         [--fusion vector_bonus|weighted|rrf] [--depth N] [--ctx-before N] [--ctx-after N]
-        [--no-ctx-date] [--keep-cache | --cache-dir DIR]
+        [--no-ctx-date] [--no-summaries] [--keep-cache | --cache-dir DIR]
+        [--variant name:field=value,...]
 
 Each conversation is one user key. Session by session, in time order, every turn is appended to
 ``users/<key>/memory/<YYYY-MM-DD>.md`` with :func:`memory.base.logs.format_record` (who = speaker,
@@ -15,10 +16,18 @@ question goes through :meth:`HybridSearcher.search_with_vector` (the pipeline
 back to dia_ids. Scoring follows ../shared/bench/README.md. The data file is read from the shared
 folder and never copied into the repository.
 
+Each session's summary in the dataset (``session_summary``, written by its authors with a
+model) is written as the bot writes an idle summary (:func:`history.idle.write_idle_summary`,
+heading naming the session's stretch) and indexed (``--no-summaries`` writes none): the
+bench cannot ask a model, and the bot summarises every session that goes idle. A summary hit
+counts for nothing itself (it has no dia_id); only the records it lifts do.
+
 The defaults were chosen on conversations 1-2, so besides the all-questions table the bench
 prints recall@10 for conversations 1-5 (the tuning set: choose settings on these only) and
 6-10 (out of sample) apart; variants print the same split. The last line stays the
-all-questions figure: ``locomo recall@10 all=<x> cat1-4=<y>``.
+all-questions figure: ``locomo recall@10 all=<x> cat1-4=<y>``. Variants are searched
+interleaved with the default settings (:mod:`locomo_variants`): their search p95 is printed as
+a ratio of the default's in the same pass.
 
 ``--keep-cache`` reuses a built data dir from ``bench/.cache/`` keyed by a hash of the indexing
 code and settings (for iteration only; report figures from a run without it). ``--cache-dir``
@@ -46,9 +55,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from locomo_variants import parse_sets, pct, recall_line, run_variants  # noqa: E402
+
 import memory  # noqa: E402
+from history import extractive  # noqa: E402
+from history.idle import AUTO_REL, write_idle_summary  # noqa: E402
+from history.summarize import IdleSummary  # noqa: E402
 from memory import MemoryConfig, RetrievalConfig  # noqa: E402
 from memory.base.logs import format_record, log_header  # noqa: E402
+from memory.base.spans import idle_heading  # noqa: E402
 from memory.index import sources  # noqa: E402
 from memory.index.text import space_cjk  # noqa: E402
 
@@ -122,17 +137,33 @@ def ingest(library: Any, key: str, conv: dict[str, Any]) -> tuple[datetime, set[
     return last, known
 
 
+def write_summaries(library: Any, key: str, sample: dict[str, Any]) -> int:
+    """Write each session's LoCoMo summary as the bot writes an idle summary, then index them.
+
+    The dataset's per-session summaries (written by its authors with a model) stand in for the
+    model's idle summary, which the bench cannot ask for; the heading names the session's
+    stretch exactly as the bot's does. Idempotent: a written heading is not written again, and
+    the indexer embeds only the new blocks. Returns how many sessions have one.
+    """
+    given = sample.get("session_summary") or {}
+    written = 0
+    for n, start, turns in sessions(sample["conversation"]):
+        text = str(given.get(f"session_{n}_summary") or "").strip()
+        if not text:
+            continue
+        end = start + timedelta(seconds=20 * (len(turns) - 1))
+        words = tuple(extractive.keywords([text], 5))
+        write_idle_summary(
+            library.data_dir, key, idle_heading(start, end), IdleSummary(text, words)
+        )
+        written += 1
+    library.indexer.sync_file(key, AUTO_REL)
+    return written
+
+
 def user_key(conv: dict[str, Any]) -> str:
     """One user key per conversation ("conv-26" -> "locomo_conv_26")."""
     return "locomo_" + re.sub(r"[^A-Za-z0-9]", "_", str(conv["sample_id"]))
-
-
-def pct(values: list[float], q: float) -> float:
-    """The q-quantile (0..1) of ``values``."""
-    if not values:
-        return 0.0
-    s = sorted(values)
-    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
 def cache_key(args: argparse.Namespace) -> str:
@@ -159,27 +190,6 @@ def split_of(index: int) -> str:
     return "conv 1-5 (tuning)" if index < TUNING_CONVS else "conv 6-10 (out-of-sample)"
 
 
-def recall_line(name: str, r10: dict[bool, list[float]]) -> str:
-    """ "<name> n=.. recall@10 all=.. cat1-4=.." from recall@10 lists keyed by "cat 1-4?"."""
-    every = r10[True] + r10[False]
-    return (
-        f"{name:<28} n={len(every):<5} recall@10 all={sum(every) / max(len(every), 1):.3f} "
-        f"cat1-4={sum(r10[True]) / max(len(r10[True]), 1):.3f}"
-    )
-
-
-def parse_sets(base: Any, items: list[str]) -> dict[str, Any]:
-    """Parse "field=value" strings into overrides of a RetrievalConfig, typed like its fields."""
-    out: dict[str, Any] = {}
-    for item in items:
-        if not item:
-            continue
-        name, value = item.split("=", 1)
-        current = getattr(base, name)
-        out[name] = (value == "1") if isinstance(current, bool) else type(current)(value)
-    return out
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument(
@@ -196,6 +206,12 @@ def main() -> int:
     ap.add_argument("--ctx-chars", type=int, default=sources.LOG_CONTEXT_CHARS)
     ap.add_argument("--no-ctx-date", dest="ctx_date", action="store_false")
     ap.add_argument("--set", action="append", default=[], help="retrieval field=value")
+    ap.add_argument(
+        "--no-summaries",
+        dest="summaries",
+        action="store_false",
+        help="do not write and index the sessions' summaries as idle summaries",
+    )
     ap.add_argument("--keep-cache", action="store_true")
     ap.add_argument(
         "--cache-dir",
@@ -263,6 +279,13 @@ def main() -> int:
         f"ingest: {len(data)} conversations, {library.store.count()} chunks, "
         f"{ingest_s:.1f} s{' (cached)' if built else ''}"
     )
+    if args.summaries:
+        t_sum = time.perf_counter()
+        written = sum(write_summaries(library, user_key(conv), conv) for conv in data)
+        print(
+            f"idle summaries: {written} sessions, {library.store.count()} chunks, "
+            f"{time.perf_counter() - t_sum:.1f} s"
+        )
 
     per_cat: dict[int, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     embed_ms: list[float] = []
@@ -323,30 +346,9 @@ def main() -> int:
         f"query embedding: p50={pct(embed_ms, 0.5):.1f} ms p95={pct(embed_ms, 0.95):.1f} ms; "
         f"total p50={statistics.median(totals):.1f} ms"
     )
-    default_floor = searcher.floor
-    for variant in args.variant:
-        name, _, spec = variant.partition(":")
-        items = spec.split(",")
-        # "floor=x" overrides the embedder's similarity floor (calibration) for this variant.
-        floors = [float(i.split("=", 1)[1]) for i in items if i.startswith("floor=")]
-        items = [i for i in items if not i.startswith("floor=")]
-        searcher.floor = floors[-1] if floors else default_floor
-        searcher.config = dataclasses.replace(retrieval, **parse_sets(retrieval, items))
-        r10: dict[bool, list[float]] = {True: [], False: []}
-        split: dict[str, dict[bool, list[float]]] = defaultdict(lambda: {True: [], False: []})
-        variant_ms: list[float] = []
-        for key, now, question, qvec, g, cat, part in asked:
-            res = searcher.search_with_vector(key, question, qvec, 10, now=now)
-            variant_ms.append(res.search_ms)
-            ranked = list(dict.fromkeys(r for h in res.hits for r in h.chunk.refs))[:10]
-            r10[cat != 5].append(len(g & set(ranked)) / len(g))
-            split[part][cat != 5].append(r10[cat != 5][-1])
-        print(
-            f"{recall_line(f'variant {name}', r10)} search p50={pct(variant_ms, 0.5):.1f} ms "
-            f"p95={pct(variant_ms, 0.95):.1f} ms"
-        )
-        for part in sorted(split):
-            print(recall_line(f"  {part}", split[part]))
+    if args.variant:
+        print("variants, each question searched by all of them in rotating order:")
+        run_variants(searcher, retrieval, asked, args.variant)
     library.close()
     if not args.keep_cache:
         shutil.rmtree(data_dir, ignore_errors=True)

@@ -1,7 +1,8 @@
 """Idle summaries: a session quiet for over 60 minutes gets one summary.
 
 The summary (a few sentences and 3-5 keywords) is appended to ``users/<key>/auto_summaries.md``
-as a ``## 閒置摘要 (start – end)`` block, which the indexer reads like any summary block. The
+as a ``## 閒置摘要 (start – end)`` block (:mod:`memory.base.spans`), which the indexer reads like
+any summary block and search uses to lift the records it covers. The
 session records the end of the stretch it summarised (``idle_summarized_through``), so the
 same stretch is never summarised twice; the heading names the stretch too, so a crash between
 writing the file and saving the session does not write it twice either.
@@ -29,6 +30,7 @@ from history.summarize import IdleSummary, SummaryService
 from memory.base.fsutil import atomic_write_text, read_text
 from memory.base.guards import REDACTED, mask
 from memory.base.locks import user_lock
+from memory.base.spans import idle_heading
 from memory.base.users import UserPaths, check_user_key
 from memory.errors import InvalidUserKeyError
 
@@ -120,15 +122,12 @@ class IdleSummaries:
             stretch, self.config.idle_keywords_min, self.config.idle_keywords_max
         )
         start = min(m.time for m in stretch)
-        heading = (
-            f"閒置摘要 ({start.astimezone(self.tz):%Y-%m-%d %H:%M:%S} – "
-            f"{end.astimezone(self.tz):%Y-%m-%d %H:%M:%S})"
-        )
+        heading = idle_heading(start.astimezone(self.tz), end.astimezone(self.tz))
         async with self.store.locked(session_id) as session:
             done = session.idle_summarized_through
             if done is not None and done >= end:
                 return None  # another run got here first
-            await asyncio.to_thread(self._write, user_key, heading, summary)
+            await asyncio.to_thread(write_idle_summary, self.data_dir, user_key, heading, summary)
             session.idle_summarized_through = end
         if self.on_written is not None:
             try:
@@ -139,17 +138,19 @@ class IdleSummaries:
         log.debug("idle summary for %s: %d keywords", session_id, len(summary.keywords))
         return IdleResult(session_id, heading, summary, len(stretch))
 
-    def _write(self, user_key: str, heading: str, summary: IdleSummary) -> None:
-        path = UserPaths.of(self.data_dir, user_key).auto_summaries_md
-        with user_lock(self.data_dir, user_key):
-            current = read_text(path) or AUTO_TITLE
-            if f"## {heading}\n" in current:
-                return  # written before a crash that kept the session from recording it
-            if not current.endswith("\n"):
-                current += "\n"
-            keywords = [mask(k) for k in summary.keywords]
-            block = (
-                f"\n## {heading}\n\n- 摘要：{mask(summary.summary)}\n"
-                f"- 關鍵字：{'、'.join(k for k in keywords if REDACTED[1:-1] not in k)}\n"
-            )
-            atomic_write_text(path, current + block)
+
+def write_idle_summary(data_dir: Path, user_key: str, heading: str, summary: IdleSummary) -> None:
+    """Append one idle summary block to the user's auto_summaries.md, once per heading."""
+    path = UserPaths.of(data_dir, user_key).auto_summaries_md
+    with user_lock(data_dir, user_key):
+        current = read_text(path) or AUTO_TITLE
+        if f"## {heading}\n" in current:
+            return  # written before a crash that kept the session from recording it
+        if not current.endswith("\n"):
+            current += "\n"
+        keywords = [mask(k) for k in summary.keywords]
+        block = (
+            f"\n## {heading}\n\n- 摘要：{mask(summary.summary)}\n"
+            f"- 關鍵字：{'、'.join(k for k in keywords if REDACTED[1:-1] not in k)}\n"
+        )
+        atomic_write_text(path, current + block)

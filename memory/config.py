@@ -69,6 +69,11 @@ class RetrievalConfig:
     neighbour_hits: int = 5
     neighbour_span: int = 2
     neighbour_share: float = 0.95
+    # Session lift (memory.search.sessions): the daily-log candidates in the stretch of one of
+    # the session_hits best fused idle summaries gain session_weight x that summary's fused
+    # score; 0 turns it off. Chosen on LoCoMo conversations 1-5 (bench/RESULTS.md).
+    session_hits: int = 3
+    session_weight: float = 0.1
     # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).

@@ -6,12 +6,13 @@ candidate gets its true cosine similarity to the query (BM25-only candidates inc
 their stored vectors), calibrated to the embedder as ``sim' = max(0, (cos - floor) / (1 -
 floor))`` (floor 0.7 for e5, 0 for Ollama's models; :func:`memory.search.scoring.calibrate`);
 fusion ("vector_bonus" = a "vector score +15% on a BM25 hit", "weighted" = ``0.7*sim' +
-0.3*bm25/best_bm25``, or true "rrf"); the neighbour lift (records near the best matches in the
-same day's log); ``min_score`` drop; recency boost, importance weight, length normalisation,
-time decay; ``hard_min_score`` drop; noise filter; the retrieval score (relevance, recency,
-access count, user weight: :func:`memory.search.scoring.retrieval_score`, signals from a
-:class:`memory.search.signals.SignalSource`) and the low-priority demotion; MMR; top k.
-:meth:`HybridSearcher.search_explained` also returns which stage dropped
+0.3*bm25/best_bm25``, or true "rrf"); the session lift (log candidates in the stretch of a
+matching idle summary, :mod:`memory.search.sessions`); the neighbour lift (records near the
+best matches in the same day's log); ``min_score`` drop; recency boost, importance weight,
+length normalisation, time decay; ``hard_min_score`` drop; noise filter; the retrieval score
+(relevance, recency, access count, user weight: :func:`memory.search.scoring.retrieval_score`,
+signals from a :class:`memory.search.signals.SignalSource`) and the low-priority demotion;
+MMR; top k. :meth:`HybridSearcher.search_explained` also returns which stage dropped
 which candidate, so ``pcai search --explain`` can show both.
 """
 
@@ -32,11 +33,13 @@ from memory.base.markdown import MemoryStatus
 from memory.config import RetrievalConfig
 from memory.index.chunks import Chunk, IndexStore
 from memory.index.embedders import Embedder, similarity_floor
-from memory.index.sources import KIND_LOG, KIND_MEMORY
+from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
 from memory.search.neighbours import neighbour_lift
 from memory.search.pool import CandidatePool
+from memory.search.results import Dropped, SearchHit, SearchResult
+from memory.search.sessions import session_lift
 from memory.search.signals import EntrySignal, SignalSource
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
@@ -44,38 +47,6 @@ NEUTRAL = EntrySignal()
 # The BM25 half of a search runs here while the caller embeds the query (:meth:`start_text`).
 _TEXT = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-bm25")
 _TEXT_KEEP = 32  # started text searches nobody used are dropped past this
-
-
-@dataclass(frozen=True, slots=True)
-class SearchHit:
-    """One result: the chunk (and its source), its final score, each stage's score."""
-
-    chunk: Chunk
-    score: float
-    vector_similarity: float | None
-    bm25_rank: int | None
-    stages: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class Dropped:
-    """A candidate that a stage removed (or MMR pushed out of the top k), and why."""
-
-    chunk: Chunk
-    stage: str
-    score: float
-    reason: str
-    stages: dict[str, float] = field(default_factory=dict)
-
-
-@dataclass(frozen=True, slots=True)
-class SearchResult:
-    """Kept hits in final order, dropped candidates, and timings in milliseconds."""
-
-    hits: list[SearchHit]
-    dropped: list[Dropped]
-    embed_ms: float = 0.0
-    search_ms: float = 0.0
 
 
 @dataclass(slots=True)
@@ -224,6 +195,8 @@ class HybridSearcher:
         signals = pool.signals(self.signals) if self.signals is not None and cands else {}
         for c in cands:
             c.score = self._fuse(c)
+        if cfg.session_hits > 0 and cfg.session_weight > 0:
+            self._sessions(cands, statuses)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
             cands += self._neighbours(pool, cands, qvec, statuses)
         for c in cands:
@@ -297,6 +270,22 @@ class HybridSearcher:
         c.stages["retrieval"] = c.score
         c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
         c.stages["priority"] = c.score
+
+    def _sessions(self, cands: list[_Cand], statuses: tuple[str, ...]) -> None:
+        """Lift the candidate records of the best matching idle summaries' stretches
+        (:mod:`memory.search.sessions`), before the neighbour lift spreads them."""
+        cfg = self.config
+        best = sorted(
+            (c for c in cands if c.chunk.kind == KIND_SUMMARY and c.chunk.status in statuses),
+            key=lambda c: c.score,
+            reverse=True,
+        )[: cfg.session_hits]
+        if best:
+            records = [(c.chunk.id, c.chunk.date) for c in cands if c.chunk.kind == KIND_LOG]
+            summaries = [(c.chunk.section, c.score) for c in best]
+            gain = session_lift(summaries, records, cfg.session_weight)
+            for c in cands:
+                c.score += gain.get(c.chunk.id, 0.0)
 
     def _neighbours(
         self,
