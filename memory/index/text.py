@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from itertools import accumulate
 
 CJK_CLASS = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{CJK_CLASS}]")
@@ -112,6 +113,7 @@ def selective_terms(
     max_df_ratio: float,
     limit: int,
     min_rows: int = 5000,
+    max_rows: int = 0,
 ) -> list[str]:
     """Keep the query terms worth a BM25 lookup: the rare ones, at most ``limit``, rarest first.
 
@@ -123,8 +125,10 @@ def selective_terms(
     few thousand chunks keeps every term: there a common word can still point at the right
     speaker or day. If every term is dropped, the rarest one is kept so BM25 still
     speaks. Terms found nowhere are dropped (they cannot match). ``max_df_ratio`` <= 0 turns
-    the df rule off; ``limit`` <= 0 keeps any number of terms. The kept terms stay in query
-    order.
+    the df rule off; ``limit`` <= 0 keeps any number of terms. ``max_rows`` caps what BM25
+    reads in all: the rarest terms are kept while the rows they match add up to at most that
+    many (the rarest one always), since FTS5 scores every matching row before it sorts (0: no
+    cap). The kept terms stay in query order.
     """
     ranked = sorted((df, i) for i, df in enumerate(doc_counts) if df > 0 and i < len(terms))
     kept = ranked
@@ -133,4 +137,7 @@ def selective_terms(
         kept = cheap or ranked[:1]
     if limit > 0:
         kept = kept[:limit]
+    if max_rows > 0:
+        within = list(accumulate(df for df, _ in kept))
+        kept = kept[: max(1, sum(1 for total in within if total <= max_rows))]
     return [terms[i] for _, i in sorted(kept, key=lambda x: x[1])]

@@ -368,6 +368,7 @@ class HybridSearcher:
                 cfg.fts_max_df_ratio,
                 cfg.fts_max_terms,
                 cfg.fts_common_min_rows,
+                cfg.fts_max_rows,
             )
         return " OR ".join(terms)
 

@@ -241,6 +241,12 @@ def test_selective_terms_drops_common_terms_and_keeps_the_rarest() -> None:
     assert selective_terms(terms, [5, 1, 3, 2], 100, 0.1, 2, 5000) == ['"b"', '"d"']
     # Rule off: everything that can match.
     assert selective_terms(terms, [30_000, 40, 12_000, 0], 100_000, 0.0, 0) == terms[:3]
+    # The rows cap: the rarest terms while their rows add up to at most 5,000 ("b" and "a":
+    # 4,040; "c" would make it 8,040), and the rarest one even when it alone is above it.
+    counts = [4_000, 40, 4_000, 0]
+    assert selective_terms(terms, counts, 100_000, 0.1, 12, 5000, 5000) == ['"a"', '"b"']
+    assert selective_terms(terms, counts, 100_000, 0.1, 12, 5000, 0) == terms[:3]
+    assert selective_terms(terms[:1], [9_000], 100_000, 0.1, 12, 5000, 5000) == ['"a"']
 
 
 def test_doc_counts_count_phrases_by_their_commonest_token(filled: Memory) -> None:
