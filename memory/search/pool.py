@@ -34,7 +34,7 @@ class CandidatePool:
         self.exclude = exclude
         self._chunks: dict[int, Chunk] = {}
         self._vectors: dict[int, npt.NDArray[np.float32]] = {}
-        self._missing: set[int] = set()  # asked for, not in the index (deleted meanwhile)
+        self._missing: set[int] = set()  # asked for: deleted meanwhile, or excluded
         self._ages: dict[tuple[str, datetime], float | None] = {}
         self._noise: dict[int, str | None] = {}
         self._signals: Mapping[str, EntrySignal] | None = None
