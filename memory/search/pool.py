@@ -50,7 +50,7 @@ class CandidatePool:
             if self.exclude is not None:
                 found = {cid: c for cid, c in found.items() if not self.exclude(c)}
             self._chunks.update(found)
-            self._vectors.update(self.store.vectors(new, self.user_key))
+            self._vectors.update(self.store.vectors(list(found), self.user_key))
             self._missing.update(cid for cid in new if cid not in self._chunks)
         chunks = {cid: self._chunks[cid] for cid in ids if cid in self._chunks}
         return chunks, {cid: self._vectors[cid] for cid in chunks if cid in self._vectors}
