@@ -275,11 +275,7 @@ class HybridSearcher:
         """Lift the candidate records of the best matching idle summaries' stretches
         (:mod:`memory.search.sessions`), before the neighbour lift spreads them."""
         cfg = self.config
-        best = sorted(
-            (c for c in cands if c.chunk.kind == KIND_SUMMARY and c.chunk.status in statuses),
-            key=lambda c: c.score,
-            reverse=True,
-        )[: cfg.session_hits]
+        best = _best(cands, KIND_SUMMARY, statuses, cfg.session_hits)
         if best:
             records = [(c.chunk.id, c.chunk.date) for c in cands if c.chunk.kind == KIND_LOG]
             summaries = [(c.chunk.section, c.score) for c in best]
@@ -299,11 +295,7 @@ class HybridSearcher:
         Neighbours that are not candidates yet are fetched with their stored vectors.
         """
         cfg = self.config
-        best = sorted(
-            (c for c in cands if c.chunk.kind == KIND_LOG and c.chunk.status in statuses),
-            key=lambda c: c.score,
-            reverse=True,
-        )[: cfg.neighbour_hits]
+        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits)
         if not best:
             return []
         order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
@@ -385,3 +377,9 @@ class HybridSearcher:
     @staticmethod
     def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
         return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
+
+
+def _best(cands: list[_Cand], kind: str, statuses: tuple[str, ...], n: int) -> list[_Cand]:
+    """The ``n`` best-scored searchable candidates of one chunk kind (what a lift starts from)."""
+    chosen = (c for c in cands if c.chunk.kind == kind and c.chunk.status in statuses)
+    return sorted(chosen, key=lambda c: c.score, reverse=True)[:n]
