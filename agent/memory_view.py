@@ -165,6 +165,12 @@ class MemoryView:
         )
         return select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
 
+    @property
+    def text_hits_wanted(self) -> int:
+        """How many hits the turn's BM25 half is fetched for: enough for section gating (3x
+        the L2 limit), so the one started early (agent.pipeline) serves every turn."""
+        return 3 * self.budget.l2_max
+
     def _search_layer(
         self,
         user_key: str,
@@ -183,7 +189,7 @@ class MemoryView:
             # BM25 half and its chunks need no vector: they are ready while the query is
             # still being embedded (the pipeline started both).
             pool = CandidatePool(searcher.store, user_key, shown)
-            bm25 = searcher.text_hits(user_key, query, limit * 3)
+            bm25 = searcher.text_hits(user_key, query, self.text_hits_wanted)
             pool.prepare([cid for cid, _ in bm25])
             # Embedded once: gating compares sections with it, and search uses it.
             qvec = searcher.embedder.embed_query(query) if query.strip() else None

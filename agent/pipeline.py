@@ -319,8 +319,8 @@ class Agent:
             return
         query = message.text[:MAX_QUERY_CHARS]
         self.ahead.start(query)
-        # Its text half too, for as many hits as the view asks for when gating (3x l2_max).
-        self.view.memory.searcher.start_text(message.user_key, query, 3 * self.view.budget.l2_max)
+        # Its text half too, for as many hits as the view will ask for.
+        self.view.memory.searcher.start_text(message.user_key, query, self.view.text_hits_wanted)
 
     async def _defer(self, message: IncomingMessage, later: list[Task], clock: StepClock) -> None:
         """Queue the turn's deferred work (after the session was saved) and wake the worker."""
