@@ -63,8 +63,6 @@ class TiktokenCounter:
         if self.count(text) <= max_tokens:  # the usual case, and its count is often kept
             return text
         ids = self._enc.encode(text, disallowed_special=())
-        if len(ids) <= max_tokens:
-            return text
         cut = self._enc.decode(ids[:max_tokens])
         # A token boundary can fall inside a multi-byte character: drop the broken tail.
         return cut.rstrip("\ufffd")
