@@ -22,12 +22,16 @@ with its governance-signal stage).
 
 The floor is a plain numpy scan of the same N vectors of ``tg_1`` (``matrix @ query``,
 ``argpartition`` of the top candidates, the search's depth), with numpy's BLAS on as many
-threads as it takes by default: the memory-bandwidth limit of any exact vector search. Each
-query is timed both ways back to back, so a busy machine slows both. Query embedding is
-excluded. From 10,000 chunks on, a breakdown of its parts (vector KNN,
-BM25 term counts, BM25 match, candidate rows and vectors, the rest) is printed, with the
-p50/p95 of Chinese and English queries apart and how many rows their kept BM25 terms match
-(in ``tg_1``'s own FTS table: BM25 never reads ``tg_2``'s rows).
+threads as it takes by default: the memory-bandwidth limit of any exact vector search. The
+floor is timed over all queries just before the searches and again just after them, so a
+machine that gets busier slows both. (It used to be timed right before each search, but
+OpenBLAS's threads spin for a while after a product and took a core from the search that
+followed: +4 ms at p50 at 100,000 chunks, which the bot, whose BLAS runs on one thread, never
+pays; see bench/RESULTS.md.) Query embedding is excluded. From 10,000 chunks on, a
+breakdown of its parts (vector KNN, BM25 term counts, BM25 match, candidate rows and
+vectors, the rest) is printed, with the p50/p95 of Chinese and English queries apart and how
+many rows their kept BM25 terms match (in ``tg_1``'s own FTS table: BM25 never reads
+``tg_2``'s rows).
 
 The last line is ``search p95 at 100000 chunks: <ms> ms = <ratio>x numpy scan``.
 """
@@ -254,10 +258,25 @@ def numpy_scan(matrix: Matrix, q: Matrix, k: int) -> npt.NDArray[np.intp]:
     return top[np.argsort(-sims[top])]
 
 
+def floor(matrix: Matrix, qvecs: Matrix, depth: int) -> list[float]:
+    """The numpy scan's time (ms) for each query, on BLAS's default threads, back to back."""
+    times = []
+    with threadpool_limits(FLOOR_BLAS, user_api="blas"):
+        for v in qvecs:
+            s0 = time.perf_counter()
+            numpy_scan(matrix, v, depth)
+            times.append((time.perf_counter() - s0) * 1000)
+    return times
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-quantile (nearest rank) of ``values``."""
     s = sorted(values)
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+# The search runs BM25 on another thread while it scans the vectors (start_text).
+BESIDE = "(beside the scan) "
 
 
 class PartTimer:
@@ -268,8 +287,8 @@ class PartTimer:
         self.current: dict[str, float] = defaultdict(float)
         for attr, name in (
             ("vec_search", "vector KNN"),
-            ("doc_counts", "BM25 term counts"),
-            ("fts_search", "BM25 match"),
+            ("doc_counts", BESIDE + "BM25 term counts"),
+            ("fts_search", BESIDE + "BM25 match"),
             ("chunks", "candidate rows"),
             ("vectors", "candidate vectors"),
         ):
@@ -286,10 +305,12 @@ class PartTimer:
         return timed
 
     def close(self, total_ms: float) -> None:
-        """End one search: record each part and the rest (fusion, stages, noise, MMR, hits)."""
+        """End one search: record each part and the rest of the search's own thread (waiting
+        for BM25, fusion, stages, noise, MMR, hits)."""
         for name, ms in self.current.items():
             self.ms[name].append(ms)
-        self.ms["the rest (stages, MMR, hits)"].append(total_ms - sum(self.current.values()))
+        own = sum(ms for name, ms in self.current.items() if not name.startswith(BESIDE))
+        self.ms["the rest (BM25 wait, stages, MMR, hits)"].append(total_ms - own)
         self.current.clear()
 
 
@@ -317,11 +338,8 @@ def run_size(
         scans: list[float] = []
         hits: list[int] = []
         dropped: dict[str, int] = defaultdict(int)
+        scans += floor(matrix, qvecs, depth)
         for q, v in zip(queries, qvecs, strict=True):
-            with threadpool_limits(FLOOR_BLAS, user_api="blas"):
-                s0 = time.perf_counter()
-                numpy_scan(matrix, v, depth)
-                scans.append((time.perf_counter() - s0) * 1000)
             res = searcher.search_with_vector("tg_1", q, v, 5, now=now)
             parts.close(res.search_ms)
             times.append(res.search_ms)
@@ -330,6 +348,7 @@ def run_size(
                 dropped[d.stage] += 1
             if any(h.chunk.user_key != "tg_1" for h in res.hits):
                 raise SystemExit("a search of tg_1 returned another user's chunk")
+        scans += floor(matrix, qvecs, depth)
         rows = store.count("tg_1"), store.count("tg_2")
         # After the timed loop: which BM25 terms each query kept and how many rows they match
         # (the search's own term choice; the doclists FTS5 reads grow with that sum).
@@ -357,7 +376,7 @@ def run_size(
     if size >= 10_000:  # where the time goes (at 1,000 the fixed per-query work dominates)
         for name, values in parts.ms.items():
             p50, p95_part = pct(values, 0.5), pct(values, 0.95)
-            print(f"         {name:<30} p50 {p50:6.2f} ms  p95 {p95_part:6.2f} ms")
+            print(f"         {name:<40} p50 {p50:6.2f} ms  p95 {p95_part:6.2f} ms")
         for lang, ascii_ in (("zh", False), ("en", True)):
             own = [t for t, q in zip(times, queries, strict=True) if q.isascii() == ascii_]
             read = [
