@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from memory.base.logs import format_record, log_header
+from tests.memory.daylogs import write_day_log
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 QUERY = "cello lessons with Margot"
@@ -22,18 +22,6 @@ DAY = [
 OTHER_DAY = [("user", "Booked a table at the ramen place for Saturday", "o1")]
 
 
-def _log(library: Memory, day: str, lines: list[tuple[str, str, str]]) -> None:
-    path = library.service.paths("tg_n").root / "memory" / f"{day}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    when = datetime.fromisoformat(f"{day}T10:00:00")
-    body = log_header(day) + "".join(
-        format_record(when + timedelta(seconds=i), who, text, ref)
-        for i, (who, text, ref) in enumerate(lines)
-    )
-    path.write_text(body, encoding="utf-8")
-    library.service.indexer.sync_file("tg_n", f"memory/{day}.md")
-
-
 def _fused(library: Memory) -> dict[str, float]:
     res = library.service.searcher.search_explained("tg_n", QUERY, 10, now=NOW)
     return {h.chunk.refs[0]: h.stages["fusion"] for h in res.hits}
@@ -41,8 +29,8 @@ def _fused(library: Memory) -> dict[str, float]:
 
 @pytest.fixture
 def logged(library: Memory) -> Memory:
-    _log(library, "2026-02-20", DAY)
-    _log(library, "2026-02-21", OTHER_DAY)
+    write_day_log(library, "tg_n", "2026-02-20", DAY)
+    write_day_log(library, "tg_n", "2026-02-21", OTHER_DAY)
     return library
 
 

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from memory.base.logs import format_record, log_header
+from tests.memory.daylogs import write_day_log
 
 TZ = timezone(timedelta(hours=8))
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=TZ)
@@ -16,18 +16,6 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=TZ)
 def _remember(library: Memory, user: str, *texts: str) -> None:
     for i, text in enumerate(texts):
         library.service.remember(user, text, now=NOW - timedelta(days=i))
-
-
-def _log(library: Memory, user: str, day: str, lines: list[tuple[str, str, str]]) -> None:
-    path = library.service.paths(user).root / "memory" / f"{day}.md"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    when = datetime.fromisoformat(f"{day}T10:00:00")
-    body = log_header(day) + "".join(
-        format_record(when + timedelta(seconds=i), who, text, ref)
-        for i, (who, text, ref) in enumerate(lines)
-    )
-    path.write_text(body, encoding="utf-8")
-    library.service.indexer.sync_file(user, f"memory/{day}.md")
 
 
 def test_two_character_chinese_query_finds_its_entry(library: Memory) -> None:
@@ -70,7 +58,7 @@ def test_hostile_fts_syntax_is_harmless(library: Memory, query: str) -> None:
 
 
 def test_results_carry_their_source(library: Memory) -> None:
-    _log(
+    write_day_log(
         library,
         "tg_2",
         "2026-02-20",
@@ -100,7 +88,7 @@ def test_users_never_see_each_other(library: Memory) -> None:
 
 
 def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:
-    _log(
+    write_day_log(
         library,
         "tg_3",
         "2026-02-25",
@@ -318,7 +306,7 @@ def test_a_pool_leaves_out_what_the_prompt_shows_and_fills_k_with_the_rest(
 ) -> None:
     from memory.search.pool import CandidatePool
 
-    _log(
+    write_day_log(
         library,
         "tg_1",
         "2026-02-27",
