@@ -6,7 +6,7 @@ The Ollama implementation lives in ``agent.ollama_client`` (the only module that
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -17,6 +17,10 @@ from agent.errors import LLMUnavailableError as LLMUnavailableError
 
 # One chat message in Ollama's wire shape: {"role": ..., "content": ..., "tool_calls": [...]}.
 ChatMessage = Mapping[str, Any]
+
+# Receives each piece of the reply's text as the model writes it (streaming). The complete
+# reply is still the :class:`LLMResponse` that ``chat`` returns: the stream joined.
+TextSink = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,7 +57,15 @@ class LLMClient(Protocol):
         ...
 
     async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        on_text: TextSink | None = None,
     ) -> LLMResponse:
-        """Send ``messages`` (and the tools' JSON schemas); raise :class:`LLMError` on failure."""
+        """Send ``messages`` (and the tools' JSON schemas); raise :class:`LLMError` on failure.
+
+        With ``on_text``, each piece of the reply's text is awaited through it as it arrives;
+        the returned response holds the whole reply either way.
+        """
         ...

@@ -12,7 +12,14 @@ import numpy as np
 import numpy.typing as npt
 import ollama
 
-from agent.llm import ChatMessage, LLMResponse, LLMResponseError, LLMUnavailableError, ToolCall
+from agent.llm import (
+    ChatMessage,
+    LLMResponse,
+    LLMResponseError,
+    LLMUnavailableError,
+    TextSink,
+    ToolCall,
+)
 from memory.errors import EmbedderUnavailableError
 from memory.index.embedders import Vector, normalise
 
@@ -139,13 +146,20 @@ class OllamaChat:
         return self._model
 
     async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        on_text: TextSink | None = None,
     ) -> LLMResponse:
         """One non-streaming /api/chat call; raises :class:`LLMError` subclasses only."""
         attempt = 0
         while True:
             try:
-                return await self._chat_once(messages, tools)
+                resp = await self._chat_once(messages, tools)
+                if on_text is not None and resp.content:
+                    await on_text(resp.content)
+                return resp
             except LLMUnavailableError as exc:
                 if attempt >= self._retries or not isinstance(exc.__cause__, ConnectionError):
                     raise
