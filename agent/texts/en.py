@@ -48,6 +48,7 @@ TEXTS: dict[str, str] = {
         "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "
         "work (/help)."
     ),
+    "unknown_command": "I don't know the command /{name}. /help lists the commands.",
     "help_footer": (
         "Plain text is a chat; what I offer to remember is saved only once you confirm."
     ),

@@ -43,6 +43,7 @@ TEXTS: dict[str, str] = {
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
         "記憶指令仍可使用（/help）。"
     ),
+    "unknown_command": "沒有 /{name} 這個指令。輸入 /help 看所有指令。",
     "help_footer": "直接輸入文字就是聊天；我提議記住的事要你確認才會寫入。",
     "button_confirm": "✅ 確認",
     "button_edit": "✏️ 修改",

@@ -38,10 +38,10 @@ class Desk:
         self.backend = backend
 
     async def command(self, user_key: str, name: str, arg: str, lang: str) -> Answer:
-        """Run ``/name arg``; unknown commands get the help."""
+        """Run ``/name arg``; an unknown command gets one sentence saying so."""
         handler = getattr(self, f"cmd_{name}", None)
         if handler is None:
-            return Answer(help_text(lang))
+            return Answer(say("unknown_command", lang, name=name[:40]), error=True)
         try:
             answer: Answer = await handler(user_key, arg.strip(), lang)
         except BackendError as exc:

@@ -59,3 +59,10 @@ def test_confirm_and_reject_words() -> None:
     assert classify_words("確認") == "confirm" and classify_words("好！") == "confirm"
     assert classify_words("Yes") == "confirm" and classify_words("取消") == "reject"
     assert classify_words("no") == "reject" and classify_words("好像不對") is None
+
+
+async def test_an_unknown_command_says_so(services: Services) -> None:
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services), "cli_ann", out)
+    await chat.handle("/settings")
+    assert out.getvalue() == "I don't know the command /settings. /help lists the commands.\n"

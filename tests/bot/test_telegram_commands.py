@@ -196,3 +196,11 @@ async def test_shutdown_closes_the_model_client_and_keeps_proposals(
     with memory.open(services.settings.data_dir, embedder=services.embedder) as again:
         [waiting] = again.pending.pending("telegram_1001")
         assert waiting.text == "My bike is a green Brompton"
+
+
+async def test_an_unknown_command_is_answered(tg: Harness) -> None:
+    await tg.send(OWNER, "/settings", lang="en")
+    await tg.send(OWNER, "/foo bar", lang="zh-hant")
+    unknown_en, unknown_zh = tg.api.texts()
+    assert unknown_en == "I don't know the command /settings. /help lists the commands."
+    assert unknown_zh == "沒有 /foo 這個指令。輸入 /help 看所有指令。"
