@@ -236,9 +236,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, 2)
     _setup_logging(settings, args)
     try:
-        return _dispatch(settings, args)
+        code = _dispatch(settings, args)
+        sys.stdout.flush()  # inside the try: a reader gone shows here, not at exit
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return _reader_left()
+    return code
+
+
+def _reader_left() -> int:
+    """The reader of our output left (``| head``): stop quietly, exit 0, as other CLIs do.
+
+    Python would print "Exception ignored ... BrokenPipeError" when it flushes stdout at exit;
+    pointing stdout at /dev/null first leaves nothing to flush (the recipe in Python's
+    ``signal`` documentation).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
@@ -253,6 +270,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "web-link":
         try:
             return cmd_web_link(settings, args)
+        except BrokenPipeError:
+            raise
         except (MemoryStoreError, ValueError, OSError) as exc:
             return _fail(exc)
     commands = {
@@ -268,6 +287,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(exc)
     try:
         return commands[args.command](services, args)
+    except BrokenPipeError:
+        raise  # the reader left: main() stops quietly
     except (MemoryStoreError, ValueError, OSError) as exc:
         return _fail(exc)
     finally:

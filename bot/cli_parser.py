@@ -9,7 +9,8 @@ from typing import NoReturn
 # What `pcai --help` ends with; the README's exit-code table says the same.
 EXIT_CODES = """\
 exit codes:
-  0    done (doctor: no check failed; warn and skip lines do not count)
+  0    done (doctor: no check failed; warn and skip lines do not count); also when
+       the reader of the output leaves early (pcai config | head)
   1    user error: bad input (user key, query, refused memory), a data dir another
        pcai holds, unreadable data; doctor: a check failed
   2    usage error: unknown command or option, missing argument, bad setting or
