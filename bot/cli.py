@@ -17,11 +17,12 @@ from typing import Any
 from agent.texts import error_both, error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
-from bot.serve import chat, chat_name, open_services, progress_bar, serve
+from bot.serve import chat, open_services, progress_bar, serve, user_key_of
 from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
 from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
+    InvalidUserKeyError,
     MemoryStoreError,
     ProposalRefusedError,
     StateSchemaError,
@@ -214,13 +215,19 @@ def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
-    """``--user``, else ``PCAI_USER`` (a cli_ key's name for the chat; never for reindex)."""
-    if args.command == "chat":
-        args.user = args.user or chat_name(settings.user)
+    """``--user``, else ``PCAI_USER`` (never for reindex), as a checked user key."""
+    if args.command == "chat":  # PCAI_USER when it is a terminal user, else its own default
+        pcai_user = user_key_of(settings.user) if settings.user else ""
+        args.user = args.user or (pcai_user if pcai_user.startswith("cli_") else None)
     elif args.command in ("remember", "search", "export", "web-link"):
         args.user = args.user or settings.user
         if not args.user:
             raise UsageError(USER_MISSING.format(command=args.command))
+    if getattr(args, "user", None):
+        args.user = user_key_of(args.user)
+    if args.command == "chat" and args.user and not args.user.startswith("cli_"):
+        # Another front end's user: its reminders and jobs belong to the service.
+        raise UsageError(f"the terminal chat runs as a cli_ user, not {args.user}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -234,6 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         _resolve_user(args, settings)
     except (SettingsError, UsageError) as exc:
         return _fail(exc, 2)
+    except InvalidUserKeyError as exc:
+        return _fail(exc)
     _setup_logging(settings, args)
     try:
         code = _dispatch(settings, args)

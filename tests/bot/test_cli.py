@@ -171,7 +171,7 @@ ERRORS = [
     ({"PCAI_USER": "../x"}, ["config"], 2, "PCAI_USER must be a user key like cli_alice"),
     ({}, ["search", "--user", "../x", "x"], 1, "not a valid user key: '../x'"),
     ({}, ["search", "--user", "cli_a/../../b", "x"], 1, "not a valid user key"),
-    ({}, ["remember", "--user", "nobody", "x"], 1, "not a valid user key: 'nobody'"),
+    ({}, ["remember", "--user", "no body", "x"], 1, "not a valid user key: 'no body'"),
     ({}, ["export", "--user", "../x"], 1, "not a valid user key"),
     ({}, ["search", "--user", ALICE, " "], 1, "the query is empty"),
     ({}, ["remember", "--user", ALICE, "我的卡號 4111 1111 1111 1111"], 1, "payment card number"),
