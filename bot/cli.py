@@ -244,6 +244,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidUserKeyError as exc:
         return _fail(exc)
     _setup_logging(settings, args)
+    if args.command not in ("config", "doctor") and not settings.data_dir.exists():
+        # Said once, when it happens: a mistyped PCAI_DATA_DIR shows here, not as "no results".
+        try:
+            settings.data_dir.mkdir(parents=True)
+        except OSError as exc:
+            return _fail(exc)
+        print(
+            f"New data folder: {settings.data_dir} (PCAI_DATA_DIR sets another)", file=sys.stderr
+        )
     try:
         code = _dispatch(settings, args)
         sys.stdout.flush()  # inside the try: a reader gone shows here, not at exit

@@ -55,7 +55,9 @@ class WebConfig:
 class Settings:
     """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
 
-    data_dir: Path = Path("botmemory")
+    # Where the data lives never depends on the current folder; load_settings puts
+    # $XDG_DATA_HOME/pcai here when that is set (the XDG base directory rule).
+    data_dir: Path = Path("~/.local/share/pcai")
     telegram_bot_token: str = ""
     ollama_host: str = "http://localhost:11434"
     chat_model: str = "qwen2.5:7b"
@@ -164,6 +166,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SettingsError(f"cannot read config file {path}: {exc}") from exc
     settings: Settings = _build(Settings, toml, env, "PCAI_")
+    if "PCAI_DATA_DIR" not in env and "data_dir" not in toml:
+        settings = dataclasses.replace(settings, data_dir=default_data_dir(env))
     if settings.embedder not in ("e5", "ollama"):
         raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
     if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
@@ -183,6 +187,16 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
+
+
+def default_data_dir(env: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/pcai``, else ``~/.local/share/pcai`` (a relative XDG value is ignored,
+    as the XDG specification says)."""
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "pcai"
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    return home / ".local" / "share" / "pcai"
 
 
 def _check_web(web: WebConfig) -> None:

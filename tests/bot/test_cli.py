@@ -35,7 +35,9 @@ MEMORIES = [
 
 @pytest.fixture
 def data_dir(clean_environment: Path) -> Path:
-    """The data dir PCAI_DATA_DIR points at (tests/conftest.py strips every other setting)."""
+    """The data dir PCAI_DATA_DIR points at (tests/conftest.py strips every other setting),
+    made already: a command that makes it says so on stderr (tests/bot/test_data_dir.py)."""
+    clean_environment.mkdir(parents=True, exist_ok=True)
     return clean_environment
 
 

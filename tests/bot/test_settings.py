@@ -10,8 +10,8 @@ from bot.settings import SettingsError, load_settings, mask, settings_as_dict
 
 
 def test_defaults_match_the_docs() -> None:
-    s = load_settings({})
-    assert s.data_dir == Path("botmemory")
+    s = load_settings({"HOME": "/home/ann"})
+    assert s.data_dir == Path("/home/ann/.local/share/pcai")
     assert s.ollama_host == "http://localhost:11434"
     assert s.embed_model == "mxbai-embed-large"
     r = s.retrieval  # docs/retrieval.md, "Staged scoring"
