@@ -18,7 +18,13 @@ from agent.texts import error_both, error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.serve import chat, open_services, progress_bar, serve, user_key_of
-from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
+from bot.settings import (
+    Settings,
+    SettingsError,
+    load_settings,
+    settings_as_dict,
+    unknown_variables,
+)
 from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
@@ -244,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InvalidUserKeyError as exc:
         return _fail(exc)
     _setup_logging(settings, args)
+    for warning in unknown_variables(os.environ):
+        print(f"pcai: warning: {warning}", file=sys.stderr)
     if args.command not in ("config", "doctor") and not settings.data_dir.exists():
         # Said once, when it happens: a mistyped PCAI_DATA_DIR shows here, not as "no results".
         try:
