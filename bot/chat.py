@@ -54,7 +54,7 @@ class TerminalChat:
         self.reminders = reminders or getattr(backend, "reminders", None)
         self._rang = 0
         self.background = background
-        self.desk = Desk(backend)
+        self.desk = Desk(backend, typed=True)
         self.user_key = user_key
         self.out = out
         self._counter = 0

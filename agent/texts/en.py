@@ -22,6 +22,12 @@ TEXTS: dict[str, str] = {
         "Several memories are waiting; which one do you mean? Press the button under it, reply to "
         "it, or type /confirm <id>."
     ),
+    "which_pending_typed": (
+        "Several memories are waiting; which one do you mean? Type /confirm <id> or /discard <id>."
+    ),
+    "this_pending_typed": (
+        "Do you mean this memory that is waiting? Type /confirm <id> or /discard <id>."
+    ),
     "this_pending": (
         "Do you mean this memory that is waiting? Press a button under it, or reply to it."
     ),

@@ -19,6 +19,10 @@ TEXTS: dict[str, str] = {
     "which_pending": (
         "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。"
     ),
+    "which_pending_typed": (
+        "有好幾條記憶等待確認，你指的是哪一條？請輸入 /confirm <id> 或 /discard <id>。"
+    ),
+    "this_pending_typed": "你是指這條等待確認的記憶嗎？請輸入 /confirm <id> 或 /discard <id>。",
     "this_pending": "你是指這條等待確認的記憶嗎？請按它下面的按鈕，或回覆它。",
     "no_why": "上一個回答沒有用到任何記憶。",
     "why_head": "上一個回答用到的記憶：",

@@ -34,8 +34,9 @@ PAGE_SIZE = 10
 class Desk:
     """Runs one command for one user and says what happened."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, typed: bool = False) -> None:
         self.backend = backend
+        self.typed = typed  # a front end without buttons (the terminal): how to answer, typed
 
     async def command(self, user_key: str, name: str, arg: str, lang: str) -> Answer:
         """Run ``/name arg``; an unknown command gets one sentence saying so."""
@@ -210,8 +211,12 @@ class Desk:
                 self.backend.decide, user_key, waiting[0].proposal_id, decision, via="word"
             )
             return Answer(outcome_text(outcome, lang))
-        ask = "which_pending" if len(waiting) > 1 else "this_pending"
-        return Answer(say(ask, lang), proposals=waiting)
+        return Answer(self._which(len(waiting), lang), proposals=waiting)
+
+    def _which(self, waiting: int, lang: str) -> str:
+        """Which proposal? (several waiting) or this one? (one): with buttons, or typed."""
+        ask = "which_pending" if waiting > 1 else "this_pending"
+        return say(ask + "_typed" * self.typed, lang)
 
     async def _decide(self, user_key: str, arg: str, decision: Decision, lang: str) -> Answer:
         target = arg.split()[0] if arg else ""
@@ -220,7 +225,7 @@ class Desk:
             if not waiting:
                 return Answer(say("no_pending", lang))
             if len(waiting) > 1:
-                return Answer(say("which_pending", lang), proposals=waiting)
+                return Answer(self._which(len(waiting), lang), proposals=waiting)
             target = waiting[0].proposal_id
         outcome = await asyncio.to_thread(
             self.backend.decide, user_key, target, decision, via="command"

@@ -53,6 +53,7 @@ class Card:
     text: str
     buttons: tuple[tuple[Button, ...], ...] = ()
     answers: str = ""  # "r:<reminder id>" (a proposal), "b:<memory id>" (a birthday offer)
+    hint: str = ""  # how to answer with the buttons; a front end without buttons says its own
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,14 +186,15 @@ class ReminderDesk:
         rid = view.reminder_id
         text = _t(
             lang,
-            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid} · 按 ✅ 確認，或回覆「好」",
-            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid} · press ✅, or reply yes",
+            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid}",
+            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid}",
         )
+        hint = _t(lang, "按 ✅ 確認，或回覆「好」", "press ✅, or reply yes")
         row = (
             Button(_t(lang, "✅ 確認", "✅ Confirm"), f"rm:c:{rid}", f"/reminders confirm {rid}"),
             Button(_t(lang, "🗑 捨棄", "🗑 Discard"), f"rm:d:{rid}", f"/reminders discard {rid}"),
         )
-        return Card(text, (row,), answers=f"r:{rid}")
+        return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
     def alert_card(self, reminder: Reminder, text: str) -> Card:
         """A reminder ringing, with Done and the three snoozes (both languages: sent by a job)."""

@@ -49,7 +49,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "設定提醒：/remind 明天早上九點 打電話給媽媽",
         "set a reminder: /remind 5pm water plants",
     ),
-    ("reminders", "列出提醒（可取消）", "list your reminders (with cancel buttons)"),
+    ("reminders", "列出提醒（可取消）", "list your reminders (and cancel one)"),
     ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
     ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
     ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),

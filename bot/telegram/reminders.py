@@ -50,7 +50,8 @@ def keyboard(card: Card) -> InlineKeyboardMarkup | None:
 
 async def send_card(bot: Bot, deps: BotDeps, chat_id: int, key: str, card: Card) -> None:
     """Send one card; a proposal or offer becomes what a bare yes / a reply answers."""
-    sent = await send_text(bot, chat_id, card.text, markup=keyboard(card))
+    text = f"{card.text} · {card.hint}" if card.hint else card.text
+    sent = await send_text(bot, chat_id, text, markup=keyboard(card))
     deps.spoke(key)
     if card.answers and deps.reminders is not None:
         deps.reminders.tie(key, str(sent[-1].message_id), card.answers)
