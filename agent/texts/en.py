@@ -4,7 +4,10 @@ from __future__ import annotations
 
 TEXTS: dict[str, str] = {
     # -- the bot: commands, buttons, confirmations (bot/)
-    "welcome": "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help.",
+    "welcome": (
+        "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help. "
+        "(中文：/lang zh)"
+    ),
     "stranger": "Sorry, this bot only serves its owner.",
     "text_only": "Text only for now.",
     "error": "Sorry, something went wrong on my side.",
@@ -54,6 +57,9 @@ TEXTS: dict[str, str] = {
         "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "
         "work (/help)."
     ),
+    "help_head": "PCAI — commands",
+    "lang_set": "From now on I speak English with you (/lang zh for Chinese).",
+    "lang_now": "I speak English with you. /lang zh switches to Chinese, /lang en back.",
     "unknown_command": "I don't know the command /{name}. /help lists the commands.",
     "help_footer": (
         "Plain text is a chat; what I offer to remember is saved only once you confirm."

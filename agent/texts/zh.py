@@ -4,7 +4,10 @@ from __future__ import annotations
 
 TEXTS: dict[str, str] = {
     # -- the bot: commands, buttons, confirmations (bot/)
-    "welcome": "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。",
+    "welcome": (
+        "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。"
+        "（English: /lang en）"
+    ),
     "stranger": "抱歉，這個機器人只服務它的主人。",
     "text_only": "目前只看得懂文字訊息。",
     "error": "抱歉，我這邊出了點問題，請再試一次。",
@@ -47,6 +50,9 @@ TEXTS: dict[str, str] = {
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
         "記憶指令仍可使用（/help）。"
     ),
+    "help_head": "PCAI — 指令",
+    "lang_set": "好的，之後我都用中文跟你說話（/lang en 改用英文）。",
+    "lang_now": "我用中文跟你說話。/lang en 改用英文，/lang zh 改回中文。",
     "unknown_command": "沒有 /{name} 這個指令。輸入 /help 看所有指令。",
     "help_footer": "直接輸入文字就是聊天；我提議記住的事要你確認才會寫入。",
     "button_confirm": "✅ 確認",

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from agent.memory_view import file_problem_notice
 from agent.texts import both
+from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
     Backend,
@@ -23,7 +24,7 @@ from bot.frontdesk.ports import (
     Outcome,
     Via,
 )
-from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say
+from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say, section_label
 from history.topic_index import TopicOverview
 from memory.errors import UnreadableFileError
 from memory.write.archaeology import ChainMatch
@@ -46,7 +47,7 @@ class Desk:
         try:
             answer: Answer = await handler(user_key, arg.strip(), lang)
         except BackendError as exc:
-            return Answer(str(exc), error=True)
+            return Answer(exc.said(lang), error=True)
         except UnreadableFileError as exc:  # the user's own file: say which and what to fix
             return Answer(file_problem_notice(exc, exc.path.name), error=True)
         return answer
@@ -59,6 +60,14 @@ class Desk:
         """The bilingual command list."""
         return Answer(help_text(lang))
 
+    async def cmd_lang(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/lang zh|en``: the person's language everywhere, from now on."""
+        chosen = parse_choice(arg)
+        if chosen is None:
+            return Answer(say("lang_now", lang))
+        await asyncio.to_thread(self.backend.languages.choose, user_key, chosen)
+        return Answer(say("lang_set", chosen))
+
     async def cmd_memory(self, user_key: str, arg: str, lang: str) -> Answer:
         """A page of the user's memories with their ids, and 📌 / ✏️ / 🗑 under each."""
         lines = await asyncio.to_thread(self.backend.memories, user_key)
@@ -68,7 +77,7 @@ class Desk:
         page = min(max(int(arg) if arg.isdigit() else 1, 1), pages)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         first = (page - 1) * PAGE_SIZE + 1
-        out = [f"{n}. {memory_line(m)}" for n, m in enumerate(shown, first)]
+        out = [f"{n}. {memory_line(m, lang)}" for n, m in enumerate(shown, first)]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
             out.append(say("page", lang, page=page, pages=pages, next=nxt))
@@ -114,7 +123,7 @@ class Desk:
         gone = await asyncio.to_thread(self.backend.archived, user_key)
         if not gone:
             return Answer(say("no_archived", lang))
-        out = [say("archived_head", lang)] + [memory_line(m) for m in gone[:50]]
+        out = [say("archived_head", lang)] + [memory_line(m, lang) for m in gone[:50]]
         return Answer("\n".join(out))
 
     async def revise(self, user_key: str, entry_id: str, text: str, lang: str, *, via: Via) -> str:
@@ -129,9 +138,9 @@ class Desk:
             if action is not None:
                 return (await self._act(user_key, entry_id, action, lang, via="button")).text
             if code == "f":
-                return await self.backend.forget(user_key, entry_id)
+                return await self.backend.forget(user_key, entry_id, lang)
         except BackendError as exc:
-            return str(exc)
+            return exc.said(lang)
         return say("missing", lang)
 
     async def _act(
@@ -172,11 +181,11 @@ class Desk:
         """Forget one memory by id."""
         if not arg:
             return Answer(say("usage_forget", lang))
-        return Answer(await self.backend.forget(user_key, arg.split()[0]))
+        return Answer(await self.backend.forget(user_key, arg.split()[0], lang))
 
     async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
         """Bring back the memory the last /forget removed (within a few minutes)."""
-        return Answer(await self.backend.undo(user_key))
+        return Answer(await self.backend.undo(user_key, lang))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
         """The proposals waiting for an answer, each with its buttons."""
@@ -271,12 +280,12 @@ class Desk:
         return Answer(text)
 
 
-def memory_line(m: MemoryLine) -> str:
+def memory_line(m: MemoryLine, lang: str = "en") -> str:
     """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
     marks = "📌 " if m.core else ""
     marks += f"⭐{m.weight} " if m.weight != 5 else ""
     marks += f"🏷{m.scope} " if m.scope != "global" else ""
-    return f"{m.id}  {marks}[{m.section}] {m.text}"
+    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
 
 
 def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:

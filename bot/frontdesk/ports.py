@@ -15,6 +15,7 @@ from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
 # The error lives in bot.errors; re-exported because every front end takes it from the ports.
 from bot.errors import BackendError as BackendError
+from bot.frontdesk.language import Languages
 
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
@@ -159,6 +160,8 @@ class Curations(Protocol):
 class Backend(Confirmations, Curations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
+    languages: Languages  # each person's one language
+
     async def respond(self, msg: IncomingMessage) -> Reply:
         """One user message in, the agent's reply out."""
         ...
@@ -179,11 +182,11 @@ class Backend(Confirmations, Curations, Protocol):
         """Search the user's memories."""
         ...
 
-    async def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str, lang: str = "en") -> str:
         """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
         ...
 
-    async def undo(self, user_key: str) -> str:
+    async def undo(self, user_key: str, lang: str = "en") -> str:
         """Bring back what the last forget removed (raises BackendError when too late)."""
         ...
 

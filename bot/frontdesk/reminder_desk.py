@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
@@ -90,6 +91,8 @@ class ReminderDesk:
         self.writer = writer
         self._tied: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._offers: dict[str, list[tuple[str, DateOffer]]] = {}
+        # Each person's language for what a job sends (alerts); None: both languages.
+        self.language_of: Callable[[str], str] | None = None
 
     # -- commands --------------------------------------------------------------------------
     async def command(self, user_key: str, name: str, arg: str, lang: str) -> list[Card]:
@@ -197,18 +200,25 @@ class ReminderDesk:
         return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
     def alert_card(self, reminder: Reminder, text: str) -> Card:
-        """A reminder ringing, with Done and the three snoozes (both languages: sent by a job)."""
+        """A reminder ringing, with Done and the three snoozes (in its owner's language when
+        known, else both: a job sends it)."""
         rid = reminder.id
+        lang = self.language_of(reminder.user_key) if self.language_of is not None else ""
+
+        def label(zh: str, en: str) -> str:
+            return _t(lang, zh, en) if lang else f"{zh} / {en}"
+
         zh, en = span_zh_en(self.service.snooze_length)
+        snooze = f"/reminders snooze {rid}"
         return Card(
             text,
             (
-                (Button("✅ 完成 Done", f"rm:k:{rid}", f"/reminders done {rid}"),),
+                (Button(f"✅ {label('完成', 'Done')}", f"rm:k:{rid}", f"/reminders done {rid}"),),
                 (
-                    Button(f"💤 {zh} / {en}", f"rm:10m:{rid}", f"/reminders snooze {rid} 10m"),
-                    Button("💤 1 小時 / 1 h", f"rm:1h:{rid}", f"/reminders snooze {rid} 1h"),
+                    Button(f"💤 {label(zh, en)}", f"rm:10m:{rid}", f"{snooze} 10m"),
+                    Button(f"💤 {label('1 小時', '1 h')}", f"rm:1h:{rid}", f"{snooze} 1h"),
                     Button(
-                        "💤 明天 / tomorrow", f"rm:tm:{rid}", f"/reminders snooze {rid} tomorrow"
+                        f"💤 {label('明天', 'tomorrow')}", f"rm:tm:{rid}", f"{snooze} tomorrow"
                     ),
                 ),
             ),
@@ -236,7 +246,7 @@ class ReminderDesk:
             )
             for i in listed[:MAX_LISTED]
         )
-        return Card("\n".join([head, *(i.line for i in listed)]), rows)
+        return Card("\n".join([head, *(i.line(lang) for i in listed)]), rows)
 
     # -- presses and answers ---------------------------------------------------------------
     def _act(self, user_key: str, rid: int, yes: bool, via: Via) -> Any:
@@ -279,12 +289,16 @@ class ReminderDesk:
             return Pressed(toast, f"{toast}\n\n{fresh.text}", fresh.buttons)
         if code == "k":
             row = await asyncio.to_thread(service.done, user_key, rid)
-            said = f"✅ 完成 / Done: {row.text}"
+            said = _t(lang, f"✅ 完成：{row.text}", f"✅ Done: {row.text}")
             return Pressed(said, said)
         if code in SNOOZE_CODES:
             row = await asyncio.to_thread(service.snooze, user_key, rid, SNOOZE_CODES[code])
             local = row.due.astimezone(ZoneInfo(row.zone))
-            said = f"💤 {row.text}\n延後到 {when_zh(local)} / snoozed until {when_en(local)}"
+            said = _t(
+                lang,
+                f"💤 {row.text}\n延後到 {when_zh(local)}",
+                f"💤 {row.text}\nsnoozed until {when_en(local)}",
+            )
             return Pressed(_t(lang, "已延後", "Snoozed"), said)
         return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
 
@@ -372,4 +386,8 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
         services.settings.lifecycle,
     )
     llm = services.agent.llm if services.agent is not None else None
-    return ReminderDesk(service, services.user_acts, services.memory, BriefingWriter(builder, llm))
+    desk = ReminderDesk(service, services.user_acts, services.memory, BriefingWriter(builder, llm))
+    languages = getattr(services, "languages", None)
+    if languages is not None:
+        desk.language_of = service.language_of = languages.known
+    return desk

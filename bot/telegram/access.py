@@ -8,7 +8,8 @@ from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.ext import ApplicationHandlerStop
 
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.language import client_language
+from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext
 
 log = logging.getLogger(__name__)
@@ -28,7 +29,7 @@ async def gate(update: Update, context: BotContext) -> None:
     if user.id not in context.deps.allowed:
         # Only the numeric id is logged, so the owner can add it to PCAI_ALLOWED_USERS.
         log.info("refused Telegram user %s (not in PCAI_ALLOWED_USERS)", user.id)
-        lang = detect_language(user.language_code)
+        lang = client_language(user.language_code) or "en"  # a stranger: nothing stored
         if update.callback_query:
             await update.callback_query.answer(say("stranger", lang))
         elif update.message and chat and chat.type == ChatType.PRIVATE:

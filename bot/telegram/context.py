@@ -40,6 +40,12 @@ class BotDeps:
         desk: ReminderDesk | None = getattr(self.backend, "reminders", None)
         return desk
 
+    def lang(self, update: Update, text: str = "") -> str:
+        """The sender's one language (bot/frontdesk/language.py has the rule)."""
+        user = update.effective_user
+        code = user.language_code if user else None
+        return self.backend.languages.of(user_key_of(update), code, text)
+
     def spoke(self, user_key: str) -> None:
         """The bot told the user something else: no proposal is its last message now."""
         self.last_shown.pop(user_key, None)

@@ -8,7 +8,7 @@ from telegram import Update
 from telegram.error import TelegramError
 
 from agent.memory_view import file_problem_notice, problem_topic
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext, user_key_of
 from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
@@ -28,7 +28,7 @@ async def on_error(update: object, context: BotContext) -> None:
     if not isinstance(update, Update) or update.effective_chat is None:
         return
     user = update.effective_user
-    lang = detect_language(user.language_code if user else None)
+    lang = context.deps.lang(update)
     context.deps.spoke(user_key_of(update))  # the apology, not a proposal, is now the last word
     text = say("error", lang)
     error = context.error

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from telegram import Update
 
 from agent.types import IncomingMessage
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
@@ -24,7 +24,7 @@ async def on_text(update: Update, context: BotContext) -> None:
     text, group = message.text, in_group(update)
     if group and context.bot.username:
         text = text.replace(f"@{context.bot.username}", "").strip()
-    lang = detect_language(user.language_code, text)
+    lang = context.deps.lang(update, text)
     if not group and await try_reminder_reply(update, context, text.strip(), lang):
         return
     if not group and await try_confirm_flow(update, context, text.strip(), lang):
@@ -55,9 +55,9 @@ async def on_text(update: Update, context: BotContext) -> None:
 
 async def on_other(update: Update, context: BotContext) -> None:
     """Stickers, photos, voice…: say that only text works for now."""
-    message, user = update.effective_message, update.effective_user
+    message = update.effective_message
     if message is None:
         return
-    lang = detect_language(user.language_code if user else None)
+    lang = context.deps.lang(update, message.caption or "")
     context.deps.spoke(user_key_of(update))
     await message.reply_text(say("text_only", lang))

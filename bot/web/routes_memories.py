@@ -153,7 +153,8 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
         await asyncio.to_thread(shaper.entry, session.user_key, _entry_id(request))
     except EntryNotFoundError as exc:
         raise HTTPException(404) from exc
-    said = await shaper.forget(session.user_key, _entry_id(request), now_of(deps))
+    lang = lang_of(request, session)
+    said = await shaper.forget(session.user_key, _entry_id(request), now_of(deps), lang)
     deps.flash(session, said.text)
     return RedirectResponse("/", status_code=303)
 
@@ -162,7 +163,7 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
 async def undo(request: Request, session: PageSession, form: FormData) -> Response:
     """The chat's /undo."""
     deps = deps_of(request)
-    said = await shaper_of(request).undo(session.user_key, now_of(deps))
+    said = await shaper_of(request).undo(session.user_key, now_of(deps), lang_of(request, session))
     deps.flash(session, said.text)
     return RedirectResponse("/", status_code=303)
 

@@ -184,13 +184,13 @@ class Shaper:
         return self._act(lambda: self.curation.restore(user_key, entry_id, via="page"))
 
     # -- forgetting ----------------------------------------------------------------------
-    async def forget(self, user_key: str, entry_id: str, now: datetime) -> Said:
+    async def forget(self, user_key: str, entry_id: str, now: datetime, lang: str) -> Said:
         """The chat's /forget: delete, redact everywhere, keep an undo copy."""
-        return await self.services.forgetter.forget(user_key, entry_id, now=now)
+        return await self.services.forgetter.forget(user_key, entry_id, now=now, lang=lang)
 
-    async def undo(self, user_key: str, now: datetime) -> Said:
+    async def undo(self, user_key: str, now: datetime, lang: str) -> Said:
         """The chat's /undo."""
-        return await self.services.forgetter.undo(user_key, now=now)
+        return await self.services.forgetter.undo(user_key, now=now, lang=lang)
 
     def can_undo(self, user_key: str, now: datetime) -> bool:
         """Whether the user's latest forget can still be undone."""

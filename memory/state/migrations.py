@@ -271,12 +271,28 @@ def m005_deferred_work(conn: Any) -> None:
     _run(conn, _DEFERRED_WORK)
 
 
+# -- 6: each person's language (bot/frontdesk/language.py) --------------------------------
+_USER_LANGUAGE = (
+    """CREATE TABLE IF NOT EXISTS user_language (
+    user_key TEXT PRIMARY KEY,
+    lang TEXT NOT NULL,
+    chosen INTEGER NOT NULL DEFAULT 0
+)""",
+)
+
+
+def m006_user_language(conn: Any) -> None:
+    """``user_language``: the language a person chose (/lang, the page) or last wrote in."""
+    _run(conn, _USER_LANGUAGE)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
     Migration("m003_fading_notices", m003_fading_notices),
     Migration("m004_memory_page", m004_memory_page),
     Migration("m005_deferred_work", m005_deferred_work),
+    Migration("m006_user_language", m006_user_language),
 )
 
 

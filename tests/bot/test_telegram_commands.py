@@ -10,12 +10,12 @@ from bot.telegram.application import post_init, post_shutdown
 from tests.bot.conftest import FRIEND, OWNER, Harness
 
 
-async def test_start_and_help_are_bilingual(tg: Harness) -> None:
+async def test_start_and_help(tg: Harness) -> None:
     await tg.send(OWNER, "/start", lang="zh-hant")
-    await tg.send(OWNER, "/help", lang="en")
+    await tg.send(FRIEND, "/help", lang="en")
     welcome, help_en = tg.api.texts()
-    assert "PCAI" in welcome and "/help" in welcome
-    assert "/remember" in help_en and "remember something" in help_en and "記住" in help_en
+    assert "PCAI" in welcome and "/help" in welcome and "你好" in welcome
+    assert "/remember" in help_en and "remember something" in help_en and "記住" not in help_en
 
 
 async def test_commands_registered_in_both_languages(tg: Harness) -> None:
@@ -200,7 +200,7 @@ async def test_shutdown_closes_the_model_client_and_keeps_proposals(
 
 async def test_an_unknown_command_is_answered(tg: Harness) -> None:
     await tg.send(OWNER, "/settings", lang="en")
-    await tg.send(OWNER, "/foo bar", lang="zh-hant")
+    await tg.send(FRIEND, "/foo bar", lang="zh-hant")
     unknown_en, unknown_zh = tg.api.texts()
     assert unknown_en == "I don't know the command /settings. /help lists the commands."
     assert unknown_zh == "沒有 /foo 這個指令。輸入 /help 看所有指令。"

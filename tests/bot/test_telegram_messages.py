@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from bot.app import Services
-from bot.frontdesk.texts import detect_language, split_text
+from bot.frontdesk.texts import split_text
 from bot.telegram.context import PerUserProcessor
 from bot.telegram.sending import send_text
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness, make_harness
@@ -156,13 +156,6 @@ def test_split_text_edges() -> None:
     assert split_text("short") == ["short"]
     solid = "字" * 9000  # no break at all: hard cuts, nothing lost
     assert "".join(split_text(solid)) == solid and len(split_text(solid)) == 3
-
-
-def test_detect_language() -> None:
-    assert detect_language("zh-hant") == "zh"
-    assert detect_language("en", "hello") == "en"
-    assert detect_language(None, "我喜歡 coffee") == "zh"
-    assert detect_language(None, "hello") == "en"
 
 
 async def test_html_rejected_falls_back_to_plain(tg: Harness) -> None:

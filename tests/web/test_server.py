@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -125,5 +127,6 @@ def test_pcai_web_link_refuses_when_the_page_is_off(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PCAI_WEB_ENABLED", "false")
+    Path(os.environ["PCAI_DATA_DIR"]).mkdir(parents=True)  # not new: nothing said about it
     assert main(["web-link", "--user", "cli_alice"]) == 1
     assert capsys.readouterr().err == "pcai: the memory page is off (PCAI_WEB_ENABLED=false)\n"

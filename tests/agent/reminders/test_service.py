@@ -182,11 +182,15 @@ def test_listing_shows_the_next_time_of_recurring_ones(world: World) -> None:
         ("看牙醫", "05-03 14:00", rs.PROPOSED),
     ]
     assert listed[1].rule is not None and listed[1].rule.describe_zh() == "每週一 08:00"
-    assert listed[1].line == (
-        f"#{listed[1].reminder.id} 2026-03-09（週一）08:00 交週報 ↻ 每週一 08:00 / "
-        "every Monday at 08:00"
+    zone = listed[1].reminder.zone
+    assert listed[1].line("zh") == (
+        f"#{listed[1].reminder.id} 2026-03-09（週一）08:00 ({zone}) 交週報 ↻ 每週一 08:00"
     )
-    assert listed[2].line.endswith("看牙醫（待確認 / awaiting your confirmation）")
+    assert listed[1].line("en") == (
+        f"#{listed[1].reminder.id} Mon 9 Mar 2026 08:00 ({zone}) 交週報 ↻ every Monday at 08:00"
+    )
+    assert listed[2].line("zh").endswith("看牙醫（待確認）")
+    assert listed[2].line("en").endswith("看牙醫 (awaiting your confirmation)")
     world.clock.now = datetime(2026, 3, 9, 0, 0, tzinfo=TPE)
     assert [i.reminder.text for i in proc.service.today(ALICE)] == ["交週報"]
 
