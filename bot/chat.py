@@ -131,6 +131,8 @@ class TerminalChat:
         if pressed is None:
             return False
         self.say(pressed.text or pressed.toast)
+        for card in pressed.cards:  # "which one?": the proposals again
+            self.show_card(card)
         return True
 
     def show_card(self, card: Card) -> None:
@@ -163,6 +165,9 @@ class TerminalChat:
         for p in answer.proposals:
             self.say(self._proposal(p, lang))
             self._shown_last = p.proposal_id
+        if self.reminders is not None:
+            for view in answer.reminders:
+                self.show_card(self.reminders.proposal_card(view, lang))
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:

@@ -234,6 +234,11 @@ class ServicesBackend:
         return [
             ("memories", f"{len(entries)} ({active} active)"),
             ("pending", str(len(self.pending(user_key)))),
+            *(
+                (("pending reminders", str(len(self.reminders.waiting(user_key)))),)
+                if self.reminders
+                else ()
+            ),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
             *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),

@@ -190,9 +190,11 @@ class Desk:
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
         """The proposals waiting for an answer, each with its buttons."""
         waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
-        if not waiting:
+        desk = getattr(self.backend, "reminders", None)  # reminder proposals wait here too
+        timed = await asyncio.to_thread(desk.waiting, user_key) if desk is not None else ()
+        if not waiting and not timed:
             return Answer(say("no_pending", lang))
-        return Answer("", proposals=waiting)
+        return Answer("", proposals=waiting, reminders=timed)
 
     async def cmd_confirm(self, user_key: str, arg: str, lang: str) -> Answer:
         """Confirm a proposal by id, or the only one waiting."""

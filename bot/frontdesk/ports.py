@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
-from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from agent.types import IncomingMessage, InjectedMemory, ProposalView, ReminderView, Reply
 
 # The error lives in bot.errors; re-exported because every front end takes it from the ports.
 from bot.errors import BackendError as BackendError
@@ -77,6 +77,7 @@ class Answer:
     notices: tuple[str, ...] = field(default=())
     error: bool = False
     buttons: tuple[tuple[Button, ...], ...] = ()  # rows of inline buttons under the text
+    reminders: tuple[ReminderView, ...] = ()  # reminder proposals to show, each with ✅ / 🗑
 
 
 class Confirmations(Protocol):

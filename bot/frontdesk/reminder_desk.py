@@ -302,15 +302,34 @@ class ReminderDesk:
             return Pressed(_t(lang, "已延後", "Snoozed"), said)
         return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
 
+    def waiting(self, user_key: str) -> tuple[ReminderView, ...]:
+        """The user's reminder proposals waiting for an answer, soonest first."""
+        rows = self.service.store.of_user(user_key, (rs.PROPOSED,))
+        return tuple(self.service.view(row) for row in rows)
+
     async def answer(
         self, user_key: str, answers: str, yes: bool, lang: str, via: Via
     ) -> Pressed | None:
-        """A reply or a bare word answering the card that showed ``answers``; None if stale."""
+        """A reply or a bare word answering the card that showed ``answers``; None if stale.
+
+        A bare word with several reminder proposals waiting asks which, as it does for
+        memories, and shows them again; a reply names its proposal.
+        """
         kind, _, ident = answers.partition(":")
         if kind == "r" and ident.isdigit():
             row = await asyncio.to_thread(self.service.store.by_id, int(ident))
             if row is None or row.user_key != user_key or row.status != rs.PROPOSED:
                 return None
+            waiting = await asyncio.to_thread(self.waiting, user_key)
+            if via == "word" and len(waiting) > 1:
+                ask = _t(
+                    lang,
+                    "有好幾個提醒等待確認，你指的是哪一個？請回覆它，或用它的按鈕。",
+                    "Several reminders are waiting; which one do you mean? Reply to it, or use "
+                    "its buttons.",
+                )
+                cards = tuple(self.proposal_card(view, lang) for view in waiting)
+                return Pressed(ask, ask, cards=cards)
             return await self.press(user_key, f"rm:{'c' if yes else 'd'}:{ident}", lang, via)
         if kind == "b" and ident:
             if yes:

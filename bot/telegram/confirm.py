@@ -25,6 +25,7 @@ from bot.frontdesk.ports import Answer, BackendError, Decision, Via
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
+from bot.telegram.reminders import show_reminders
 from bot.telegram.sending import (
     buttons_markup,
     edit_outcome,
@@ -59,6 +60,7 @@ async def show_answer(
     for notice in answer.notices:
         await send_text(bot, chat_id, notice)
     await show_proposals(bot, deps, chat_id, key, answer.proposals, lang)
+    await show_reminders(bot, deps, chat_id, key, answer.reminders, lang)
 
 
 async def on_button(update: Update, context: BotContext) -> None:

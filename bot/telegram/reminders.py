@@ -140,6 +140,8 @@ async def try_reminder_reply(update: Update, context: BotContext, text: str, lan
         await edit_outcome(context.bot, chat_id, replied.message_id, pressed.text)
     await send_text(context.bot, chat_id, pressed.text or pressed.toast)
     deps.spoke(key)
+    for card in pressed.cards:  # "which one?": the proposals again
+        await send_card(context.bot, deps, chat_id, key, card)
     return True
 
 
