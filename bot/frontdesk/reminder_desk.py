@@ -151,8 +151,18 @@ class ReminderDesk:
                     f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
                 )
             )
+        live = await asyncio.to_thread(self.service.store.of_user, user_key, (rs.SCHEDULED,))
         zone = await asyncio.to_thread(self.service.set_zone, user_key, arg)
-        return Card(_t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}."))
+        said = _t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}.")
+        if live:
+            said += _t(
+                lang,
+                f"你的 {len(live)} 個提醒維持原本的鐘點，改在 {zone.key} 的時間響"
+                "（09:00 仍是 09:00）。",
+                f" Your {len(live)} reminder(s) keep their clock times, now in {zone.key} "
+                "(09:00 stays 09:00).",
+            )
+        return Card(said)
 
     async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
         if arg.lower() in ("now", "現在", "现在"):

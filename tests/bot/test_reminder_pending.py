@@ -1,4 +1,4 @@
-"""Reminder proposals wait where memory proposals do: /pending, /stats, and "which one?"."""
+"""Reminder proposals wait where memory proposals do (/pending, /stats, "which one?"); /tz."""
 
 from __future__ import annotations
 
@@ -48,3 +48,18 @@ async def test_a_bare_yes_with_three_waiting_asks_which(bot: Bot) -> None:
     await bot.send(OWNER, "yes", reply_to=bot_message(mid, OWNER))  # a reply names it
     [done] = bot.service.store.of_user(KEY, (rs.SCHEDULED,))
     assert done.text == "water"
+
+
+async def test_tz_says_what_happens_to_the_reminders_and_the_list_names_the_zone(
+    bot: Bot,
+) -> None:
+    await bot.send(OWNER, "/remind tomorrow 9am call mom")
+    mid, _, data = bot.card("call mom")
+    await bot.press(OWNER, data[0], mid)
+    await bot.send(OWNER, "/tz Asia/Tokyo")
+    assert bot.api.texts()[-1] == (
+        "🌐 Time zone set to Asia/Tokyo. Your 1 reminder(s) keep their clock times, now in "
+        "Asia/Tokyo (09:00 stays 09:00)."
+    )
+    await bot.send(OWNER, "/reminders")
+    assert "09:00 (Asia/Tokyo) call mom" in bot.api.texts()[-1]
