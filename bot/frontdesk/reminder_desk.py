@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -23,6 +22,7 @@ from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.types import ReminderView
+from bot.frontdesk.cards import Button, Card, Pressed
 from memory.state import reminders as rs
 from memory.state.reminders import Reminder
 from memory.store.service import MemoryService
@@ -36,35 +36,6 @@ Via = Literal["button", "reply", "word", "command"]
 SNOOZE_CODES = {"10m": "10m", "1h": "1h", "tm": "tomorrow"}
 MAX_LISTED = 20  # buttons under one listing
 MAX_TIED = 500  # message -> proposal links kept for replies (proposals live 30 minutes)
-
-
-@dataclass(frozen=True, slots=True)
-class Button:
-    """An inline button: its label, its callback data, and the command that does the same."""
-
-    label: str
-    data: str  # "rm:<code>:<arg>", at most 64 bytes
-    command: str
-
-
-@dataclass(frozen=True, slots=True)
-class Card:
-    """One message: its text, rows of buttons, and what a bare yes / no typed next answers."""
-
-    text: str
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    answers: str = ""  # "r:<reminder id>" (a proposal), "b:<memory id>" (a birthday offer)
-    hint: str = ""  # how to answer with the buttons; a front end without buttons says its own
-
-
-@dataclass(frozen=True, slots=True)
-class Pressed:
-    """What a press did: a short toast, the pressed message's new text and buttons, more cards."""
-
-    toast: str
-    text: str
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    cards: tuple[Card, ...] = ()
 
 
 def _t(lang: str, zh: str, en: str) -> str:
