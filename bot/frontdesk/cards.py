@@ -36,4 +36,3 @@ class Pressed:
     text: str
     buttons: tuple[tuple[Button, ...], ...] = ()
     cards: tuple[Card, ...] = ()
-
