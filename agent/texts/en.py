@@ -52,6 +52,8 @@ TEXTS: dict[str, str] = {
     ),
     "export_caption": "Your memories (Markdown)",
     "stats_head": "Stats",
+    "no_such_page": "There is no page {page}: your memories fill {pages} (/memory {pages}).",
+    "usage_memory": "Usage: /memory [page], e.g. /memory 2",
     "page": "page {page}/{pages}, next: /memory {next}",
     "needs_ollama": (
         "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "

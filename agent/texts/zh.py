@@ -45,6 +45,8 @@ TEXTS: dict[str, str] = {
     ),
     "export_caption": "你的記憶（Markdown）",
     "stats_head": "統計",
+    "no_such_page": "沒有第 {page} 頁：你的記憶共 {pages} 頁（/memory {pages}）。",
+    "usage_memory": "用法：/memory [頁數]，例如 /memory 2",
     "page": "第 {page}/{pages} 頁，下一頁：/memory {next}",
     "needs_ollama": (
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"

@@ -74,7 +74,11 @@ class Desk:
         if not lines:
             return Answer(say("no_memories", lang))
         pages = (len(lines) + PAGE_SIZE - 1) // PAGE_SIZE
-        page = min(max(int(arg) if arg.isdigit() else 1, 1), pages)
+        if arg and not arg.isdigit():
+            return Answer(say("usage_memory", lang), error=True)
+        page = max(int(arg[:6]) if arg else 1, 1)
+        if page > pages:
+            return Answer(say("no_such_page", lang, page=page, pages=pages), error=True)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         first = (page - 1) * PAGE_SIZE + 1
         out = [f"{n}. {memory_line(m, lang)}" for n, m in enumerate(shown, first)]

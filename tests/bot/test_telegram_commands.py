@@ -204,3 +204,14 @@ async def test_an_unknown_command_is_answered(tg: Harness) -> None:
     unknown_en, unknown_zh = tg.api.texts()
     assert unknown_en == "I don't know the command /settings. /help lists the commands."
     assert unknown_zh == "沒有 /foo 這個指令。輸入 /help 看所有指令。"
+
+
+async def test_memory_past_the_last_page_or_not_a_number_says_so(
+    tg: Harness, services: Services
+) -> None:
+    services.memory.remember("telegram_1001", "I like green tea")
+    await tg.send(OWNER, "/memory 2")
+    await tg.send(OWNER, "/memory abc")
+    past, word = tg.api.texts()
+    assert past == "There is no page 2: your memories fill 1 (/memory 1)."
+    assert word == "Usage: /memory [page], e.g. /memory 2"
