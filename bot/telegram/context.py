@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +34,9 @@ class BotDeps:
     # user key -> (memory id, monotonic time of the ✏️ press under /memory): the user's next
     # message is that memory's new text, if it comes within REVISE_WINDOW seconds.
     awaiting_revise: dict[str, tuple[str, float]] = field(default_factory=dict)
+    # Telegram ids already refused since the start (in memory only: nothing about a stranger
+    # is stored): the refusal is said once, then they hear nothing.
+    refused: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
     @property
     def reminders(self) -> ReminderDesk | None:

@@ -52,8 +52,9 @@ async def test_stranger_refused_once_and_nothing_stored(
     assert tg.model is not None and tg.model.chat_requests == []
     assert [t for t in tg.api.texts() if "only serves" in t] == [
         "Sorry, this bot only serves its owner."
-    ] * 2
-    assert tg.api.named("answerCallbackQuery")
+    ]  # once (the README promises one), not on every message
+    [pressed] = tg.api.named("answerCallbackQuery")
+    assert "text" not in pressed  # the button's spinner stops; nothing is said again
     after = sorted(p for p in Path(services.settings.data_dir).rglob("*"))
     assert after == before and not any("9999" in str(p) for p in after)
 
