@@ -150,6 +150,7 @@ def add_handlers(application: BotApp) -> None:
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
     application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
     application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
+    application.add_handler(MessageHandler(new & filters.CAPTION, on_text))  # photo + words
     application.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
     )

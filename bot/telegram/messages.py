@@ -19,9 +19,12 @@ from history.sessions import group_session_id
 async def on_text(update: Update, context: BotContext) -> None:
     """One text message: answer a proposal, or ask the agent and send its reply."""
     message, chat, user = update.effective_message, update.effective_chat, update.effective_user
-    if message is None or chat is None or user is None or message.text is None:
+    said = message.text if message is not None and message.text is not None else None
+    if message is not None and said is None:
+        said = message.caption  # a photo or file with a caption: the caption is the message
+    if message is None or chat is None or user is None or said is None:
         return
-    text, group = message.text, in_group(update)
+    text, group = said, in_group(update)
     if group and context.bot.username:
         text = text.replace(f"@{context.bot.username}", "").strip()
     lang = context.deps.lang(update, text)

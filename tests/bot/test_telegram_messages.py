@@ -127,6 +127,17 @@ async def test_non_text_gets_text_only(tg: Harness) -> None:
     assert tg.asked() == []
 
 
+async def test_a_caption_is_a_message(tg: Harness) -> None:
+    assert tg.model is not None
+    tg.model.chat_handler = echo
+    photo = {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]}
+    await tg.send(OWNER, None, extra={**photo, "caption": "my new bike, remember its colour"})
+    document = {"document": {"file_id": "d", "file_unique_id": "d", "file_name": "a.pdf"}}
+    await tg.send(OWNER, None, extra={**document, "caption": "the lease I signed today"})
+    assert tg.asked() == ["my new bike, remember its colour", "the lease I signed today"]
+    assert "Text only for now." not in tg.api.texts()
+
+
 async def test_errors_give_one_sentence_never_a_trace(
     tg: Harness, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
