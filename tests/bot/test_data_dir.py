@@ -48,3 +48,9 @@ def test_commands_from_two_folders_share_one_data_folder(tmp_path: Path) -> None
     assert "I drink oolong tea every morning" in found.stdout
     assert not (here / "botmemory").exists() and not (there / "botmemory").exists()
     assert (data / "users" / "cli_ann" / "MEMORY.md").exists()
+
+
+def test_the_service_unit_sets_its_own_data_folder() -> None:
+    unit = (ROOT / "deploy" / "pcai.service").read_text(encoding="utf-8").splitlines()
+    assert "Environment=PCAI_DATA_DIR=/var/lib/pcai" in unit
+    assert "ReadWritePaths=/var/lib/pcai" in unit  # the one folder it may write
