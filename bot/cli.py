@@ -160,15 +160,24 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
-    from bot.web.server import issue_link
+    from bot.web.server import issue_link, running_page_url
+    from memory.base.locks import ServiceLock
     from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")
     user = check_user_key(args.user)
+    try:  # the link is to the page the running bot serves, never to our own settings' port
+        ServiceLock(settings.data_dir).acquire().release()
+    except DataDirBusyError:
+        base = running_page_url(settings.data_dir)
+    else:
+        raise ValueError(f"no pcai run serves {settings.data_dir}: start it, then ask again")
+    if base is None:
+        raise ValueError("the running pcai serves no memory page (its log says why)")
     state = StateDB(settings.state_db_path)
     try:
-        url = issue_link(LoginStore(state), settings.web.base_url, user)
+        url = issue_link(LoginStore(state), base, user)
     finally:
         state.close()
     if args.json:

@@ -18,6 +18,7 @@ import pytest
 from bot.cli import main
 from bot.cli_parser import EXIT_CODES, build_parser
 from history.sessions import Session, SessionStore
+from memory.base.locks import ServiceLock
 from tests.fakes.ollama_server import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -321,8 +322,10 @@ def test_json_output_of_every_data_command_parses(
     exported = run_lines(capsys, "export", "--user", ALICE, "--json")
     assert [e["text"] for e in exported] == MEMORIES[:2]
     seen.add("export")
-    link = run_json(capsys, "web-link", "--user", ALICE, "--json")
-    assert link["url"].startswith("http://127.0.0.1:8765/login?t=")
+    with ServiceLock(data_dir):  # a running bot whose page listens on 8123 (web.url says so)
+        (data_dir / "web.url").write_text("http://127.0.0.1:8123\n", encoding="utf-8")
+        link = run_json(capsys, "web-link", "--user", ALICE, "--json")
+    assert link["url"].startswith("http://127.0.0.1:8123/login?t=")
     seen.add("web-link")
     assert seen == DATA_COMMANDS
 
