@@ -53,6 +53,9 @@ class ShapeError(ValueError):
         """The sentence in ``lang``."""
         if self.refusal is not None:
             return error_text(self.refusal, lang)
+        backend = self.fields.get("backend")
+        if isinstance(backend, BackendError):  # the chat's sentence, in the reader's language
+            return backend.said(lang)
         return word(self.key, lang).format(**self.fields)
 
 
@@ -128,7 +131,7 @@ class Shaper:
         try:
             return do().id
         except BackendError as exc:
-            raise ShapeError("as_is", text=str(exc)) from exc
+            raise ShapeError("as_is", text=str(exc), backend=exc) from exc
 
     def _fields(self, old: Entry, form: EditForm) -> dict[str, object]:
         scope = form.scope.strip() or "global"
@@ -207,7 +210,7 @@ class Shaper:
         try:
             return self.answers.edit(user_key, proposal_id, text, via="page")
         except Exception as exc:  # BackendError: a refusal already worded for the user
-            raise ShapeError("as_is", text=str(exc)) from exc
+            raise ShapeError("as_is", text=str(exc), backend=exc) from exc
 
     def import_file(self, user_key: str, name: str, data: bytes, now: datetime) -> ImportReport:
         """Propose every live memory of a Markdown or JSON file; nothing is written yet."""
