@@ -109,7 +109,7 @@ TEXTS: dict[str, str] = {
     "proposal_scope": "🏷 scope {scope}",
     # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
     "compacted": (
-        "📝 I wrote the earlier conversation into memory (MEMORY_FULL.md § {heading}{keywords}); "
+        "📝 I wrote the earlier conversation into your summaries (“{heading}”{keywords}); "
         "from here on I keep only the last few turns."
     ),
     "compacted_keywords": "; new keywords: {words}",
@@ -129,7 +129,7 @@ TEXTS: dict[str, str] = {
     ),
     "new_session": "Started a fresh conversation.",
     "new_session_summarised": (
-        "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
+        "Started a fresh conversation; the old one is in your summaries (“{heading}”)."
     ),
     "forget_missing": "No memory {entry_id} of yours.",
     "forget_unreadable": (

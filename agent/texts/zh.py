@@ -99,7 +99,7 @@ TEXTS: dict[str, str] = {
     "proposal_scope": "🏷 範圍 {scope}",
     # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
     "compacted": (
-        "📝 前面的討論重點已寫入記憶（MEMORY_FULL.md § {heading}{keywords}），之後只帶最近幾輪。"
+        "📝 前面的討論重點已寫入你的摘要（「{heading}」{keywords}），之後只帶最近幾輪。"
     ),
     "compacted_keywords": "；新關鍵字：{words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
@@ -109,7 +109,7 @@ TEXTS: dict[str, str] = {
     "denied": "抱歉，你沒有使用這個機器人的權限。",
     "tools_exhausted": "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
     "new_session": "已開始新的對話。",
-    "new_session_summarised": "已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {heading}。",
+    "new_session_summarised": "已開始新的對話；舊對話已寫入你的摘要（「{heading}」）。",
     "forget_missing": "找不到你的記憶 {entry_id}。",
     "forget_unreadable": (
         "沒有忘記 {entry_id}：{names} 無法讀取（不是 UTF-8），請修正或還原後再 /forget 一次。"

@@ -1,4 +1,5 @@
-"""The data folder is one place wherever `pcai` runs, and a command that creates it says so."""
+"""The data folder is one place wherever `pcai` runs, and a command that creates it says so;
+what the operator commands write there (a section given as a heading)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,13 @@ def test_the_service_unit_sets_its_own_data_folder() -> None:
     unit = (ROOT / "deploy" / "pcai.service").read_text(encoding="utf-8").splitlines()
     assert "Environment=PCAI_DATA_DIR=/var/lib/pcai" in unit
     assert "ReadWritePaths=/var/lib/pcai" in unit  # the one folder it may write
+
+
+def test_a_section_given_as_a_heading_is_named_once(tmp_path: Path) -> None:
+    import memory
+
+    with memory.open(tmp_path / "data") as m:
+        entry = m.remember("cli_ann", "My bike is red", section="## Evil")
+    md = (tmp_path / "data" / "users" / "cli_ann" / "MEMORY.md").read_text(encoding="utf-8")
+    assert entry.section == "Evil"
+    assert "## Evil" in md and "## ## Evil" not in md
