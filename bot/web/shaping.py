@@ -12,7 +12,6 @@ found, in a batch.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -25,17 +24,15 @@ from bot.errors import BackendError
 from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
+from bot.web.importing import IMPORTED, read_file
 from memory.base.guards import mask
-from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
+from memory.base.markdown import DEFAULT_SECTION, Entry
 from memory.errors import EntryNotFoundError
 from memory.write.decisions import ProposalRefusedError
-from memory.write.governance import LIVE
 
 MAX_IMPORT_BYTES = 2_000_000
 MAX_IMPORT_ENTRIES = 500
 _SCOPE = re.compile(r"global|(?:project|lang):\S+")
-# Fields an import carries over from a PCAI export (the rest is derived again).
-_IMPORTED = ("summary", "memory_class", "scope", "canonical_topic", "is_core", "user_weight")
 
 
 class ShapeError(ValueError):
@@ -218,13 +215,14 @@ class Shaper:
             raise ShapeError("too_large")
         try:
             text = data.decode("utf-8-sig")
-            entries = _entries_of(name, text)
+            read = read_file(name, text)
         except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
             raise ShapeError("import_bad") from exc
+        entries = read.entries
         proposed: list[str] = []
-        refused: list[tuple[str, ShapeError]] = []
+        refused = [(mask(part), ShapeError("import_skipped")) for part in read.skipped]
         for e in entries[:MAX_IMPORT_ENTRIES]:
-            values = {k: getattr(e, k) for k in _IMPORTED}
+            values = {k: getattr(e, k) for k in IMPORTED}
             try:
                 p = self.services.confirm.propose(
                     user_key, e.text, "import", section=e.section, now=now, fields=values
@@ -238,23 +236,3 @@ class Shaper:
             for e in entries[MAX_IMPORT_ENTRIES:]
         ]
         return ImportReport(proposed, refused)
-
-
-def _entries_of(name: str, text: str) -> list[Entry]:
-    """The live entries of an exported file: JSON (a list of records) or MEMORY.md."""
-    stripped = text.lstrip()
-    if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
-        data = json.loads(text)
-        records = data.get("memories", []) if isinstance(data, dict) else data
-        if not isinstance(records, list):
-            raise ValueError("not a list of memories")
-        out = []
-        for r in records:
-            if not isinstance(r, dict) or not str(r.get("text", "")).strip():
-                raise ValueError("a record without text")
-            known = {k: r[k] for k in (*_IMPORTED, "section", "status") if k in r}
-            out.append(Entry(id=str(r.get("id", "")), text=str(r["text"]), **known))
-        entries = out
-    else:
-        entries = list(parse_memory(text).entries)
-    return [e for e in entries if e.status in LIVE]
