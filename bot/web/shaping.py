@@ -21,7 +21,7 @@ from agent.forget import Said
 from agent.texts import error_text
 from bot.app import Services
 from bot.errors import BackendError
-from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter
+from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, view_of
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
 from bot.web.importing import IMPORTED, read_file
@@ -196,6 +196,20 @@ class Shaper:
         """Whether the user's latest forget can still be undone."""
         copy = self.services.forgetter.undo_store.latest(user_key)
         return copy is not None and copy.expires_at > now
+
+    def add(self, user_key: str, text: str, section: str) -> Outcome:
+        """A memory typed on the page: proposed through the guards, then confirmed by the
+        user's own press (one that conflicts with a memory waits on /pending: add or replace?)."""
+        now = datetime.now().astimezone()
+        try:
+            p = self.services.confirm.propose(
+                user_key, text, "page", section=_line(section)[:80] or None, now=now
+            )
+        except ProposalRefusedError as exc:
+            raise _refused(exc) from exc
+        if p.conflicts_shown:
+            return Outcome("edited", p.text, proposal=view_of(p))
+        return self.decide(user_key, p.id, "confirm")
 
     # -- proposals -----------------------------------------------------------------------
     def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
