@@ -121,6 +121,7 @@ WORDS: dict[str, tuple[str, str]] = {
         "和你已有的記憶很像：請在「待確認」選擇新增或取代。",
         "Close to a memory you have: choose Add or Replace under Pending.",
     ),
+    "why_question": ("你問：", "You asked:"),
     "add_head": ("新增一條記憶", "Add a memory"),
     "add": ("新增", "Add"),
     "add_section_hint": ("分類（可留空）", "section (optional)"),
