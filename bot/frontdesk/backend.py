@@ -17,7 +17,6 @@ from typing import Any, Protocol
 
 from agent.texts import both, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
-from bot.frontdesk.desk import topic_rows
 from bot.frontdesk.language import Languages
 from bot.frontdesk.ports import (
     BackendError,
@@ -241,7 +240,6 @@ class ServicesBackend:
             ),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
-            *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 

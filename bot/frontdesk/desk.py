@@ -274,8 +274,12 @@ class Desk:
 
     async def cmd_stats(self, user_key: str, arg: str, lang: str) -> Answer:
         """Counts, index size and last jobs."""
-        rows = await asyncio.to_thread(self.backend.stats, user_key)
-        return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
+        rows = list(await asyncio.to_thread(self.backend.stats, user_key))
+        topics = getattr(self.backend, "topics", None)
+        if topics is not None:
+            rows += topic_rows(await asyncio.to_thread(topics.overview, user_key), lang)
+        labelled = [f"{STATS_LABELS.get(k, {}).get(lang, k)}: {v}" for k, v in rows]
+        return Answer("\n".join([say("stats_head", lang), *labelled]))
 
     async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
         """A one-time login link to the user's memory page."""
@@ -315,17 +319,30 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
 
 
-def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
+# /stats row labels in the reader's language (the backend names rows in English).
+STATS_LABELS: dict[str, dict[str, str]] = {
+    "memories": {"zh": "記憶"},
+    "pending": {"zh": "待確認"},
+    "pending reminders": {"zh": "待確認的提醒"},
+    "daily logs": {"zh": "每日日誌"},
+    "indexed chunks": {"zh": "索引片段"},
+}
+
+
+def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str]]:
     """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
     if overview.current_topic:
-        line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"
+        turns = "輪" if lang == "zh" else "turns"
+        topic = section_label(overview.current_topic, lang)
+        line = f"{topic} ({overview.share:.0%} / {overview.turns} {turns})"
         if overview.topic_summary:
             line += f": {overview.topic_summary}"
-        rows.append((both("stats_topic", first="en"), line))
+        rows.append((say("stats_topic", lang), line))
     if overview.prune:
-        advice = both("stats_prune_advice")
-        rows.append((both("stats_prune", first="en"), f"{', '.join(overview.prune)} — {advice}"))
+        advice = say("stats_prune_advice", lang)
+        names = ", ".join(section_label(s, lang) for s in overview.prune)
+        rows.append((say("stats_prune", lang), f"{names} — {advice}"))
     return rows
 
 
