@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from memory.base.edges import end_before
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])\s*|\n+|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff])")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -51,7 +53,7 @@ DECISION = re.compile(
 )
 TODO = re.compile(
     r"TODO|待辦|下一步|待測|要做|記得|明天|之後要|需要|提醒|必須|務必|別忘|"
-    r"(?:週|周|星期)[一二三四五六日天]前|\d+\s*月\s*\d+\s*[日號]前|月底前|下班前|"
+    r"(?:週|周|星期)[一二三四五六日天]前|(?<!\d)\d+\s*月\s*\d+\s*[日號]前|月底前|下班前|"
     r"\bto-?do\b|\bnext step\b|\bneed to\b|\bmust\b|\bremind\b|\bfollow up\b|\btomorrow\b|"
     r"\bhave to\b|\bshould\b|\bremember to\b|\bdon'?t forget\b|"
     r"\b(?:will|'ll)\s+(?:handle|take care of|set up|write|send|prepare|follow up)\b|"
@@ -290,8 +292,8 @@ def names(text: str) -> list[str]:
     days = {d.lower() for d in dates(text)}
     for m in _NAME.finditer(text):
         start = m.start()
-        before = text[:start].rstrip()
-        opens_sentence = not before or before[-1] in ".!?。！？\n"
+        end = end_before(text, start)  # not text[:start].rstrip(): that is once per name
+        opens_sentence = not end or text[end - 1] in ".!?。！？\n"
         word = m.group(0)
         if word.lower() in days or (
             word.isascii() and (opens_sentence or word.lower() in _EN_STOPWORDS)

@@ -85,8 +85,6 @@ SUMMARY_MAX_CHARS = 50
 
 _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
 _BULLET = re.compile(r"^[-*] (.*)$")
-# A closing run of #s counts only after a blank (CommonMark), so "## C#" is the section "C#".
-_HEADING = re.compile(r"^## +(.+?)(?:\s+#+)?\s*$")
 # Text lines that would read as a field or a heading, or start with a backslash escape.
 KEYWORDS_LABEL = "關鍵字 Keywords:"
 # The keyword line, and notes that read like it (with one more backslash each on render).
@@ -265,6 +263,24 @@ def _note_in(line: str) -> str:
     return line[1:] if line.startswith("\\") and _KEYWORDS_LOOKALIKE.match(line) else line
 
 
+def read_heading(line: str, closing: bool = True) -> str | None:
+    """The text of a ``## `` heading line, or None: what ``^## +(.+?)(?:\\s+#+)?\\s*$`` reads,
+    by walking in from the ends (that pattern backtracks over a heading of 8,000 blanks).
+
+    With ``closing``, a closing run of #s is dropped, but only after a blank (CommonMark), so
+    "## C#" is the section "C#".
+    """
+    if not line.startswith("## ") or len(line) == 3:
+        return None
+    body = line[3:].lstrip(" ")
+    text = body.rstrip() or (body or line)[-1]
+    if closing:
+        bare = text.rstrip("#")
+        if bare != text and bare[-1:].isspace() and bare.strip():
+            text = bare.rstrip()
+    return text
+
+
 def parse_memory(text: str) -> MemoryDocument:
     """Parse MEMORY.md text into a document. Unknown lines are kept as notes, never fatal."""
     title = ""
@@ -297,10 +313,10 @@ def parse_memory(text: str) -> MemoryDocument:
         if line.startswith("# ") and not title and not entries and not sections:
             title = line.strip()
             continue
-        heading = _HEADING.match(line)
-        if heading:
+        heading = read_heading(line)
+        if heading is not None:
             flush()
-            section, seen_heading = unescape(heading.group(1).strip()), True
+            section, seen_heading = unescape(heading.strip()), True
             if section not in sections:
                 sections.append(section)
             continue
