@@ -46,8 +46,8 @@ _QUESTION = re.compile(
     r"(?:[?？]|[嗎吗呢])\s*$|什麼|什么|哪裡|哪里|哪一|哪個|哪个|誰|谁|多少|怎麼|怎么|為什麼|为什么"
 )
 # Politeness and punctuation at the end of a request, stripped in one pass from the end.
-_TAIL_WORDS = ("謝謝", "谢谢", "謝啦", "谢啦", "thanks", "thank you", "please", "好嗎", "好吗")
-_TAIL_WORDS += ("喔", "哦", "唷")
+_TAIL_WORDS: tuple[str, ...] = ("謝謝", "谢谢", "謝啦", "谢啦", "好嗎", "好吗", "喔", "哦", "唷")
+_TAIL_WORDS += ("thanks", "thank you", "please")
 _TAIL_PUNCT = "，,。.!！~～?？"
 
 _CLAIM = re.compile(
