@@ -362,6 +362,8 @@ def parse_reminder(phrase: str, now: datetime, zone: ZoneInfo) -> ParsedReminder
         raise ValueError("now must be timezone-aware")
     # Arithmetic and comparisons in UTC: within one ZoneInfo Python compares wall clocks.
     now = now.astimezone(UTC)
+    if len(phrase) > 4 * MAX_PHRASE:  # refused before even a split: 100 KB costs nothing
+        raise _error("too_long")
     phrase = " ".join(phrase.split())  # one space per run: \s* in a pattern meets no long run
     if len(phrase) > MAX_PHRASE:
         raise _error("too_long")

@@ -99,3 +99,21 @@ def escape_heading(section: str) -> str:
     if _CLOSING_HASHES.search(text):  # would read as a closing sequence and be dropped
         text = text[:-1] + "&#x23;"
     return f"## {text}"
+
+
+def read_heading(line: str, closing: bool = True) -> str | None:
+    """The text of a ``## `` heading line, or None: what ``^## +(.+?)(?:\\s+#+)?\\s*$`` reads,
+    by walking in from the ends (that pattern backtracks over a heading of 8,000 blanks).
+
+    With ``closing``, a closing run of #s is dropped, but only after a blank (CommonMark), so
+    "## C#" is the section "C#".
+    """
+    if not line.startswith("## ") or len(line) == 3:
+        return None
+    body = line[3:].lstrip(" ")
+    text = body.rstrip() or (body or line)[-1]
+    if closing:
+        bare = text.rstrip("#")
+        if bare != text and bare[-1:].isspace() and bare.strip():
+            text = bare.rstrip()
+    return text

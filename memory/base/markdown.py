@@ -46,6 +46,7 @@ from memory.base.escaping import (
     escape,
     escape_heading,
     escape_text_lines,
+    read_heading,
     split_lines,
     unescape,
     unescape_text_line,
@@ -261,24 +262,6 @@ def _note_out(line: str) -> str:
 def _note_in(line: str) -> str:
     line = line.rstrip()
     return line[1:] if line.startswith("\\") and _KEYWORDS_LOOKALIKE.match(line) else line
-
-
-def read_heading(line: str, closing: bool = True) -> str | None:
-    """The text of a ``## `` heading line, or None: what ``^## +(.+?)(?:\\s+#+)?\\s*$`` reads,
-    by walking in from the ends (that pattern backtracks over a heading of 8,000 blanks).
-
-    With ``closing``, a closing run of #s is dropped, but only after a blank (CommonMark), so
-    "## C#" is the section "C#".
-    """
-    if not line.startswith("## ") or len(line) == 3:
-        return None
-    body = line[3:].lstrip(" ")
-    text = body.rstrip() or (body or line)[-1]
-    if closing:
-        bare = text.rstrip("#")
-        if bare != text and bare[-1:].isspace() and bare.strip():
-            text = bare.rstrip()
-    return text
 
 
 def parse_memory(text: str) -> MemoryDocument:

@@ -14,10 +14,10 @@ from datetime import date
 from enum import StrEnum
 from pathlib import Path
 
-from memory.base.escaping import split_lines
+from memory.base.escaping import read_heading, split_lines
 from memory.base.fsutil import read_text
 from memory.base.logs import parse_log
-from memory.base.markdown import MemoryStatus, parse_memory, read_heading
+from memory.base.markdown import MemoryStatus, parse_memory
 from memory.base.users import UserPaths, day_files
 
 
