@@ -19,7 +19,6 @@ from agent.reminders.briefing import todos_from
 from agent.reminders.dates import find_recurring_date
 from agent.reminders.parse import parse_reminder
 from agent.reminders.settings import parse_briefing_time
-from agent.textcalls import extract_text_calls
 from bot.frontdesk.texts import split_text
 from history import extractive as ex
 from history.conversation_summary import extract_conversation
@@ -104,21 +103,69 @@ TEXT_FUNCTIONS: dict[str, Callable[[str], object]] = {
     "detect_language": detect_language,
     "neutralise": neutralise,
     "split_text": split_text,
-    "extract_text_calls": lambda t: extract_text_calls(t, ["reminder_create", "memory_propose"]),
     "guards.mask": mask,
     "guards.scan": scan,
 }
 
 # The runs adversarial text is built from: every whitespace class, the punctuation the patterns
 # look for, the words they key on, digits with separators, CJK, emoji and combining marks.
-WHITESPACE = (" ", "\u3000", "\u00a0", "\t", "\n", "\r\n", "\u2028", "\u200b", "\x0b", " \n")
-PUNCTUATION = ("-", ":", ".", "/", "，", "。", "：", "、", "；", "！", "*", "#", "_", "`", "|")
+WHITESPACE: tuple[str, ...] = (
+    " ",
+    "\u3000",
+    "\u00a0",
+    "\t",
+    "\n",
+    "\r\n",
+    "\u2028",
+    "\u200b",
+    "\x0b",
+    " \n",
+)
+PUNCTUATION: tuple[str, ...] = (
+    "-",
+    ":",
+    ".",
+    "/",
+    "，",
+    "。",
+    "：",
+    "、",
+    "；",
+    "！",
+    "*",
+    "#",
+    "_",
+    "`",
+    "|",
+)
 PUNCTUATION += ("{#", "}", "[", "](", "<", ">", "=", "\\", "'", '"', "~", "…", "—", "（")
-KEYWORDS = ("密碼是x", "password: x", "pin ", "token ", "分", "分鐘", "後", "minutes", "in 1 ")
+KEYWORDS: tuple[str, ...] = (
+    "密碼是x",
+    "password: x",
+    "pin ",
+    "token ",
+    "分",
+    "分鐘",
+    "後",
+    "minutes",
+    "in 1 ",
+)
 KEYWORDS += ("十", "1", "1 ", "12:", "1.", "1-", "1/", "月", "號", "年", "生日", "重要", "very ")
 KEYWORDS += ("remind me ", "提醒我", "TODO", "Goal:", "## ", "- ", "  - ", "thanks", "謝謝")
 KEYWORDS += ("remember", "記得", '{"name": ', "<tool_call>", "important", "the ")
-OTHER = ("咖啡", "a", "ab ", "😀", "e\u0301", "\u0301", "👩\u200d💻", "ı", "ß", "Ⅻ", "٣")
+OTHER: tuple[str, ...] = (
+    "咖啡",
+    "a",
+    "ab ",
+    "😀",
+    "e\u0301",
+    "\u0301",
+    "👩\u200d💻",
+    "ı",
+    "ß",
+    "Ⅻ",
+    "٣",
+)
 UNITS = WHITESPACE + PUNCTUATION + KEYWORDS + OTHER
 
 
@@ -145,9 +192,9 @@ def adversarial_inputs(size: int = SIZE) -> dict[str, str]:
 
 
 def plain_text(size: int = SIZE) -> str:
-    """Ordinary mixed prose of ``size`` characters: the bench's reference input."""
+    """Ordinary mixed prose of ``size`` characters, a line per sentence: the bench's reference."""
     sentence = (
-        "I had coffee with Anna at the station this morning and we talked about the trip. "
-        "我們明天下午要去台北開會，記得帶筆電和充電器。"
+        "I had coffee with Anna at the station this morning and we talked about the trip.\n"
+        "我們明天下午要去台北開會，記得帶筆電和充電器。\n"
     )
     return (sentence * (size // len(sentence) + 1))[:size]
