@@ -181,9 +181,9 @@ def adversarial_inputs(size: int = SIZE) -> dict[str, str]:
     """A fixed set of adversarial texts of ``size`` characters (the bench's inputs)."""
     out: dict[str, str] = {}
     for unit in UNITS:
-        out[f"run {unit!r}"] = runs([(unit, 1)], size)
         out[f"run {unit!r} x"] = runs([(unit, 1)], size - 1) + "x"
         out[f"1 {unit!r} 分 {unit!r} x"] = runs([("1", 0), (unit, 8), ("分", 0), (unit, 8)], size)
+    for unit in UNITS[::3]:
         out[f"{unit!r} spaced"] = runs([(unit, 0), (" ", 0)], size)
     out["remind 1 spaces 分 spaces x"] = "1" + " " * (size // 2 - 1) + "分" + " " * (size // 2)
     out["keyword repeats"] = runs([("密碼是x", 0), ("，", 0)], size)
