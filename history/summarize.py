@@ -56,10 +56,13 @@ KIND_IDLE = SummaryKind.IDLE
 FIELDS = ("Goal", "Decision", "Todo", "Facts")
 _SEP = " | "
 _EMPTY = "-"
-# No two optional runs side by side ("\s*[-*]?\s*" splits a blank line n^2 ways).
-_FIELD_LINE = re.compile(r"^\s*(?:[-*]\s*)?\**(Goal|Decision|Todo|Facts)\**\s*[:：]\s*(.*)$", re.I)
+# No two optional runs side by side ("\s*[-*]?\s*" splits a blank line n^2 ways), and the
+# leading runs are possessive (*+): what follows a run of blanks never starts with a blank.
+_FIELD_LINE = re.compile(
+    r"^\s*+(?:[-*]\s*+)?\**+(Goal|Decision|Todo|Facts)\**\s*[:：]\s*(.*)$", re.I
+)
 _KEYWORD_LINE = re.compile(
-    r"^\s*(?:[-*]\s*)?\**(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
+    r"^\s*+(?:[-*]\s*+)?\**+(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
 )
 _KEYWORD_SPLIT = re.compile(r"[,，、;；/|]+|\s{2,}")
 
