@@ -133,6 +133,9 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
 
     lines = split_lines(text)
     for no, line in enumerate(lines, start=1):
+        if not line:  # the common blank line, without a pattern call
+            blanks += cur is not None
+            continue
         m = _RECORD.match(line)
         if m:
             flush(no - 1 - blanks)

@@ -195,6 +195,6 @@ def plain_text(size: int = SIZE) -> str:
     """Ordinary mixed prose of ``size`` characters, a line per sentence: the bench's reference."""
     sentence = (
         "I had coffee with Anna at the station this morning and we talked about the trip.\n"
-        "我們明天下午要去台北開會，記得帶筆電和充電器。\n"
+        "我們明天下午要去台北開會，要帶筆電和充電器。\n"
     )
     return (sentence * (size // len(sentence) + 1))[:size]
