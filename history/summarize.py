@@ -159,7 +159,7 @@ def parse_structured(text: str) -> dict[str, str] | None:
     """Read the four fields from an LLM answer (lines or ``|``-separated); None if absent."""
     found: dict[str, str] = {}
     for line in text.replace(_SEP, "\n").splitlines():
-        m = _FIELD_LINE.match(line)
+        m = None if not line or line.isspace() else _FIELD_LINE.match(line)
         if m:
             found[m.group(1).capitalize()] = m.group(2).strip().strip("*").strip()
     return found if len(found) >= 2 else None

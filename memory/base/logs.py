@@ -133,7 +133,7 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
 
     lines = split_lines(text)
     for no, line in enumerate(lines, start=1):
-        if not line:  # the common blank line, without a pattern call
+        if not line or line.isspace():  # a blank line, without a pattern call
             blanks += cur is not None
             continue
         m = _RECORD.match(line)

@@ -293,7 +293,7 @@ def parse_memory(text: str) -> MemoryDocument:
         current, body, history = None, [], []
 
     for line in split_lines(text):
-        if not line:  # the common blank line, without a pattern call
+        if not line or line.isspace():  # a blank line, without a pattern call
             if current is not None:
                 body.append("")  # a blank line inside an entry; trailing ones are stripped
             continue
