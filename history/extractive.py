@@ -99,6 +99,7 @@ _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 # Clause ends: Chinese commas and semicolons; English ones only before a space (not 1,200).
 _CLAUSE_SPLIT = re.compile(r"(?<=[，；;])|(?<=[,:：])(?=\s)")
 _MIN_CLAUSE_CHARS = 5
+_MAX_CARRY = 200
 # Words that open a clause without adding to it ("so", "另外", "第二，"): cut to save room.
 _LEAD = re.compile(
     r"^(?:(?:so|and|but|also|then|or|plus)\b[\s,]*|(?:然後|另外|還有|所以|而且|並且|不過)[，,\s]*"
@@ -134,7 +135,10 @@ def clauses(sentence: str) -> list[str]:
     for part in _CLAUSE_SPLIT.split(sentence):
         part = carry + part
         bare = part.strip().rstrip("，,；;")
-        if len("".join(bare.split())) < _MIN_CLAUSE_CHARS or bare.endswith((":", "：")):
+        short = len("".join(bare.split())) < _MIN_CLAUSE_CHARS or bare.endswith((":", "："))
+        # A carry past _MAX_CARRY is a clause of its own: 100,000 commas (or "a: " labels)
+        # would otherwise grow one carry and re-read it at every part, n^2.
+        if short and len(carry) < _MAX_CARRY:
             carry = part
             continue
         carry = ""

@@ -95,6 +95,8 @@ KNOWN = [
     ("todos_from", "待辦: a" + "；" * 100_000),
     ("parse_structured", "\u00a0" * 100_000 + "x"),
     ("structured_fields", "1" * 100_000),
+    ("structured_fields", "，" * 100_000 + "x"),  # found by bench/adversarial.py
+    ("structured_fields", "a: " * 33_000),
     ("remember_request", "remember that x" + "!" * 100_000 + "a"),
     ("guards.mask", "pin" + "\u3000" * 100_000 + "x"),
     ("guards.mask", "密碼是x" * 25_000),
