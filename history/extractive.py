@@ -290,8 +290,11 @@ def numbers(text: str) -> list[str]:
     """Numbers (with their units) that are not part of a date."""
     spans = [m.span() for m in _DATE.finditer(text)]
     out = []
+    at = 0  # both lists run left to right: one walk, not every span per number (n^2)
     for m in _NUMBER.finditer(text):
-        if any(a <= m.start() < b for a, b in spans):
+        while at < len(spans) and spans[at][1] <= m.start():
+            at += 1
+        if at < len(spans) and spans[at][0] <= m.start():
             continue
         value = m.group(0).strip()
         if value and any(c.isdigit() for c in value):

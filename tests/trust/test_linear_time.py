@@ -97,6 +97,7 @@ KNOWN = [
     ("structured_fields", "1" * 100_000),
     ("structured_fields", "，" * 100_000 + "x"),  # found by bench/adversarial.py
     ("structured_fields", "a: " * 33_000),
+    ("extractive_dates_numbers_names", "1/" * 50_000 + "x"),  # found by the bench
     ("remember_request", "remember that x" + "!" * 100_000 + "a"),
     ("guards.mask", "pin" + "\u3000" * 100_000 + "x"),
     ("guards.mask", "密碼是x" * 25_000),
