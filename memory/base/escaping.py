@@ -25,7 +25,6 @@ _SPECIAL_BUT_NEWLINE = r"\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff"
 # number of times) before one, so "&amp;#x41;" stays text while a plain "&amp;" is left alone.
 _REF_AHEAD = r"(?=(?:amp;)*#x[0-9A-Fa-f]{1,6};)"
 _UNESCAPE = re.compile(rf"&amp;{_REF_AHEAD}|&#x([0-9A-Fa-f]{{1,6}});")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A MEMORY.md text line that would read as a field, a heading or an escape gets a backslash.
 _NEEDS_BACKSLASH = re.compile(r"^(?:- [a-z_]+:|#|\\[!-/:-@\[-`{-~])")
 _BACKSLASHED = re.compile(r"^\\(?=[!-/:-@\[-`{-~])")
@@ -88,7 +87,9 @@ def split_lines(text: str) -> list[str]:
     Unlike :meth:`str.splitlines`, U+2028, ``\\x85``, form feed and the rest stay inside the
     line, where :func:`escape` keeps them from ever being written.
     """
-    lines = _LINE_BREAK.split(text)
+    # str methods, not a split on r"\r\n|\r|\n": the same lines, no pattern match per break
+    # (a file of 100,000 blank lines).
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     return lines
