@@ -22,6 +22,9 @@ MIN_CHARS = 5
 _REFUSAL_MAX_CHARS = 240
 # A meta-question longer than this likely also carries content worth keeping.
 _META_MAX_CHARS = 60
+# A greeting and two short words: longer text is never all greeting, and the pattern (nested
+# runs of blanks and symbols) is only ever run on this much.
+_GREETING_MAX_CHARS = 120
 
 _REFUSAL = re.compile(
     r"i\s+(?:do\s*n[o']?t|don't|dont)\s+have\s+(?:any\s+)?(?:relevant\s+)?"
@@ -73,7 +76,9 @@ def noise_reason(text: str) -> str | None:
     stripped = text.strip()
     if len("".join(stripped.split())) < MIN_CHARS:
         return "too_short"
-    if _HEARTBEAT.match(stripped) or _GREETING.match(stripped):
+    if _HEARTBEAT.match(stripped) or (
+        len(stripped) <= _GREETING_MAX_CHARS and _GREETING.match(stripped)
+    ):
         return "greeting"
     if len(stripped) <= _REFUSAL_MAX_CHARS and _REFUSAL.search(stripped):
         return "refusal"
