@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from agent.selection import L1, L2, Candidate, Selected, Selection
+from agent.turn_work import topics_task
 from tests.agent.conftest import USER, Env
 
 TEA = "我最喜歡的飲料是烏龍茶"
@@ -21,3 +23,20 @@ async def test_a_memory_injected_every_turn_counts_once_per_conversation(e5_env:
     env.fake.queue_chat("烏龍茶。")
     await env.agent.respond(env.msg("我最喜歡喝什麼飲料？"))
     assert env.services.access.get(USER, entry.id).count == 2
+
+
+def _selected(section: str) -> Selected:
+    cand = Candidate(f"m-{section}", L2, 0.5, "text", section=section)
+    return Selected(cand, "text", "- text", 3)
+
+
+def test_the_section_window_records_what_the_search_found_not_what_gating_let_in() -> None:
+    gated = Selection((_selected("偏好"), _selected("偏好")), found_sections=("工作",))
+    task = topics_task(gated, ["偏好", "工作"], datetime(2026, 1, 1))
+    assert task.payload["sections"] == ["工作"]
+    scoped = Selection(
+        (Selected(Candidate("m-p", L1, 0.5, "t", section="專案"), "t", "- t", 2),),
+        found_sections=("偏好",),
+    )
+    task = topics_task(scoped, ["偏好", "專案"], datetime(2026, 1, 1))
+    assert task.payload["sections"] == ["專案", "偏好"]
