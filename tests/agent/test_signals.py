@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 from agent.selection import L1, L2, Candidate, Selected, Selection
 from agent.turn_work import topics_task
 from tests.agent.conftest import USER, Env
+from tests.memory.daylogs import write_day_log
 
 TEA = "我最喜歡的飲料是烏龍茶"
 
@@ -23,6 +24,23 @@ async def test_a_memory_injected_every_turn_counts_once_per_conversation(e5_env:
     env.fake.queue_chat("烏龍茶。")
     await env.agent.respond(env.msg("我最喜歡喝什麼飲料？"))
     assert env.services.access.get(USER, entry.id).count == 2
+
+
+async def test_a_greeting_in_the_log_never_reaches_the_memory_block(e5_env: Env) -> None:
+    env = e5_env
+    day = (env.clock - timedelta(days=1)).strftime("%Y-%m-%d")
+    lines = [
+        ("user", "hello, how are you?", "g1"),
+        ("user", "I had oolong tea with my sister at the new tea house", "g2"),
+        ("user", "what tea do I like?", "g3"),
+        ("user", "do I like tea?", "g4"),
+    ]
+    write_day_log(env.services.library, USER, day, lines)
+    env.fake.queue_chat("Oolong.")
+    await env.agent.respond(env.msg("which tea did I have with my sister?"))
+    block = env.memory_block()
+    assert "oolong tea with my sister" in block
+    assert "how are you" not in block and "do I like tea?" not in block
 
 
 def _selected(section: str) -> Selected:
