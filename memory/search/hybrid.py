@@ -302,10 +302,14 @@ class HybridSearcher:
     ) -> list[_Cand]:
         """Lift the records next to the best fused matches (:mod:`memory.search.neighbours`).
 
-        Neighbours that are not candidates yet are fetched with their stored vectors.
+        Neighbours that are not candidates yet are fetched with their stored vectors. Only
+        records that are no noise start a lift: a greeting or a bare question that matches the
+        query words lifted unrelated lines next to it, which came and went as lines were
+        logged (issue 24: the same query gave 5 results, minutes later 1).
         """
         cfg = self.config
-        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits)
+        seeds = [c for c in cands if not (cfg.filter_noise and pool.noise(c.chunk))]
+        best = _best(seeds, KIND_LOG, statuses, cfg.neighbour_hits)
         if not best:
             return []
         order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
