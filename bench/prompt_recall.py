@@ -17,10 +17,12 @@ model got (anywhere in it: memory block or history), and, for reference, in the 
 ``l2_max`` (5) hits of a plain search for the question just before the turn.
 
 - **LoCoMo** (the data ``bench/locomo.py`` reads, kept outside the repository): each session
-  of a conversation is chatted turn by turn (``"Caroline: ..."`` as the user's line, at the
-  session's time), then every question with evidence is asked as a turn. Gold = the evidence
-  turns' text. The first ``--convs`` (1) conversations only: each costs a few minutes of
-  turns on a busy machine (conversation 1: 419 turns, 199 questions).
+  of a conversation is written to the daily log and indexed as the bot's log job does
+  (``bench/locomo.py``'s ingest; ``--chat-sessions`` chats every turn through the agent
+  instead, ``"Caroline: ..."`` as the user's line: ten seconds a turn on tonight's busy
+  machine), then its questions with evidence are asked as turns, in order. Gold = the
+  evidence turns' text. The first ``--convs`` (1) conversations and the first
+  ``--questions`` (100) questions of each only: a turn takes seconds on a busy machine.
 - **zh**: the hand-written Chinese set of ``tests/agent/data/prompt_recall_zh.json`` (two
   people, sectioned memories, topics in stretches) and of ``tests/agent/data/dialogues_zh.json``
   (one person, ten short dialogues): memories confirmed first, then the conversation chatted;
@@ -49,7 +51,14 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from locomo import DEFAULT_DATA, normalise_evidence, sessions, turn_text, user_key  # noqa: E402
+from locomo import (  # noqa: E402
+    DEFAULT_DATA,
+    ingest,
+    normalise_evidence,
+    sessions,
+    turn_text,
+    user_key,
+)
 
 from agent.build import agent_worker  # noqa: E402
 from agent.llm import LLMResponse  # noqa: E402
@@ -182,20 +191,22 @@ async def run_zh(embedder: Embedder, work: Path) -> Tally:
 
 
 async def run_locomo(
-    embedder: Embedder, work: Path, data: list[dict[str, Any]], questions: int
+    embedder: Embedder, work: Path, data: list[dict[str, Any]], questions: int, chatted: bool
 ) -> Tally:
-    """LoCoMo conversations chatted session by session, then their questions asked."""
+    """LoCoMo conversations logged (or chatted) session by session, then questions asked."""
     chat = open_chat(work / "locomo", embedder, datetime(2023, 1, 1).astimezone())
     await chat.start()
     try:
         for sample in data:
             key, conv = user_key(sample), sample["conversation"]
-            said: dict[str, str] = {}
-            for _, when, turns in sessions(conv):
+            said = {str(t["dia_id"]): turn_text(t) for _, _, ts in sessions(conv) for t in ts}
+            if not chatted:  # as the bot's daily-log job writes and indexes a day's lines
+                last, _ = ingest(chat.services.library, key, conv)
+                chat.clock = last.astimezone()
+            for _, when, turns in sessions(conv) if chatted else ():
                 when = when.astimezone()
                 for i, turn in enumerate(turns):
                     text = f"{turn['speaker']}: {turn_text(turn)}"
-                    said[str(turn["dia_id"])] = turn_text(turn)
                     await chat.say(key, text, when + timedelta(seconds=30 * i))
             asked = 0
             for qa in sample["qa"]:
@@ -204,6 +215,8 @@ async def run_locomo(
                     continue
                 asked += 1
                 await chat.ask(key, str(qa["question"]), [said[g] for g in gold])
+                if asked % 20 == 0:
+                    print(f"  {key}: {asked} questions", file=sys.stderr, flush=True)
             print(f"  {key}: {len(said)} turns chatted, {asked} questions", file=sys.stderr)
     finally:
         await chat.worker.stop()
@@ -215,7 +228,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--convs", type=int, default=1, help="LoCoMo conversations (file order)")
-    ap.add_argument("--questions", type=int, default=0, help="at most N per conversation")
+    ap.add_argument("--questions", type=int, default=100, help="at most N per conversation")
+    ap.add_argument(
+        "--chat-sessions",
+        action="store_true",
+        help="chat every LoCoMo turn through the agent too (10 s a turn on a busy machine)",
+    )
     ap.add_argument("--no-locomo", dest="locomo", action="store_false")
     ap.add_argument("--no-zh", dest="zh", action="store_false")
     args = ap.parse_args()
@@ -232,9 +250,11 @@ def main() -> int:
         if not args.data.is_file():
             ap.error(f"LoCoMo data not found at {args.data}; pass --data or --no-locomo")
         data = json.loads(args.data.read_text(encoding="utf-8"))[: args.convs]
-        lo = asyncio.run(run_locomo(embedder, work, data, args.questions))
+        lo = asyncio.run(run_locomo(embedder, work, data, args.questions, args.chat_sessions))
         print(
-            f"locomo (first {args.convs} conversation(s)): {len(lo.prompt)} questions, "
+            f"locomo (first {args.convs} conversation(s), at most {args.questions} questions "
+            f"each, sessions {'chatted' if args.chat_sessions else 'logged'}): "
+            f"{len(lo.prompt)} questions, "
             f"prompt {Tally.mean(lo.prompt):.3f}, search alone {Tally.mean(lo.search):.3f} "
             f"({time.perf_counter() - started:.0f} s)"
         )
