@@ -4,7 +4,9 @@ Usage::
 
     .venv/bin/python bench/locomo_ab.py --cache-dir DIR --old TREE [--passes 2]
 
-``DIR`` is a data dir ``bench/locomo.py --cache-dir DIR`` built; ``TREE`` another checkout of
+``DIR`` is a data dir ``bench/locomo.py --cache-dir DIR`` built (or one whose build was
+stopped: ``--convs N`` takes its first N conversations, writing their meta and idle summaries
+as the build would have); ``TREE`` another checkout of
 PCAI (e.g. ``git archive main | tar -x -C TREE``). One worker process per tree (this one's
 code and the old one's) loads the dir and embeds the questions; the parent then hands both
 the same batches of questions in alternating order, so a machine that gets busier or quieter
@@ -40,6 +42,8 @@ def worker(cache_dir: Path, data: Path) -> None:
     meta = json.loads((cache_dir / "done.json").read_text())
     asked = []
     for conv in json.loads(data.read_text(encoding="utf-8")):
+        if user_key(conv) not in meta:
+            continue
         key = user_key(conv)
         now = datetime.fromisoformat(meta[key]["last"]).astimezone()
         for qa in conv["qa"]:
@@ -59,6 +63,29 @@ def worker(cache_dir: Path, data: Path) -> None:
         print(json.dumps({"ms": ms, "r10": r10}), flush=True)
 
 
+def complete(cache_dir: Path, data: Path, convs: int) -> None:
+    """Finish a dir whose build was stopped: the first ``convs`` conversations' meta (as
+    ``bench/locomo.py``'s ingest computes it) and idle summaries; nothing else is read."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from datetime import datetime, timedelta
+
+    from locomo import sessions, user_key, write_summaries
+
+    import memory
+
+    lib = memory.open(cache_dir, ensure_index=False)
+    meta = {}
+    for sample in json.loads(data.read_text(encoding="utf-8"))[:convs]:
+        key, last, known = user_key(sample), datetime.min, set()
+        for _, start, turns in sessions(sample["conversation"]):
+            last = max(last, start + timedelta(seconds=20 * (len(turns) - 1)))
+            known |= {str(t["dia_id"]) for t in turns}
+        meta[key] = {"last": last.isoformat(), "known": sorted(known)}
+        write_summaries(lib, key, sample)
+    lib.close()
+    (cache_dir / "done.json").write_text(json.dumps(meta))
+
+
 def pct(values: list[float], q: float) -> float:
     """The q-quantile (nearest rank)."""
     ordered = sorted(values)
@@ -71,11 +98,16 @@ def main() -> int:
     ap.add_argument("--old", type=Path, required=True, help="the other source tree")
     ap.add_argument("--data", type=Path, default=ROOT.parent / "shared/bench/locomo10.json")
     ap.add_argument("--passes", type=int, default=2)
+    ap.add_argument(
+        "--convs", type=int, default=10, help="a dir whose build was stopped: its complete ones"
+    )
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
         worker(args.cache_dir, args.data)
         return 0
+    if not (args.cache_dir / "done.json").exists():
+        complete(args.cache_dir, args.data, args.convs)
     procs = {}
     for name, tree in (("new", ROOT), ("old", args.old.resolve())):
         env = {**os.environ, "PCAI_TREE": str(tree), "PYTHONPATH": str(tree)}
