@@ -217,7 +217,7 @@ async def run_locomo(
                 await chat.ask(key, str(qa["question"]), [said[g] for g in gold])
                 if asked % 20 == 0:
                     print(f"  {key}: {asked} questions", file=sys.stderr, flush=True)
-            print(f"  {key}: {len(said)} turns chatted, {asked} questions", file=sys.stderr)
+            print(f"  {key}: {len(said)} turns, {asked} questions", file=sys.stderr)
     finally:
         await chat.worker.stop()
         chat.services.close()
