@@ -184,7 +184,7 @@ class MemoryView:
         shown: Callable[[Chunk], bool] | None = None,
         lines: Sequence[str] = (),
     ) -> tuple[list[Candidate], tuple[str, ...]]:
-        """The L2 hits after section gating, and the sections of the best hits before it."""
+        """The L2 hits after section gating, and the best memory's section before it."""
         query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
         try:
