@@ -70,31 +70,49 @@ def repeats(a: str, b: str, overlap: float = REPEAT_OVERLAP) -> bool:
     return bool(x and y) and len(x & y) / len(x | y) >= overlap
 
 
-def fold(items: Sequence[Item], overlap: float = REPEAT_OVERLAP) -> Folded:
-    """Fold the copies among ``items`` (rules above)."""
-    keys = [fold_key(it.words) for it in items]
+def fold(
+    items: Sequence[Item], overlap: float = REPEAT_OVERLAP, limit: int | None = None
+) -> Folded:
+    """Fold the copies among ``items`` (rules above).
+
+    With ``limit``, the visit stops once that many are kept: the items after them are kept as
+    they are, unexamined (a search lists its top k; a text key for each candidate cost more
+    than the rest of the stage).
+    """
+    keys: dict[int, str] = {}
+
+    def key(i: int) -> str:
+        if i not in keys:
+            keys[i] = fold_key(items[i].words)
+        return keys[i]
+
     memories = [i for i, it in enumerate(items) if it.memory]
     score = {i: it.score for i, it in enumerate(items)}
     into: dict[int, int] = {}
     seen: dict[str, int] = {}  # fold key -> the kept item that has it
     revived: set[int] = set()
+    kept_so_far: set[int] = set()
     for i in sorted(range(len(items)), key=lambda j: -items[j].score):
         it = items[i]
         if it.target_only:
             continue
+        if limit is not None and len(kept_so_far) >= limit:
+            break
         target = None
         if not it.memory:
-            target = next((m for m in memories if repeats(keys[i], keys[m], overlap)), None)
+            target = next((m for m in memories if repeats(key(i), key(m), overlap)), None)
         if target is None:
-            target = seen.get(keys[i]) if keys[i] else None
+            target = seen.get(key(i)) if key(i) else None
         if target is None or target == i:  # a memory that took a copy in is seen already
-            seen.setdefault(keys[i], i)
+            seen.setdefault(key(i), i)
+            kept_so_far.add(i)
             continue
         into[i] = target
         score[target] = max(score[target], score[i])
         if items[target].target_only:
             revived.add(target)
-        seen.setdefault(keys[target], target)
+        seen.setdefault(key(target), target)
+        kept_so_far.add(target)
     kept = [
         i for i, it in enumerate(items) if i not in into and (not it.target_only or i in revived)
     ]
@@ -114,7 +132,11 @@ C = TypeVar("C", bound=Scored)
 
 
 def fold_candidates(
-    live: list[C], below: list[C], dropped: list[Any], drop: Callable[[C, str, str], Any]
+    live: list[C],
+    below: list[C],
+    dropped: list[Any],
+    drop: Callable[[C, str, str], Any],
+    limit: int | None = None,
 ) -> list[C]:
     """Fold ``live`` (``below``: memories under a threshold, targets only); returns the kept
     ones best first, each scored as it stands, and adds a ``drop`` of each folded one to
@@ -125,7 +147,7 @@ def fold_candidates(
         for c in live
     ]
     items += [Item(c.chunk.text, True, c.score, target_only=True) for c in below]
-    result = fold(items)
+    result = fold(items, limit=limit)
     back = {every[i].chunk.id for i, _ in result.kept if i >= len(live)}
     if back:  # brought back by a copy that passed: no longer among the drops
         dropped[:] = [d for d in dropped if d.chunk.id not in back]

@@ -39,6 +39,7 @@ from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
 from memory.search.folding import fold_candidates
+from memory.search.neighbours import best_of as _best
 from memory.search.neighbours import neighbour_lift
 from memory.search.pool import CandidatePool
 from memory.search.results import Dropped, SearchHit, SearchResult
@@ -236,7 +237,7 @@ class HybridSearcher:
                     continue
             self._rank(c, signals, pool.age(c.chunk, now))
             live.append(c)
-        live = fold_candidates(live, below, dropped, self._drop)
+        live = fold_candidates(live, below, dropped, self._drop, limit=k)
         mmr = scoring.mmr_demote(
             [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=k
         )
@@ -308,8 +309,8 @@ class HybridSearcher:
         logged (issue 24: the same query gave 5 results, minutes later 1).
         """
         cfg = self.config
-        seeds = [c for c in cands if not (cfg.filter_noise and pool.noise(c.chunk))]
-        best = _best(seeds, KIND_LOG, statuses, cfg.neighbour_hits)
+        noise = pool.noise if cfg.filter_noise else None
+        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits, noise)
         if not best:
             return []
         order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
@@ -391,9 +392,3 @@ class HybridSearcher:
     @staticmethod
     def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
         return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
-
-
-def _best(cands: list[_Cand], kind: str, statuses: tuple[str, ...], n: int) -> list[_Cand]:
-    """The ``n`` best-scored searchable candidates of one chunk kind (what a lift starts from)."""
-    chosen = (c for c in cands if c.chunk.kind == kind and c.chunk.status in statuses)
-    return sorted(chosen, key=lambda c: c.score, reverse=True)[:n]

@@ -59,6 +59,9 @@ def test_fold_keeps_the_memory_where_its_copy_stood() -> None:
     assert fold([Item("x y z", False, 0.6), Item(CAT, True, 0.2, target_only=True)]).kept == [
         (0, 0.6)
     ]
+    # With a limit (the search's k), the visit stops once that many are kept.
+    assert fold(items, limit=2).into == {0: 1}
+    assert fold(items, limit=3).into == {0: 1, 3: 2}
 
 
 def test_the_cat_memory_comes_first_and_its_copies_not_at_all(
