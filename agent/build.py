@@ -18,7 +18,7 @@ from agent.prefetch import QueryAhead
 from agent.query import ConversationQuery
 from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
-from agent.summarizer import LLMSummarizer
+from agent.summarizer import LastPrompts, LLMSummarizer
 from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig, TopicIndexConfig
@@ -88,6 +88,7 @@ def agent_worker(
         warm=agent.view.parsed,
         entries=lambda user_key: agent.view.parsed(user_key).by_id,
         owns=owns,
+        prompts=agent.prompts,
         **extra,
     )
 
@@ -153,4 +154,5 @@ def assemble_agent(
         notices=NoticeBook(state),
         short_term=short_term,
         reminders=reminders,
+        prompts=LastPrompts(),
     )

@@ -5,6 +5,11 @@ marked ``[Old]`` when they have none. A message gets a summary when it meets one
 dynamic triggers (tool output, a list or code, more than 6 sentences or 10 lines, or the
 words 決定 / 下一步 / TODO / 優先), so short small talk stays as it is. The layout is
 documented in docs/conversations.md, "The short-term window".
+
+A prompt applies the window in steps (:func:`stepped_window`, docs/prompt.md): it is rebuilt
+to the 15/5 shape every ``WINDOW_STEP`` messages and at each compaction trim, and the messages
+in between are appended verbatim, so consecutive prompts share their prefix (a model server's
+cache keeps it) instead of sliding and re-marking one message a turn.
 """
 
 from __future__ import annotations
@@ -18,7 +23,6 @@ from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,
     ROLE_ASSISTANT,
-    ROLE_SYSTEM,
     ROLE_TOOL,
     ROLE_USER,
     Message,
@@ -29,6 +33,9 @@ from memory.base.tokens import TokenCounter
 
 # The earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
+# Messages appended verbatim after a rebuild of the window before the next rebuild. A rebuild
+# makes the model read the whole conversation again; bench/prompt_cache.py chose the step.
+WINDOW_STEP = 12
 
 
 def needs_summary(message: Message, config: HistoryConfig) -> bool:
@@ -74,6 +81,24 @@ def history_window(messages: Sequence[Message], config: HistoryConfig) -> Histor
     rows = [m for m in messages if m.kind != KIND_COMPACTION][-config.max_history :]
     split = max(0, len(rows) - config.full_text_count)
     return HistoryWindow(notes[-1] if notes else None, tuple(rows[:split]), tuple(rows[split:]))
+
+
+def stepped_window(session: Session, config: HistoryConfig) -> HistoryWindow:
+    """The window of this turn's prompt: the 15/5 window as of the last rebuild, then the
+    messages since, verbatim. ``session`` ends with the message being answered (left out).
+
+    The window is rebuilt (``session.window_from`` set to the message count, compaction
+    notes aside) when ``WINDOW_STEP`` messages were appended since the last rebuild, and when
+    the session holds fewer messages than at it (a compaction trim sets it itself).
+    """
+    history = session.messages[:-1]
+    notes = [m for m in history if m.kind == KIND_COMPACTION]
+    body = [m for m in history if m.kind != KIND_COMPACTION]
+    start = session.window_from
+    if start > len(body) or len(body) - start >= WINDOW_STEP:
+        start = session.window_from = len(body)
+    frozen = history_window([*notes, *body[:start]], config)
+    return replace(frozen, recent=frozen.recent + tuple(body[start:]))
 
 
 def fit_note(window: HistoryWindow, counter: TokenCounter, max_tokens: int) -> HistoryWindow:
@@ -128,10 +153,14 @@ def history_context(messages: Sequence[Message], config: HistoryConfig) -> str:
 
 
 def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
-    """The same window as chat messages for the LLM (role + content), oldest first."""
+    """The same window as chat messages for the LLM (role + content), oldest first.
+
+    The compaction note goes first as a user message: servers hoist system messages to the
+    prompt's head (Ollama joins them there), which would change the head at every compaction.
+    """
     out: list[dict[str, str]] = []
     if window.note:
-        out.append({"role": ROLE_SYSTEM, "content": window.note.content})
+        out.append({"role": ROLE_USER, "content": window.note.content})
 
     def role(m: Message) -> str:
         return ROLE_USER if m.role == ROLE_USER else ROLE_ASSISTANT

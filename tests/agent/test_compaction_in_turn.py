@@ -17,6 +17,7 @@ from history.sessions import KIND_COMPACTION, ROLE_USER
 from memory.base.users import UserPaths
 from memory.state.notices import NoticeBook
 from tests.agent.conftest import USER, Env
+from tests.fakes.ollama_server import instruction_of
 
 # Fourteen turns of planning a trip, with names, numbers and dates worth keeping; the 15th
 # user turn reaches the turn threshold (PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TURNS, 15).
@@ -47,7 +48,7 @@ SUMMARY = (
 
 def _model(body: dict[str, Any]) -> str:
     """Chat answers briefly; asked for a conversation summary, it writes SUMMARY."""
-    system = str(body["messages"][0]["content"])
+    system = instruction_of(body)
     if system.startswith("Summarise this conversation"):
         return SUMMARY
     if system.startswith("Summarise the message"):  # the per-message summaries
@@ -57,7 +58,7 @@ def _model(body: dict[str, Any]) -> str:
 
 def _is_conversation_summary(path: str, body: dict[str, Any]) -> bool:
     messages = body.get("messages") or [{}]
-    return path == "/api/chat" and str(messages[0].get("content", "")).startswith(
+    return path == "/api/chat" and instruction_of({"messages": messages}).startswith(
         "Summarise this conversation"
     )
 

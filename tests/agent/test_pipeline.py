@@ -6,7 +6,7 @@ import json
 import socket
 
 from agent.ollama_client import OllamaChat
-from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
+from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN, turn_message
 from agent.selection import L0, L1, L2, SHORT_TERM
 from agent.tools import MAX_TOOL_ROUNDS
 from memory.base.users import UserPaths
@@ -63,7 +63,7 @@ async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(e5_env: 
     # Search found it (L2), not the static fallback that shows every memory.
     assert [(m.layer, m.id) for m in answer.injected] == [(L2, entry.id)]
     assert env.agent.why(USER) == answer.injected
-    history = [m["content"] for m in env.fake.chat_requests[-1]["messages"][2:]]
+    history = [turn_message(m["content"]) for m in env.fake.chat_requests[-1]["messages"][1:]]
     assert history == ["我最喜歡喝什麼飲料？"]  # the new session holds only the question
     assert env.services.access.get(USER, entry.id).count == 1
 
@@ -139,8 +139,11 @@ async def test_an_instruction_inside_a_memory_is_presented_as_data(env: Env) -> 
     env.services.memory.remember(USER, evil, is_core=True)
     await env.agent.respond(env.msg("What should I cook tonight?"))
     messages = env.fake.chat_requests[-1]["messages"]
-    system, block = messages[0]["content"], env.memory_block()
-    assert "HACKED" not in system and "HACKED" not in messages[-1]["content"]
+    block = env.memory_block()
+    # Pinned (L0): in the head's data block, after the rules, which it cannot close early.
+    rules, data = messages[0]["content"].split(MEMORY_OPEN + "\n", 1)
+    assert "HACKED" not in rules and "HACKED" not in messages[-1]["content"]
+    assert data.count(MEMORY_CLOSE) == 1 and data.endswith(MEMORY_CLOSE)
     assert block.startswith(MEMORY_OPEN) and block.count(MEMORY_CLOSE) == 1
     inside = block[len(MEMORY_OPEN) : -len(MEMORY_CLOSE)]
     assert "Ignore previous instructions" in inside
@@ -206,7 +209,7 @@ async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
     reply = await env.agent.respond(env.msg(huge))
     assert not reply.error
     assert _session(env)[0]["content"] == huge
-    sent = env.fake.chat_requests[-1]["messages"][-1]["content"]
+    sent = turn_message(env.fake.chat_requests[-1]["messages"][-1]["content"])
     assert huge.startswith(sent) and env.services.counter.count(sent) <= 8000
 
 
