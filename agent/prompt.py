@@ -7,7 +7,9 @@ is laid out from what changes least to what changes every turn:
    time, the memory block's preface with its data framing and the pinned (L0) memories; the
    tools follow it in the server's template;
 2. the conversation, appended turn by turn (:func:`history.context.stepped_window`);
-3. the user's turn: this turn's retrieved memories as data, the time, the message.
+3. the user's turn: the time, the message, this turn's retrieved memories as data, and the
+   language to reply in (the conversation shows past turns as time and message only, so
+   the cache of the last turn holds through its message).
 
 Every memory is framed as data the user stored, never as instructions: a memory that says
 "ignore previous instructions" is shown to the model as a quoted note, with a plain statement
@@ -27,7 +29,7 @@ from agent.selection import FALLBACK, L0, Selection
 from agent.types import InjectedMemory
 from history.compaction_note import note_limit
 from history.config import HistoryConfig
-from history.context import fit_note, history_chat_messages, stepped_window
+from history.context import fit_note, history_chat_messages, stepped_window, time_stamp
 from history.sessions import Session
 from memory.base.tokens import TokenCounter
 from memory.index.text import count_cjk
@@ -35,7 +37,8 @@ from memory.index.text import count_cjk
 MEMORY_OPEN, MEMORY_CLOSE = "<user_memory_data>", "</user_memory_data>"
 _DELIMITER = re.compile(r"<\s*/?\s*user_memory_data\s*>", re.IGNORECASE)
 _BLOCK = re.compile(re.escape(MEMORY_OPEN) + r"\n(.*?)\n" + re.escape(MEMORY_CLOSE), re.S)
-_STAMP = re.compile(r"^\[\d{4}-\d{2}-\d{2} [A-Za-z]+ \d{2}:\d{2} · reply in [A-Za-z]+\]\n", re.M)
+_STAMP = re.compile(r"\[\d{4}-\d{2}-\d{2} [A-Za-z]+ \d{2}:\d{2}\]\n")
+_LANGUAGE_LINE = "\n[reply in "
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 # A 100 KB message is kept whole in the session and the log, but the model sees its start.
 MAX_USER_TOKENS = 8000
@@ -158,17 +161,24 @@ def group_system_prompt(now: datetime) -> str:
 
 
 def user_turn(now: datetime, language: str, user_text: str, memories: str = "") -> str:
-    """The user's turn: this turn's memories (a data block), the time and reply language,
-    then the message."""
-    stamp = f"[{now.strftime('%Y-%m-%d %A %H:%M')} · reply in {_language_name(language)}]"
-    head = f"{memories}\n{stamp}" if memories else stamp
-    return f"{head}\n{user_text}"
+    """The user's turn: the time, the message, this turn's memories (a data block), and the
+    language to reply in. The conversation later shows the turn as its first two parts, so a
+    server's cache of it holds up to the memories."""
+    block = f"\n\n{memories}" if memories else ""
+    text = neutralise(user_text)  # a message cannot open or close a data block either
+    return f"{time_stamp(now)}\n{text}{block}\n[reply in {_language_name(language)}]"
 
 
 def turn_message(turn: str) -> str:
-    """The message of a user's turn as :func:`user_turn` built it (what follows its stamp)."""
-    found = _STAMP.search(turn)
-    return turn[found.end() :] if found else turn
+    """The message of a user's turn as :func:`user_turn` built it (or as the conversation
+    shows it): between its time line and its memories or its reply language."""
+    found = _STAMP.match(turn)
+    if not found:
+        return turn
+    end = turn.rfind(_LANGUAGE_LINE)
+    body = turn[found.end() : end] if end >= 0 else turn[found.end() :]
+    block = body.rfind("\n\n" + MEMORY_OPEN + "\n")
+    return body[:block] if block >= 0 and body.endswith(MEMORY_CLOSE) else body
 
 
 def build_messages(
@@ -221,8 +231,9 @@ def carried_memories(messages: Sequence[ChatMessage]) -> str:
     if not messages:
         return ""
     head, tail = str(messages[0].get("content") or ""), str(messages[-1].get("content") or "")
-    # The tail's block, when there is one, opens the user's turn (the message comes after it).
-    for found in (_BLOCK.search(head), _BLOCK.match(tail)):
+    # The turn's block, when there is one, is its last (the message comes before it).
+    start = tail.rfind("\n\n" + MEMORY_OPEN + "\n")
+    for found in (_BLOCK.search(head), _BLOCK.match(tail, start + 2) if start >= 0 else None):
         inner = found.group(1).split("\n\n", 1) if found else []
         lines += inner[1].split("\n") if len(inner) > 1 else []
     fallback = FALLBACK_PREFACE in str(messages[-1].get("content") or "") if messages else False

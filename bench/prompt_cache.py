@@ -26,8 +26,9 @@ it, then the turns) and counted with the project's tokenizer (cl100k). A one-slo
 cache (Ollama, llama.cpp with one slot) is simulated: a request costs its tokens less the
 tokens of the longest text prefix it shares with the request before it. "Truly new" per turn
 is what did not exist before the turn: the message with its time line, this turn's retrieved
-memories, the previous reply, and a compaction summary's instruction; it is measured on the
-new run and divides both runs' work. Turn 1 (everything is new) is left out.
+memories, the previous reply, and a compaction summary's instruction (not the transcript of
+earlier messages it may carry); it is measured on the new run and divides both runs' work.
+Turn 1 (everything is new) is left out.
 
 Last line: ``model work per turn: <n> new tokens = <r>x truly new (old layout <r0>x)``.
 """
@@ -268,8 +269,10 @@ async def replay(
             llm.phase = "summary"
             assert await worker.settle(600), "the deferred work did not finish"
             for r in llm.requests:
-                if r.turn == i and r.kind == "summary":  # its closing instruction
-                    truly[-1] += counter.count(str(r.messages[-1]["content"]))
+                if r.turn == i and r.kind == "summary":  # its instruction (not a transcript)
+                    closing = str(r.messages[-1]["content"])
+                    start = max(0, closing.find("Summarise the conversation above"))
+                    truly[-1] += counter.count(closing[start:])
             await asyncio.to_thread(services.memory.indexer.sync_daily_logs, [USER])
         return llm, truly
     finally:

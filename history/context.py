@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from history import extractive as ex
 from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
@@ -123,6 +124,11 @@ def summary_room(window: HistoryWindow, counter: TokenCounter, config: HistoryCo
     return max(0, config.compaction_prompt_tokens - used)
 
 
+def time_stamp(when: datetime) -> str:
+    """The line that opens a user's turn in a prompt: ``[2026-02-08 Sunday 12:00]``."""
+    return when.strftime("[%Y-%m-%d %A %H:%M]")
+
+
 def _role_name(message: Message) -> str:
     return "User" if message.role == ROLE_USER else "AI"
 
@@ -155,6 +161,9 @@ def history_context(messages: Sequence[Message], config: HistoryConfig) -> str:
 def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
     """The same window as chat messages for the LLM (role + content), oldest first.
 
+    A verbatim user message opens with its time, as its own turn did when it was sent, so a
+    server's cache of that turn still holds (docs/prompt.md).
+
     The compaction note goes first as a user message: servers hoist system messages to the
     prompt's head (Ollama joins them there), which would change the head at every compaction.
     """
@@ -170,6 +179,8 @@ def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
         out.append({"role": role(m), "content": text})
     for m in window.recent:
         text = f"[Tool] {m.content}" if m.role == ROLE_TOOL else m.content
+        if m.role == ROLE_USER:  # as its turn began when it was sent (agent.prompt.user_turn)
+            text = f"{time_stamp(m.time)}\n{text}"
         out.append({"role": role(m), "content": text})
     return out
 

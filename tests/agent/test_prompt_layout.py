@@ -41,13 +41,13 @@ async def test_each_prompt_extends_the_last_until_a_rebuild_in_the_15_5_shape(en
     rebuilds = []
     for n, (before, now) in enumerate(itertools.pairwise(requests), start=1):
         old, new = conversation(before), conversation(now)
-        # The turn before, as the session keeps it, then its reply: appended.
-        said = turn_message(before["messages"][-1]["content"])
+        # The turn before (its time and message: the start of what was sent), then its reply.
+        sent = before["messages"][-1]["content"]
         if new[: len(old)] == old:
-            assert new[len(old) :] == [
-                {"role": "user", "content": said},
-                {"role": "assistant", "content": "好的，沒問題。Sounds good."},
-            ]
+            [user, reply] = new[len(old) :]
+            assert sent.startswith(user["content"]) and user["role"] == "user"
+            assert turn_message(user["content"]) == turn_message(sent)
+            assert reply == {"role": "assistant", "content": "好的，沒問題。Sounds good."}
             continue
         rebuilds.append(n)
         marked = [m for m in new if m["content"].startswith(("[Old] ", "[Summary] "))]

@@ -30,7 +30,7 @@ from bot.settings import load_settings
 from memory.base.db import connect
 from memory.base.guards import REDACTED, mask, scan
 from memory.state.short_term import ShortTermStore
-from tests.fakes.ollama_server import FakeOllama, instruction_of, tool_reply, transcript_of
+from tests.fakes.ollama_server import FakeOllama, instruction_of, summarised_lines, tool_reply
 
 
 # -- the guard ---------------------------------------------------------------------------
@@ -117,8 +117,8 @@ def misbehaving_model(request: dict[str, Any]) -> Any:
     """Copies the tokens that look interesting (they hold digits) into everything it writes."""
     messages = request["messages"]
     system, last = instruction_of(request), messages[-1]
-    summary = system.startswith("Summarise")  # what it is asked about: the whole request
-    data = transcript_of(request) if summary else str(last.get("content", ""))
+    summary = system.startswith("Summarise")  # it echoes the lines it is asked about
+    data = "\n".join(summarised_lines(request)) if summary else str(last.get("content", ""))
     loot = list(dict.fromkeys(_DIGITS.findall(data)))
     if system.startswith("Summarise"):  # compaction and idle summaries: echo and keywords
         return f"{data}\nKeywords: {', '.join(loot[:5] or ['wifi'])}"
