@@ -239,10 +239,9 @@ def parts(counter: TokenCounter, prompt: Sequence[Mapping[str, Any]]) -> dict[st
         content = str(m.get("content", ""))
         if i == 0:
             part = "system"
-        elif i == len(prompt) - 1:  # the user's turn: this turn's memories, then the message
+        elif i == len(prompt) - 1:  # the user's turn: the message and this turn's memories
             said = prompt_tokens(counter, [{"content": turn_message(content)}])
-            out["message"] += said
-            out["memory"] += prompt_tokens(counter, [m]) - said
+            out["message"], out["memory"] = said, prompt_tokens(counter, [m]) - said
             continue
         elif content.startswith(MEMORY_OPEN):
             part = "memory"

@@ -17,7 +17,8 @@ from agent.ollama_client import OllamaEmbedder
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
-from tests.fakes.ollama_server import FakeOllama, instruction_of, summarised_lines
+from tests.fakes.chat_requests import instruction_of, summarised_lines
+from tests.fakes.ollama_server import FakeOllama
 
 USER = "telegram_4242"
 WORD = "藍莓鬆餅"  # the message's distinctive words: searchable once indexed

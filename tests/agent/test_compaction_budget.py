@@ -16,7 +16,7 @@ from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
 from tests.agent.conftest import USER, Env
 from tests.agent.test_compaction_in_turn import LAST, TALK
-from tests.fakes.ollama_server import instruction_of
+from tests.fakes.chat_requests import instruction_of
 
 # A model that writes a very long topic line (the note's gist) and keeps every detail.
 LONG_TOPIC = "十月高雄三人旅行計畫，" + (

@@ -17,7 +17,7 @@ from history.sessions import KIND_COMPACTION, ROLE_USER
 from memory.base.users import UserPaths
 from memory.state.notices import NoticeBook
 from tests.agent.conftest import USER, Env
-from tests.fakes.ollama_server import instruction_of, summarised_lines
+from tests.fakes.chat_requests import instruction_of, summarised_lines
 
 # Fourteen turns of planning a trip, with names, numbers and dates worth keeping; the 15th
 # user turn reaches the turn threshold (PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TURNS, 15).

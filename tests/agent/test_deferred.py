@@ -23,7 +23,8 @@ from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.base.logs import parse_log
 from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
-from tests.fakes.ollama_server import FakeOllama, instruction_of
+from tests.fakes.chat_requests import instruction_of
+from tests.fakes.ollama_server import FakeOllama
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from typing import Any
 
 from memory.base.users import UserPaths
 from tests.agent.conftest import USER, Env
-from tests.fakes.ollama_server import instruction_of
+from tests.fakes.chat_requests import instruction_of
 
 
 def model(body: dict[str, Any]) -> str:

@@ -14,7 +14,8 @@ from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.write.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
 from tests.agent.conftest import USER, Env
-from tests.fakes.ollama_server import instruction_of, tool_reply
+from tests.fakes.chat_requests import instruction_of
+from tests.fakes.ollama_server import tool_reply
 
 SUMMARY = "- **主題：** 資料庫遷移到 PostgreSQL\n- **決定：** 週五前完成部署"
 

@@ -23,7 +23,8 @@ import pytest
 from memory.base.markdown import Entry, MemoryDocument, parse_memory, render_memory
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import BotProcess, Emulator, User, bot_env
-from tests.fakes.ollama_server import FakeOllama, instruction_of
+from tests.fakes.chat_requests import instruction_of
+from tests.fakes.ollama_server import FakeOllama
 
 KEY = f"telegram_{ALICE}"
 SUMMARY = "- **主題：** 搬家到高雄的計畫\n- **決定：** 三月底前找好房子"

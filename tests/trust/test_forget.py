@@ -28,7 +28,8 @@ from bot.frontdesk.desk import Desk
 from bot.jobs import JobRunner, default_jobs
 from bot.settings import load_settings
 from memory.state.short_term import ShortTermStore
-from tests.fakes.ollama_server import FakeOllama, instruction_of, summarised_lines, tool_reply
+from tests.fakes.chat_requests import instruction_of, summarised_lines
+from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 USER = "telegram_4242"
 WORD = "quincewort"  # the distinctive text of the memory that is forgotten

@@ -30,7 +30,8 @@ from bot.settings import load_settings
 from memory.base.db import connect
 from memory.base.guards import REDACTED, mask, scan
 from memory.state.short_term import ShortTermStore
-from tests.fakes.ollama_server import FakeOllama, instruction_of, summarised_lines, tool_reply
+from tests.fakes.chat_requests import instruction_of, summarised_lines
+from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 
 # -- the guard ---------------------------------------------------------------------------
