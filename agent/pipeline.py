@@ -21,8 +21,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
+from agent.context_fit import ContextFit
 from agent.deferred import Task, WorkQueue
-from agent.errors import LLMError, LLMUnavailableError, log_llm_failure
+from agent.errors import LLMContextError, LLMError, log_llm_failure
 from agent.llm import LLMClient
 from agent.memory_view import (
     MAX_QUERY_CHARS,
@@ -45,7 +46,8 @@ from agent.reminders.service import ReminderService
 from agent.selection import Selection
 from agent.textcalls import extract_text_calls
 from agent.texts import both, say
-from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
+from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox
+from agent.turn_llm import ask, failure_text, forced_compaction
 from agent.turn_notes import note_short_term
 from agent.turn_tools import TurnTools, proposal_view
 from agent.turn_work import compaction_task, index_task, queue_tasks, topics_task
@@ -96,6 +98,8 @@ class Agent:
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
     short_term: ShortTermStore | None = None  # the weather/calendar/mail notes
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
+    # The model's context: each prompt is cut to fit it (None: sent as built, tests' fakes).
+    fit: ContextFit | None = None
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -236,15 +240,17 @@ class Agent:
             box = ToolBox({}) if message.in_group else tools.toolbox()
         with clock.step("9 llm"):
             try:
-                resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
+                resp = await ask(
+                    self.llm, messages, box, self.counter, self.fit, key, self.max_tool_rounds
+                )
             except LLMError as exc:
                 log_llm_failure(log, key, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                if isinstance(exc, LLMContextError):  # the next turn starts compacted
+                    later += forced_compaction(self.compactor, self.work, session, message, later)
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
-                proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(
-                    say(which, lang),
-                    proposals=proposals,
+                    say(failure_text(exc), lang),
+                    proposals=tuple(proposal_view(p) for p in tools.proposals),
                     error=True,
                     reminders=tuple(tools.reminder_views),
                 )
@@ -282,11 +288,11 @@ class Agent:
             messages = self._prompt(message, session, system, Selection())
         with clock.step("9 llm"):
             try:
-                resp = await self.llm.chat(messages, ())
+                no_tools, who = ToolBox({}), session.id
+                resp = await ask(self.llm, messages, no_tools, self.counter, self.fit, who)
             except LLMError as exc:
                 log_llm_failure(log, session.id, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
-                return Reply(say(which, lang), error=True)
+                return Reply(say(failure_text(exc), lang), error=True)
         # No tools in a group: a call the model writes as text is cut, never shown raw.
         text = extract_text_calls(resp.content, SCHEMAS).content.strip()
         text = text or say("tools_exhausted", lang)

@@ -107,6 +107,10 @@ TEXTS: dict[str, str] = {
         "Sorry, the language model gave an answer I cannot use; your message is saved, please try "
         "again."
     ),
+    "context_full": (
+        "Sorry, this conversation no longer fits the language model's context even after "
+        "shortening it; your message is saved, please send a shorter one or /new."
+    ),
     "failed": "Sorry, something went wrong while handling this message; please try again.",
     "denied": "Sorry, you are not allowed to use this bot.",
     "tools_exhausted": (
