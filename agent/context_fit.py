@@ -40,10 +40,6 @@ class ContextFit:
         room = int(self.context_tokens * (1 - MARGIN)) - self.reply_tokens - self.tools_tokens
         return max(room, self.context_tokens // 4)
 
-    def halved(self) -> ContextFit:
-        """The fit of a retry after the server cut or refused: half the messages' room."""
-        return dataclasses.replace(self, context_tokens=self.context_tokens // 2, reply_tokens=0)
-
 
 def tools_tokens(schemas: Sequence[Mapping[str, Any]], counter: TokenCounter) -> int:
     """What the tool schemas cost in a prompt."""

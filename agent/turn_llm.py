@@ -1,7 +1,7 @@
 """Step 9 of a turn: asking the model with a prompt that fits its context.
 
 A server that cuts or refuses a prompt anyway (our token count is not its tokenizer's) is
-asked once more with the prompt cut to half the room; when that fails too, the user is told
+asked once more with the prompt cut to half its size; when that fails too, the user is told
 in one sentence (``context_full``) and the session's compaction is queued, keeping one turn.
 """
 
@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 
-from agent.context_fit import ContextFit, fit_messages
+from agent.context_fit import ContextFit, fit_messages, prompt_count
 from agent.deferred import KIND_COMPACT, Task, WorkQueue
 from agent.errors import LLMContextError, LLMError, LLMUnavailableError
 from agent.llm import ChatMessage, LLMClient, LLMResponse
@@ -41,7 +41,7 @@ async def ask(
         return await run_tool_loop(llm, fitted, box, max_rounds)
     except LLMContextError as exc:
         log.warning("%s: the prompt did not fit (%s): asking again with half", who, exc)
-        half = fit_messages(fitted, counter, fit.halved().prompt_tokens)
+        half = fit_messages(fitted, counter, prompt_count(fitted, counter) // 2)
         return await run_tool_loop(llm, half, box, max_rounds)
 
 
