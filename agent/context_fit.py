@@ -48,13 +48,17 @@ def tools_tokens(schemas: Sequence[Mapping[str, Any]], counter: TokenCounter) ->
 
 def sized_history(history: HistoryConfig, fit: ContextFit) -> HistoryConfig:
     """Compaction starts before a prompt could outgrow the context (or at the setting)."""
-    threshold = min(history.auto_write_threshold_tokens, fit.prompt_tokens)
-    return dataclasses.replace(history, auto_write_threshold_tokens=threshold)
+    if history.auto_write_threshold_tokens <= fit.prompt_tokens:
+        return history  # the setting as given (a large context)
+    return dataclasses.replace(history, auto_write_threshold_tokens=fit.prompt_tokens)
 
 
 def sized_budget(budget: BudgetConfig, fit: ContextFit) -> BudgetConfig:
     """The memory block takes at most a quarter of the prompt's room (or the setting)."""
     memory = min(budget.memory_tokens, max(200, fit.prompt_tokens // 4))
+    parts = (budget.long_chunk_max_tokens, budget.short_term_max_tokens)
+    if memory == budget.memory_tokens and max(parts) <= memory:
+        return budget  # the setting as given (a large context)
     return dataclasses.replace(
         budget,
         memory_tokens=memory,

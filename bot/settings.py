@@ -60,7 +60,8 @@ class Settings:
     llm_backend: str = "ollama"  # or "openai": any /v1/chat/completions server
     ollama_host: str = "http://localhost:11434"
     llm_base_url: str = ""  # the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1
-    llm_api_key: str = ""  # a hosted endpoint's key (masked wherever settings are shown)
+    # A hosted endpoint's key: masked by settings_as_dict, kept out of the repr (tracebacks).
+    llm_api_key: str = field(default="", repr=False)
     chat_model: str = "qwen2.5:7b"
     summary_model: str = ""  # compaction and idle summaries; "" = the chat model
     # The model's context length: sent to Ollama as num_ctx on every call (0: 8192); for an

@@ -100,7 +100,7 @@ TEXTS: dict[str, str] = {
     "compacted_keywords": "; new keywords: {words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
     "down": (
-        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
+        "Sorry, I cannot reach the language model right now; your message is saved, "
         "please try again in a moment."
     ),
     "garbage": (
