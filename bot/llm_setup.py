@@ -1,6 +1,7 @@
 """The chat model the settings name: its client, and the context each prompt must fit.
 
-Ollama is sent ``num_ctx`` (the setting, or 8192) and ``keep_alive`` on every call. An
+Ollama is sent ``num_ctx`` (the setting, or 8192 unless ``/api/show`` says the model takes
+less; decided once at start) and ``keep_alive`` on every call. An
 OpenAI-compatible server's context is the setting, else what the server reports at start
 (llama.cpp's ``/props``, vLLM's ``max_model_len``), else 8192.
 """
@@ -27,7 +28,7 @@ def context_length(settings: Settings) -> int:
     if settings.context_tokens:
         return settings.context_tokens
     if settings.llm_backend != "openai":
-        return DEFAULT_CONTEXT_TOKENS
+        return _ollama_context(settings)
     from agent.openai_client import server_facts
 
     try:
@@ -36,6 +37,18 @@ def context_length(settings: Settings) -> int:
         log.warning("context length unknown (%s): assuming %d", exc, DEFAULT_CONTEXT_TOKENS)
         return DEFAULT_CONTEXT_TOKENS
     return facts.context_tokens or DEFAULT_CONTEXT_TOKENS
+
+
+def _ollama_context(settings: Settings) -> int:
+    """8192, or less when the model takes less (``/api/show``); 8192 when Ollama is down."""
+    from agent.ollama_client import show_model
+
+    try:
+        most = show_model(settings.ollama_host, settings.chat_model).context_tokens
+    except LLMError as exc:
+        log.warning("the model's context length unknown (%s): sending num_ctx 8192", exc)
+        return DEFAULT_CONTEXT_TOKENS
+    return min(DEFAULT_CONTEXT_TOKENS, most or DEFAULT_CONTEXT_TOKENS)
 
 
 def build_llm(

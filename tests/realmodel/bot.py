@@ -51,6 +51,7 @@ class RealBot:
             PCAI_LLM_BASE_URL=self.server.base_url,
             PCAI_CHAT_MODEL="smollm2",
             PCAI_REPLY_TOKENS="96",  # the small model's answers are not judged: keep them short
+            PCAI_WEB_ENABLED="false",  # the memory page's port may be taken by another run
             **extra,
         )
         with self.log.open("ab") as out:

@@ -9,7 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from agent.errors import LLMContextError
 from agent.openai_client import OpenAIChat, server_facts
+from agent.texts import say
 from tests.e2e.harness import Emulator, User
 from tests.realmodel.bot import RealBot
 from tests.realmodel.server import CONTEXT, LlamaServer
@@ -36,6 +40,17 @@ async def test_the_reply_streams_and_the_server_counts_prompt_and_cache(
     assert again.usage is not None and again.usage.cached_tokens is not None
     # The long shared system text came from the server's cache the second time.
     assert again.usage.cached_tokens > 200
+    await llm.aclose()
+
+
+async def test_a_prompt_over_the_context_is_refused_as_a_context_error(
+    llama: LlamaServer,
+) -> None:
+    # What the bot's retry (tests/agent/test_context_fit.py) rests on: llama.cpp's own 400.
+    llm = OpenAIChat(llama.base_url, "smollm2", reply_tokens=8)
+    story = "My garden has roses, tulips and an old apple tree full of birds. " * 200
+    with pytest.raises(LLMContextError, match="exceeds the available context"):
+        await llm.chat([{"role": "user", "content": story}])
     await llm.aclose()
 
 
@@ -75,8 +90,10 @@ def test_real_turns_through_the_bot(
         alice.send(long_text)
         before = len(alice.inbox)
         answer = alice.wait_for(lambda m: alice.inbox.index(m) >= before, timeout=300)
-        assert answer.get("text")
-        assert "exceeds the available context" not in answer["text"]
+        failures = {say(k, "en") for k in ("down", "garbage", "failed")}
+        assert answer.get("text") and answer["text"] not in failures
+        # The server's own count of the prompt it answered: it fitted its context.
+        assert bot.wait_calls(3)[-1].prompt <= CONTEXT
         kept = _session(tmp_path / "botmemory", ALICE)
         assert any(m["content"] == long_text for m in kept)
     finally:
