@@ -78,9 +78,14 @@ class ModelChecks:
         facts = self.facts()
         s = self.settings
         served = facts.context_tokens
-        used = s.context_tokens or (
-            served if s.llm_backend == "openai" and served else DEFAULT_CONTEXT_TOKENS
-        )
+        # As bot.llm_setup decides it: the setting, else the server's own (OpenAI-compatible)
+        # or 8192 capped by what the model takes (Ollama).
+        if s.context_tokens:
+            used = s.context_tokens
+        elif s.llm_backend == "openai":
+            used = served or DEFAULT_CONTEXT_TOKENS
+        else:
+            used = min(DEFAULT_CONTEXT_TOKENS, served or DEFAULT_CONTEXT_TOKENS)
         if served and used > served:
             what = "takes at most" if s.llm_backend == "ollama" else "serves"
             raise RuntimeError(

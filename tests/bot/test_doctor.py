@@ -174,6 +174,8 @@ def test_a_num_ctx_over_what_the_model_takes_fails(
     _, checks, _ = _doctor(settings)
     assert checks["context"].startswith("FAIL PCAI_CONTEXT_TOKENS is 8192")
     assert "takes at most 4096" in checks["context"]
+    _, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert checks["context"].startswith("ok 4096 tokens (sent as num_ctx) of the model's 4096")
     small = _settings(tmp_path, OLLAMA_HOST=fake_ollama.url, PCAI_CONTEXT_TOKENS="2048")
     _, checks, _ = _doctor(small)
     assert checks["context"].startswith("FAIL 2048 tokens of context leave no room")
