@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from agent.afterwork import build_worker
+from agent.context_fit import ContextFit, sized_budget, sized_history
 from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
@@ -111,9 +112,17 @@ def assemble_agent(
     topic_index: TopicIndexConfig,
     reminders: ReminderService | None = None,
     conversation_turns: int = ConversationQuery().turns,
+    fit: ContextFit | None = None,
+    summary_llm: LLMClient | None = None,
 ) -> Agent:
-    """Build the agent over the shared services; the LLM becomes the summaries' primary."""
-    summaries.primary = LLMSummarizer(llm)
+    """Build the agent over the shared services; the LLM becomes the summaries' primary.
+
+    With ``fit`` (the model's context), the compaction threshold and the memory block are
+    sized to it and every prompt is cut to it; ``summary_llm`` writes the summaries if given.
+    """
+    summaries.primary = LLMSummarizer(summary_llm or llm)
+    if fit is not None:
+        history, budget = sized_history(history, fit), sized_budget(budget, fit)
     ahead = memory.searcher.embedder  # the composition root wraps it in a QueryAhead
     data_dir = memory.data_dir
     compactor = Compactor(
@@ -155,4 +164,5 @@ def assemble_agent(
         short_term=short_term,
         reminders=reminders,
         prompts=LastPrompts(),
+        fit=fit,
     )

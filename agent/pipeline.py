@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 
+from agent.context_fit import ContextFit
 from agent.deferred import Task, WorkQueue
-from agent.errors import LLMError, LLMUnavailableError, log_llm_failure
+from agent.errors import LLMContextError, LLMError, log_llm_failure
+from agent.group_turn import group_turn
 from agent.llm import LLMClient
 from agent.memory_view import (
     MAX_QUERY_CHARS,
@@ -45,9 +47,9 @@ from agent.reminders.service import ReminderService
 from agent.selection import Selection
 from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
-from agent.textcalls import extract_text_calls
 from agent.texts import both, say
-from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
+from agent.tools import MAX_TOOL_ROUNDS, ToolBox
+from agent.turn_llm import ask, failure_text, forced_compaction
 from agent.turn_notes import note_short_term, session_id_of, session_notice
 from agent.turn_tools import TurnTools, proposal_view
 from agent.turn_work import (
@@ -61,7 +63,7 @@ from agent.types import IncomingMessage, InjectedMemory, Reply, StepClock
 from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig
-from history.context import WINDOW_STEP, fill_summaries, history_window, summary_room
+from history.context import fill_summaries, history_window, summary_room
 from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
 from history.summarize import SummaryService
@@ -106,6 +108,8 @@ class Agent:
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
     # The prompt of a turn that planned a compaction, for the summary to share its prefix.
     prompts: LastPrompts | None = None
+    # The model's context: each prompt is cut to fit it (None: sent as built, tests' fakes).
+    fit: ContextFit | None = None
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -141,7 +145,7 @@ class Agent:
             try:
                 guard = StreamGuard(stream, secrets_in(message.text)) if stream else None
                 if message.in_group:
-                    reply = await self._group_turn(message, session, lang, clock, guard)
+                    reply = await group_turn(self, message, session, lang, clock, guard)
                 else:
                     reply = await self._turn(message, session, lang, clock, problems, later, guard)
             except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
@@ -250,15 +254,24 @@ class Agent:
             keep_prompt(self.prompts, session, messages, box.schemas, later, self.history)
         with clock.step("9 llm"):
             try:
-                resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds, guard)
+                resp = await ask(
+                    self.llm,
+                    messages,
+                    box,
+                    self.counter,
+                    self.fit,
+                    key,
+                    self.max_tool_rounds,
+                    guard,
+                )
             except LLMError as exc:
                 log_llm_failure(log, key, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                if isinstance(exc, LLMContextError):  # the next turn starts compacted
+                    later += forced_compaction(self.compactor, self.work, session, message, later)
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
-                proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(
-                    say(which, lang),
-                    proposals=proposals,
+                    say(failure_text(exc), lang),
+                    proposals=tuple(proposal_view(p) for p in tools.proposals),
                     error=True,
                     reminders=tuple(tools.reminder_views),
                 )
@@ -279,39 +292,6 @@ class Agent:
             injected=injected,
             reminders=tuple(tools.reminder_views),
         )
-
-    async def _group_turn(
-        self,
-        message: IncomingMessage,
-        session: Session,
-        lang: str,
-        clock: StepClock,
-        guard: StreamGuard | None = None,
-    ) -> Reply:
-        """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
-        with clock.step("3 append"):
-            known = secrets_in(message.text)
-            session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
-            # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
-            # keeps only what its history window can show, trimmed when the window is rebuilt.
-            if len(session.messages) - 1 - session.window_from >= WINDOW_STEP:
-                del session.messages[: -self.history.max_history]
-        with clock.step("8 prompt"):
-            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
-            messages = self._prompt(message, session, lang, Selection())
-        with clock.step("9 llm"):
-            try:
-                resp = await self.llm.chat(messages, (), on_text=guard.piece if guard else None)
-            except LLMError as exc:
-                log_llm_failure(log, session.id, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
-                return Reply(say(which, lang), error=True)
-        # No tools in a group: a call the model writes as text is cut, never shown raw.
-        text = extract_text_calls(resp.content, SCHEMAS).content.strip()
-        text = mask(text or say("tools_exhausted", lang), known)
-        with clock.step("10 save reply"):
-            session.append(ROLE_ASSISTANT, text, message.time)
-        return Reply(text=text)
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
