@@ -12,7 +12,13 @@ one token: the server's own ``prompt_tokens`` less its ``cached_tokens`` is what
 processed. The new layout's requests go first, then the old layout's on a restarted server
 (an empty cache for each). Turn 1 is left out.
 
-Last line: ``real server: <n> prompt tokens processed per turn = <r>x the old layout``.
+``--first-text N``: instead, the real bot process (``tests/realmodel/bot.py``: the OpenAI
+backend against that server, replies of at most 96 tokens) and the Telegram stand-in; a user
+sends N messages one after the other in a private chat, and for each the stand-in's clock
+gives the time to the first draft with text and to the final message.
+
+Last line: ``real server: <n> prompt tokens processed per turn = <r>x the old layout``, or
+with ``--first-text``: ``first text: <ms> ms = <r> of the whole reply`` (medians).
 """
 
 from __future__ import annotations
@@ -22,17 +28,18 @@ import asyncio
 import statistics
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from agent.openai_client import OpenAIChat
 from prompt_cache import Request, replay
-from tests.realmodel.server import LlamaServer
 
+from agent.openai_client import OpenAIChat
 from memory.index.embedders import E5Embedder
+from tests.realmodel.server import LlamaServer
 
 
 async def processed(server: LlamaServer, requests: Sequence[Request]) -> dict[int, int]:
@@ -77,12 +84,72 @@ async def run(turns: int, context: int) -> None:
     print(f"real server: {new:.0f} prompt tokens processed per turn = {ratio:.2f}x the old layout")
 
 
+LINES = [
+    "Hello! What should I cook tonight? Something quick, please.",
+    "我想整理一下這週的行程，週三要開會，週五晚上要去看電影。",
+    "Can you suggest a name for my new cat? She is grey and very calm.",
+    "明天早上要記得帶雨傘，天氣預報說會下雨。",
+    "What is a good way to start running if I have never done it before?",
+]
+
+
+def first_text(messages: int, context: int) -> None:
+    """Time to the first draft and to the final message, through the real bot process."""
+    from tests.e2e.harness import Emulator, User
+    from tests.realmodel.bot import RealBot
+
+    firsts: list[float] = []
+    wholes: list[float] = []
+    with tempfile.TemporaryDirectory(prefix="pcai-bench-first-") as tmp:
+        work = Path(tmp)
+        server, emulator = LlamaServer(context=context), Emulator()
+        server.start(work / "llama.log")
+        bot = RealBot(emulator, server, work / "botmemory", work / "bot.log", "1001")
+        try:
+            bot.start()
+            alice = User(emulator, 1001, "Alice")
+            for i in range(messages):
+                seen = len(emulator.call("getBotCalls", {})["result"])
+                sent_at = time.time() * 1000
+                before = len(alice.inbox)
+                alice.send(LINES[i % len(LINES)])
+                alice.wait_for(lambda m, n=before: alice.inbox.index(m) >= n, timeout=300)
+                calls = emulator.call("getBotCalls", {})["result"][seen:]
+                drafts = [
+                    c
+                    for c in calls
+                    if c["method"].lower() == "sendmessagedraft" and c["params"].get("text")
+                ]
+                final = [c for c in calls if c["method"].lower() == "sendmessage"]
+                if not drafts or not final:
+                    print(f"  message {i + 1}: no draft with text before the reply")
+                    continue
+                firsts.append(drafts[0]["time"] - sent_at)
+                wholes.append(final[0]["time"] - sent_at)
+                print(
+                    f"  message {i + 1}: first text {firsts[-1]:.0f} ms, whole {wholes[-1]:.0f} ms"
+                )
+        finally:
+            bot.stop()
+            server.stop()
+            emulator.stop()
+    if not firsts:
+        print("first text: no draft came before a reply")
+        return
+    first, whole = statistics.median(firsts), statistics.median(wholes)
+    print(f"first text: {first:.0f} ms = {first / whole:.2f} of the whole reply")
+
+
 def main() -> None:
     """Parse the options and run."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--turns", type=int, default=30)
     ap.add_argument("--context", type=int, default=8192)
+    ap.add_argument("--first-text", type=int, default=0, help="messages through the bot")
     args = ap.parse_args()
+    if args.first_text:
+        first_text(args.first_text, args.context)
+        return
     asyncio.run(run(args.turns, args.context))
 
 

@@ -34,9 +34,12 @@ from memory.base.tokens import TokenCounter
 
 # The earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
-# Messages appended verbatim after a rebuild of the window before the next rebuild. A rebuild
-# makes the model read the whole conversation again; bench/prompt_cache.py chose the step.
-WINDOW_STEP = 12
+# Messages appended verbatim after a rebuild of the window before the next rebuild (10
+# turns). A rebuild makes the model read the conversation again; with the default compaction
+# (15 turns, 5 kept) the trims rebuild it first, so this step mostly serves groups and raised
+# thresholds. bench/prompt_cache.py: 12 messages cost 1.58x the truly new tokens, 20: see
+# bench/RESULTS.md.
+WINDOW_STEP = 20
 
 
 def needs_summary(message: Message, config: HistoryConfig) -> bool:

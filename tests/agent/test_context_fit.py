@@ -9,6 +9,7 @@ import pytest
 from agent.context_fit import ContextFit, fit_messages, prompt_count, sized_budget, sized_history
 from agent.deferred import KIND_COMPACT
 from agent.openai_client import OpenAIChat
+from agent.prompt import turn_message
 from agent.texts import say
 from history.config import HistoryConfig
 from memory.base.tokens import load_counter
@@ -93,7 +94,7 @@ async def test_a_refused_prompt_is_asked_again_cut_to_half(
     assert reply.text == "a reply that fits" and not reply.error
     sizes = [len(r["messages"]) for r in fake.requests]
     assert len(sizes) == 2 and sizes[1] < sizes[0]  # older history dropped for the retry
-    assert fake.requests[1]["messages"][-1]["content"] == "what did I say first?"
+    assert turn_message(fake.requests[1]["messages"][-1]["content"]) == "what did I say first?"
 
 
 async def test_a_prompt_refused_twice_is_one_sentence_and_a_compaction(

@@ -42,7 +42,7 @@ def small_model(body: dict[str, Any]) -> Any:
     messages = body["messages"]
     if messages[-1]["role"] == "tool":
         return CLAIM_AFTER_TOOL
-    text = str(messages[-1]["content"])
+    text = turn_message(str(messages[-1]["content"]))
     for trigger in ("記住：", "記得", "remember that "):
         if trigger in text:
             return tool_reply("memory_save", text=text.split(trigger, 1)[1].strip())
