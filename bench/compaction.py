@@ -165,7 +165,7 @@ class ScriptedLLM:
         self.prompts: list[list[dict[str, Any]]] = []
 
     async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = (), **_: Any
     ) -> LLMResponse:
         """The scripted reply; the prompt is recorded."""
         self.prompts.append([dict(m) for m in messages])
