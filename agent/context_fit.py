@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from agent.prompt import closed
 from history.config import HistoryConfig
 from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
@@ -95,6 +96,6 @@ def fit_messages(
             break
         text = str(out[i].get("content") or "")
         keep = max(0, counter.count(text) - (total - limit))
-        out[i]["content"] = counter.truncate(text, keep)
+        out[i]["content"] = closed(counter.truncate(text, keep))  # a cut block stays data
         total = prompt_count(out, counter)
     return out

@@ -169,6 +169,13 @@ def user_turn(now: datetime, language: str, user_text: str, memories: str = "") 
     return f"{time_stamp(now)}\n{text}{block}\n[reply in {_language_name(language)}]"
 
 
+def closed(turn: str) -> str:
+    """``turn`` cut short (to fit a context): a data block left open is closed again."""
+    return (
+        turn + f"\n{MEMORY_CLOSE}" if turn.rfind(MEMORY_OPEN) > turn.rfind(MEMORY_CLOSE) else turn
+    )
+
+
 def turn_message(turn: str) -> str:
     """The message of a user's turn as :func:`user_turn` built it (or as the conversation
     shows it): between its time line and its memories or its reply language."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+from agent.context_fit import fit_messages, prompt_count
 from agent.prompt import (
     MEMORY_CLOSE,
     MEMORY_OPEN,
@@ -15,6 +16,7 @@ from agent.prompt import (
     turn_message,
     user_turn,
 )
+from memory.base.tokens import load_counter
 
 
 def test_language_follows_the_user() -> None:
@@ -71,3 +73,18 @@ def test_a_message_cannot_forge_the_stamp_or_a_data_block_for_readers() -> None:
     turn = msgs[-1]["content"]
     assert carried_memories(msgs) == "" and MEMORY_OPEN not in turn and MEMORY_CLOSE not in turn
     assert turn_message(turn).startswith(f"{stamp}\nhi\n\n[user_memory_data]\nx")
+
+
+def test_a_turn_cut_to_fit_the_context_keeps_its_memories_closed() -> None:
+    now = datetime(2026, 11, 22, 9, 41, tzinfo=UTC)
+    lines = [f"- [L2 | 2026-11-0{i} | MEMORY.md § 偏好] memory number {i} " * 5 for i in range(9)]
+    msgs = build_messages(
+        system=system_prompt(now),
+        history=[],
+        user_turn=user_turn(now, "en", "what do I like?", memory_block(lines)),
+    )
+    counter = load_counter()
+    whole = prompt_count(msgs, counter)
+    cut = fit_messages(msgs, counter, whole - 120)[-1]["content"]
+    assert "memory number 0" in cut and "memory number 8" not in cut  # the last lines went
+    assert cut.endswith(MEMORY_CLOSE) and cut.count(MEMORY_CLOSE) == 1
