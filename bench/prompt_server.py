@@ -7,9 +7,9 @@ Usage::
 ``bench/prompt_cache.py``'s conversation goes through the real agent with both layouts (the
 recording model answers; see there), and every recorded request, the compaction summaries
 included, is then sent in order to the real ``llama-server`` of ``tests/realmodel`` (SmolLM2
-135M, one slot, ``cache_prompt`` on) through the bot's OpenAI-compatible client, asking for
-one token: the server's own ``prompt_tokens`` less its ``cached_tokens`` is what it
-processed. The new layout's requests go first, then the old layout's on a restarted server
+135M, one slot, its prompt cache on) on its OpenAI-compatible route, asking for one token:
+the server's own ``timings.prompt_n`` (prompt tokens it processed, the cached ones left out)
+is the figure. The new layout's requests go first, then the old layout's on a restarted server
 (an empty cache for each). Turn 1 is left out.
 
 ``--first-text N``: instead, the real bot process (``tests/realmodel/bot.py``: the OpenAI
@@ -25,10 +25,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,24 +39,25 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from prompt_cache import Request, replay
 
-from agent.openai_client import OpenAIChat
 from memory.index.embedders import E5Embedder
 from tests.realmodel.server import LlamaServer
 
 
-async def processed(server: LlamaServer, requests: Sequence[Request]) -> dict[int, int]:
-    """Tokens the server processed per turn for ``requests`` sent in order."""
-    llm = OpenAIChat(server.base_url, "smollm2", reply_tokens=1)
+def processed(server: LlamaServer, requests: Sequence[Request]) -> dict[int, int]:
+    """Tokens the server processed per turn for ``requests`` sent in order (its ``timings``)."""
     out: dict[int, int] = {}
-    try:
-        for r in requests:
-            resp = await llm.chat(r.messages, r.tools)
-            usage = resp.usage
-            assert usage is not None, "the server did not report its counts"
-            fresh = usage.prompt_tokens - (usage.cached_tokens or 0)
-            out[r.turn] = out.get(r.turn, 0) + fresh
-    finally:
-        await llm.aclose()
+    for r in requests:
+        body = {"model": "smollm2", "messages": r.messages, "max_tokens": 1, "stream": False}
+        if r.tools:
+            body["tools"] = r.tools
+        req = urllib.request.Request(
+            f"{server.base_url}/chat/completions",
+            json.dumps(body).encode(),
+            {"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=600) as resp:
+            answer = json.load(resp)
+        out[r.turn] = out.get(r.turn, 0) + int(answer["timings"]["prompt_n"])
     return out
 
 
@@ -70,7 +73,7 @@ async def run(turns: int, context: int) -> None:
             server = LlamaServer(context=context)
             server.start(work / f"llama-{name}.log")
             try:
-                figures[name] = await processed(server, recorded)
+                figures[name] = await asyncio.to_thread(processed, server, recorded)
             finally:
                 server.stop()
     counted = range(2, turns + 1)
