@@ -24,8 +24,11 @@ from memory.base.guards import mask
 ReplySink = Callable[[str], Awaitable[None]]
 HOLD_CHARS = 48
 _CALL_SIGN = re.compile(r"[{<`]|\b(?:memory|reminder)_[a-z]")
-# Where shown text may end: after a space or a sentence's or clause's mark.
-_BOUNDARY = re.compile(r"[\s，。！？；：、,.!?;:]")
+# Where shown text may end: after a space, a sentence's or clause's mark, or a CJK character
+# (those scripts put no spaces between words).
+_BOUNDARY = re.compile(
+    r"[\s，。！？；：、,.!?;:\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+)
 _RESCAN_CHARS = 8  # re-check the text after this many new characters (or a boundary)
 
 

@@ -15,7 +15,8 @@ is the figure. The new layout's requests go first, then the old layout's on a re
 ``--first-text N``: instead, the real bot process (``tests/realmodel/bot.py``: the OpenAI
 backend against that server, replies of at most 96 tokens) and the Telegram stand-in; a user
 sends N messages one after the other in a private chat, and for each the stand-in's clock
-gives the time to the first draft with text and to the final message.
+gives the time to the first draft with text and to the final message (a reply too short for
+a draft counts its final message as its first text).
 
 Last line: ``real server: <n> prompt tokens processed per turn = <r>x the old layout``, or
 with ``--first-text``: ``first text: <ms> ms = <r> of the whole reply`` (medians).
@@ -102,7 +103,7 @@ def first_text(messages: int, context: int) -> None:
     from tests.realmodel.bot import RealBot
 
     firsts: list[float] = []
-    wholes: list[float] = []
+    ratios: list[float] = []
     with tempfile.TemporaryDirectory(prefix="pcai-bench-first-") as tmp:
         work = Path(tmp)
         server, emulator = LlamaServer(context=context), Emulator()
@@ -124,23 +125,24 @@ def first_text(messages: int, context: int) -> None:
                     if c["method"].lower() == "sendmessagedraft" and c["params"].get("text")
                 ]
                 final = [c for c in calls if c["method"].lower() == "sendmessage"]
-                if not drafts or not final:
-                    print(f"  message {i + 1}: no draft with text before the reply")
+                if not final:
+                    print(f"  message {i + 1}: no reply")
                     continue
-                firsts.append(drafts[0]["time"] - sent_at)
-                wholes.append(final[0]["time"] - sent_at)
+                whole = final[0]["time"] - sent_at
+                # No draft with text (a short reply): the first text is the final message.
+                first = drafts[0]["time"] - sent_at if drafts else whole
+                firsts.append(first)
+                ratios.append(first / whole)
+                shown = f"{len(drafts)} drafts" if drafts else "no draft (short reply)"
                 print(
-                    f"  message {i + 1}: first text {firsts[-1]:.0f} ms, whole {wholes[-1]:.0f} ms"
+                    f"  message {i + 1}: first text {first:.0f} ms, whole {whole:.0f} ms, {shown}"
                 )
         finally:
             bot.stop()
             server.stop()
             emulator.stop()
-    if not firsts:
-        print("first text: no draft came before a reply")
-        return
-    first, whole = statistics.median(firsts), statistics.median(wholes)
-    print(f"first text: {first:.0f} ms = {first / whole:.2f} of the whole reply")
+    first, share = statistics.median(firsts), statistics.median(ratios)
+    print(f"first text: {first:.0f} ms = {share:.2f} of the whole reply (medians)")
 
 
 def main() -> None:

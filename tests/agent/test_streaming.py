@@ -43,6 +43,15 @@ async def test_shown_text_only_grows_and_holds_back_the_tail() -> None:
     assert reply.startswith(seen.shown[-1]) and len(seen.shown[-1]) <= len(reply) - HOLD_CHARS
 
 
+async def test_chinese_without_punctuation_streams_too() -> None:
+    seen = Seen()
+    await feed(
+        StreamGuard(seen),
+        "我們明天早上先去車站買票然後搭第一班車去台南吃牛肉湯再去安平老街走走" * 2,
+    )
+    assert seen.shown and len(seen.shown[-1]) >= 20
+
+
 async def test_a_secret_from_the_message_is_never_shown_not_even_in_part() -> None:
     seen = Seen()
     reply = "Sure. Your wifi password is hunter2-XYZ and the router is in the hall cupboard. " * 3
