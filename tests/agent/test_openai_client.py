@@ -74,6 +74,22 @@ def test_wire_messages_pairs_each_result_with_its_call() -> None:
     assert len(set(ids)) == 2 and [w["tool_call_id"] for w in wired[1:]] == ids
 
 
+def test_the_system_text_and_the_memory_block_go_as_one_system_message() -> None:
+    wired = wire_messages(
+        [
+            {"role": "system", "content": "rules"},
+            {"role": "system", "content": "<memory>tea</memory>"},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "late note"},
+        ]
+    )
+    assert wired == [
+        {"role": "system", "content": "rules\n\n<memory>tea</memory>"},
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": "late note"},
+    ]
+
+
 async def test_a_prompt_over_the_context_is_a_context_error(fake: FakeOpenAI) -> None:
     fake.n_ctx = 100
     llm = OpenAIChat(fake.url, "qwen2.5-7b-instruct")
