@@ -132,7 +132,7 @@ class OllamaChat:
         self._options = dict(options or {})
         if context_tokens > 0:
             self._options["num_ctx"] = context_tokens
-        self._keep_alive = keep_alive or None
+        self._keep_alive = _keep_alive(keep_alive)
         # Our own estimate of a prompt's tokens: Ollama cuts a prompt longer than num_ctx
         # and answers 200, so only its prompt_eval_count below what was sent shows the cut.
         self._count = count
@@ -255,6 +255,14 @@ class OllamaChat:
                 f"Ollama cut the prompt to fit num_ctx {num_ctx}: it read {evaluated} of "
                 f"~{estimate} tokens"
             )
+
+
+def _keep_alive(value: str) -> float | str | None:
+    """Ollama takes a duration ("30m") or a number of seconds (-1: keep the model loaded)."""
+    try:
+        return float(value)
+    except ValueError:
+        return value or None
 
 
 def prompt_estimate(

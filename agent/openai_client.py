@@ -42,7 +42,8 @@ _TOO_LONG = re.compile(
 
 
 def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
-    """The agent's messages in OpenAI's shape: call ids, JSON arguments, tool_call_id."""
+    """The agent's messages in OpenAI's shape: call ids, JSON arguments, tool_call_id, and
+    consecutive system messages joined into one."""
     out: list[dict[str, Any]] = []
     waiting: list[str] = []  # ids of the last assistant calls not answered yet, in order
     for n, m in enumerate(messages):
@@ -68,6 +69,10 @@ def wire_messages(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
         elif role == "tool":
             call_id = waiting.pop(0) if waiting else f"call_{n}"
             out.append({"role": "tool", "tool_call_id": call_id, "content": content})
+        elif role == "system" and out and out[-1]["role"] == "system":
+            # Several servers' templates (Mistral's, Llama's) take one system message only:
+            # the memory block joins the system text, after it (the prefix stays the same).
+            out[-1]["content"] = f"{out[-1]['content']}\n\n{content}"
         else:
             out.append({"role": role, "content": content})
     return out

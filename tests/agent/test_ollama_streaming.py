@@ -51,6 +51,9 @@ async def test_every_call_sends_the_same_num_ctx_and_keep_alive(fake_ollama: Fak
         await llm.chat([{"role": "user", "content": text}])
     sent = [(b["options"]["num_ctx"], b["keep_alive"]) for b in fake_ollama.chat_requests]
     assert sent == [(8192, "30m")] * 3  # a num_ctx that changed would reload the model
+    forever = OllamaChat(fake_ollama.url, keep_alive="-1")
+    await forever.chat([{"role": "user", "content": "four"}])
+    assert fake_ollama.chat_requests[-1]["keep_alive"] == -1  # seconds: a number, not "-1"
 
 
 async def test_a_prompt_ollama_cut_raises_a_context_error(fake_ollama: FakeOllama) -> None:

@@ -9,6 +9,7 @@ import pytest
 from agent.errors import LLMContextError, LLMResponseError, LLMUnavailableError
 from agent.openai_client import OpenAIChat, server_facts, wire_messages
 from agent.tools import run_tool_loop
+from tests.agent.conftest import Env
 from tests.agent.test_llm import _dead_url
 from tests.fakes.openai_server import FakeOpenAI
 from tests.fakes.tool_replies import tool_reply
@@ -74,6 +75,22 @@ def test_wire_messages_pairs_each_result_with_its_call() -> None:
     assert len(set(ids)) == 2 and [w["tool_call_id"] for w in wired[1:]] == ids
 
 
+def test_the_system_text_and_the_memory_block_go_as_one_system_message() -> None:
+    wired = wire_messages(
+        [
+            {"role": "system", "content": "rules"},
+            {"role": "system", "content": "<memory>tea</memory>"},
+            {"role": "user", "content": "hi"},
+            {"role": "system", "content": "late note"},
+        ]
+    )
+    assert wired == [
+        {"role": "system", "content": "rules\n\n<memory>tea</memory>"},
+        {"role": "user", "content": "hi"},
+        {"role": "system", "content": "late note"},
+    ]
+
+
 async def test_a_prompt_over_the_context_is_a_context_error(fake: FakeOpenAI) -> None:
     fake.n_ctx = 100
     llm = OpenAIChat(fake.url, "qwen2.5-7b-instruct")
@@ -112,3 +129,17 @@ def test_server_facts_read_the_model_and_n_ctx(fake: FakeOpenAI) -> None:
     fake.n_ctx = 2048
     facts = server_facts(fake.url, "qwen2.5-7b-instruct")
     assert (facts.name, facts.context_tokens) == ("qwen2.5-7b-instruct", 2048)
+
+
+async def test_a_turn_over_this_backend_proposes_what_the_model_saves(
+    env: Env, fake: FakeOpenAI
+) -> None:
+    env.agent.llm = OpenAIChat(fake.url, "qwen2.5-7b-instruct")
+    fake.queue_chat(tool_reply("memory_save", text="我最喜歡的茶是凍頂烏龍"), "好的，已暫存。")
+    reply = await env.agent.respond(env.msg("記住：我最喜歡的茶是凍頂烏龍"))
+    assert not reply.error and reply.text.startswith("好的，已暫存。")
+    assert [p.text for p in reply.proposals] == ["我最喜歡的茶是凍頂烏龍"]
+    # The tool's result went back to the model as the answer to its call, by id.
+    second = fake.requests[1]["messages"]
+    call_id = second[-2]["tool_calls"][0]["id"]
+    assert second[-1]["role"] == "tool" and second[-1]["tool_call_id"] == call_id
