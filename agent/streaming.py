@@ -16,6 +16,7 @@ own sink, the reply as it may be shown so far (each call the whole shown text, g
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Awaitable, Callable
 
 from memory.base.guards import mask
@@ -29,15 +30,24 @@ _CALL_SIGN = re.compile(r"[{<`]|\b(?:memory|reminder)_[a-z]")
 _BOUNDARY = re.compile(
     r"[\s，。！？；：、,.!?;:\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
 )
-_RESCAN_CHARS = 8  # re-check the text after this many new characters (or a boundary)
+_RESCAN_CHARS = 8  # re-check the text after this many new characters ...
+_RESCAN_SECONDS = 0.2  # ... and this long: a check reads the whole reply (masking), so a
+# long reply written in small pieces must not be checked piece by piece (quadratic)
 
 
 class StreamGuard:
     """Turns the model's pieces into what the user may see (``sink``); see the module doc."""
 
-    def __init__(self, sink: ReplySink, known: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        sink: ReplySink,
+        known: frozenset[str] = frozenset(),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.sink = sink
         self.known = known
+        self.clock = clock
+        self._at = -_RESCAN_SECONDS  # when the text was last checked
         self.raw = ""  # this round's text as the model wrote it
         self.shown = ""  # what the sink was last given
         self.stopped = False  # masking changed shown text: nothing more until the end
@@ -48,9 +58,10 @@ class StreamGuard:
         self.raw += text
         if self.stopped:
             return
-        if len(self.raw) - self._checked < _RESCAN_CHARS and not _BOUNDARY.search(text):
+        now = self.clock()
+        if len(self.raw) - self._checked < _RESCAN_CHARS or now - self._at < _RESCAN_SECONDS:
             return
-        self._checked = len(self.raw)
+        self._checked, self._at = len(self.raw), now
         shown = self.showable(self.raw)
         if len(shown) <= len(self.shown):
             return
@@ -75,5 +86,6 @@ class StreamGuard:
         """The round ended in tool calls: drop its text; the user sees "typing" again."""
         had = bool(self.shown)
         self.raw, self.shown, self._checked, self.stopped = "", "", 0, False
+        self._at = -_RESCAN_SECONDS
         if had:
             await self.sink("")

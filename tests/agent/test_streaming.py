@@ -27,6 +27,22 @@ class Seen:
         self.shown.append(text)
 
 
+class Ticks:
+    """A clock that moves a second each time it is read (the model writes slowly)."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+def guarded(seen: Seen, known: frozenset[str] = frozenset()) -> StreamGuard:
+    """A guard over ``seen`` on a clock that lets every piece be checked."""
+    return StreamGuard(seen, known, clock=Ticks())
+
+
 async def feed(guard: StreamGuard, text: str, size: int = 3) -> None:
     """The model writes ``text`` a few characters at a time."""
     for i in range(0, len(text), size):
@@ -38,24 +54,33 @@ async def test_shown_text_only_grows_and_holds_back_the_tail() -> None:
     reply = (
         "好的，我們先看行程。" * 6 + "First the train, then the hotel, then dinner by the river."
     )
-    await feed(StreamGuard(seen), reply)
+    await feed(guarded(seen), reply)
     assert seen.shown and all(b.startswith(a) for a, b in itertools.pairwise(seen.shown))
     assert reply.startswith(seen.shown[-1]) and len(seen.shown[-1]) <= len(reply) - HOLD_CHARS
+
+
+async def test_a_long_reply_in_small_pieces_is_checked_a_few_times_not_each_piece() -> None:
+    seen, checks = Seen(), []
+    guard = StreamGuard(seen, clock=lambda: 0.0)  # all within one moment
+    showable = guard.showable
+    guard.showable = lambda raw: checks.append(1) or showable(raw)  # type: ignore[method-assign]
+    await feed(guard, "內容" * 5000, size=4)
+    assert len(checks) == 1  # not 2,500 times over a growing 10,000 characters
 
 
 async def test_chinese_without_punctuation_streams_too() -> None:
     seen = Seen()
     await feed(
-        StreamGuard(seen),
+        guarded(seen),
         "我們明天早上先去車站買票然後搭第一班車去台南吃牛肉湯再去安平老街走走" * 2,
     )
-    assert seen.shown and len(seen.shown[-1]) >= 20
+    assert seen.shown and len(seen.shown[-1]) >= 12  # all but the held-back tail
 
 
 async def test_a_secret_from_the_message_is_never_shown_not_even_in_part() -> None:
     seen = Seen()
     reply = "Sure. Your wifi password is hunter2-XYZ and the router is in the hall cupboard. " * 3
-    await feed(StreamGuard(seen, secrets_in(SAID)), reply, size=2)
+    await feed(guarded(seen, secrets_in(SAID)), reply, size=2)
     assert seen.shown and "[REDACTED]" in seen.shown[-1]
     for shown in seen.shown:
         assert "hunter" not in shown and "XYZ" not in shown
@@ -63,7 +88,7 @@ async def test_a_secret_from_the_message_is_never_shown_not_even_in_part() -> No
 
 async def test_a_tool_call_written_as_json_is_never_shown() -> None:
     seen = Seen()
-    guard = StreamGuard(seen)
+    guard = guarded(seen)
     await feed(
         guard, "好的，我幫你記下來，這要等你確認之後才會真的保存起來喔，請稍等一下。\n" + CALL
     )
