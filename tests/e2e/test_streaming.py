@@ -16,6 +16,7 @@ ANSWER = (
     "Your wifi password is hunter2-XYZ, so I will not keep that one. "
     "If you move the router, tell me and I will propose the new place for you to confirm."
 )
+WORDS = "好的，我先把路由器的位置記下來，等你按下確認之後才會真的保存，密碼不會記。\n"
 CALL = json.dumps({"name": "memory_save", "arguments": {"text": "router: hall cupboard"}})
 
 
@@ -23,7 +24,7 @@ def model(request: dict[str, Any]) -> Any:
     """First a call written as JSON after some words (a small model), then the answer."""
     if any(m.get("role") == "tool" for m in request["messages"]):
         return ANSWER
-    return "好的，我先把路由器的位置記下來，等你按下確認之後才會真的保存，密碼不會記。\n" + CALL
+    return WORDS + CALL
 
 
 def test_drafts_come_before_the_whole_masked_reply(
@@ -50,4 +51,5 @@ def test_drafts_come_before_the_whole_masked_reply(
         text = str(draft["params"].get("text") or "")
         assert draft["params"]["chat_id"] == ALICE
         assert "{" not in text and "memory_save" not in text and "hunter" not in text
-        assert not text or whole.startswith(text) or "路由器" in text
+        # the round with the call showed its words (then "Thinking…"), the answer its start
+        assert not text or whole.startswith(text) or WORDS.startswith(text)
