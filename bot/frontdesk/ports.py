@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from agent.streaming import ReplySink
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, ReminderView, Reply
 
 # The error lives in bot.errors; re-exported because every front end takes it from the ports.
@@ -163,8 +164,9 @@ class Backend(Confirmations, Curations, Protocol):
 
     languages: Languages  # each person's one language
 
-    async def respond(self, msg: IncomingMessage) -> Reply:
-        """One user message in, the agent's reply out."""
+    async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
+        """One user message in, the agent's reply out (``stream``: the reply as it is
+        written, agent.streaming)."""
         ...
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
