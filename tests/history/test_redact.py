@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -146,3 +147,24 @@ def test_undo_gives_back_any_log_exactly(lines: list[str]) -> None:
     new = redact_log("2026-03-01", text, Redactor([ANNA]), frozenset({"r0"}), journal)
     assert ANNA not in new
     assert restore_log("2026-03-01", new, journal) == text
+
+
+def test_adversarial_100_kb_units_finish_in_bounded_time() -> None:
+    # A termination check (not a benchmark): runs of what the sentence, label and keyword
+    # rules look at, 100 KB each, through one redactor.
+    r = Redactor([ANNA, TEA], ["I drink green tea every morning"])
+    units = [
+        "my sister " * 10_000,
+        " " * 100_000,
+        "- " * 50_000,
+        "a) " * 33_000,
+        "。" * 100_000,
+        "關鍵字：" + "、Anna" * 20_000,
+        "x:" * 50_000,
+        "烏" * 100_000,
+        f"{ANNA}. " * 2_700,
+    ]
+    start = time.monotonic()
+    out = [r(u) for u in units]
+    assert time.monotonic() - start < 10
+    assert out[-1].count("[forgotten]") == 2_700 and out[0] == units[0]
