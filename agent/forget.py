@@ -97,8 +97,9 @@ class Forgetter:
     async def forget(self, user_key: str, entry_id: str, *, now: datetime) -> Said:
         """Forget one memory of ``user_key`` (and what it replaced) and redact its text.
 
-        The text is redacted first and the entry deleted last: when a file cannot be read,
-        the entry stays, so the user can fix the file and say /forget again.
+        The copies are blanked first and the entry deleted last: when a file cannot be read,
+        the copies already blanked are put back and the entry stays, so the user can fix the
+        file and say /forget again.
         """
         try:
             doomed = await asyncio.to_thread(self.governance.to_forget, user_key, entry_id)
@@ -106,8 +107,8 @@ class Forgetter:
             return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
         journal = Journal()
         changed, unreadable = await self.redact(user_key, doomed, journal)
-        if unreadable:
-            await asyncio.to_thread(self._reindex, user_key, changed)
+        if unreadable:  # not forgotten halfway: what was blanked comes back until it can all go
+            await self.restore(user_key, journal)
             names = ", ".join(unreadable)
             return Said(
                 both("forget_unreadable", first="en", entry_id=entry_id, names=names),

@@ -333,13 +333,17 @@ async def test_an_unreadable_log_stops_the_forget_with_one_sentence(services: Se
     bad = services.memory.paths(USER).daily_log("2026-01-05")
     bad.parent.mkdir(parents=True, exist_ok=True)
     bad.write_bytes(b"# 2026-01-05\n\n- 09:00:00 user: caf\xe9 " + ENTRY.encode() + b"\n")
+    good = services.memory.paths(USER).daily_log("2026-01-06")
+    good.write_text(f"# 2026-01-06\n\n- 09:00:00 user: {ENTRY}\n", encoding="utf-8")
+    before = good.read_bytes()
     desk = Desk(backend_for(services))
 
     answer = await desk.command(USER, "forget", entry.id, "en")
 
-    # Not forgotten halfway: the entry stays until the file it cannot redact is fixed.
+    # Not forgotten halfway: the entry and every copy stay until the file is fixed.
     assert answer.error and "2026-01-05" in answer.text and "/forget again" in answer.text
     assert [e.id for e in services.memory.entries(USER)] == [entry.id]
+    assert good.read_bytes() == before
     bad.write_bytes(bad.read_bytes().replace(b"\xe9", b"e"))
     assert not (await desk.command(USER, "forget", entry.id, "en")).error
     assert holding(services, WORD) == []
