@@ -27,6 +27,10 @@ class LLMResponseError(LLMError):
     """The model server answered, but with an error or a body that makes no sense."""
 
 
+class LLMContextError(LLMResponseError):
+    """The prompt did not fit the model's context: the server refused it, or cut it."""
+
+
 # -- the model's tools ---------------------------------------------------------------------
 class ToolArgumentError(AgentError, ValueError):
     """The model's arguments do not match the tool's schema (told to the model, not a user)."""

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.prompt import detect_language
 from agent.selection import L1, L2, Selection
+from agent.summarizer import KeptPrompt, LastPrompts
 from agent.types import IncomingMessage
 from history.compaction import Compactor
+from history.config import HistoryConfig
 from history.sessions import Session
 from memory.base.guards import mask
 
@@ -55,12 +58,14 @@ def compaction_task(
 
 
 def topics_task(selection: Selection, known: Sequence[str], now: datetime) -> Task:
-    """The topic index's record of a turn: the sections it looked up (L1/L2, not L0)."""
-    sections = [
-        s.candidate.section
-        for s in selection.items
-        if s.candidate.section and s.candidate.layer in (L1, L2)
-    ]
+    """The topic index's record of a turn: the sections the message is about.
+
+    Those of the scope memories it named (L1) and those its search found before section
+    gating narrowed it (:attr:`Selection.found_sections`), never the sections gating let into
+    the prompt: a dominant section would record itself and stay dominant (issue 24).
+    """
+    sections = [s.candidate.section for s in selection.items if s.candidate.layer == L1]
+    sections = [s for s in (*sections, *selection.found_sections) if s]
     # Masked as the topic index writes them: a row of pcai.db holds no secret either.
     payload = {
         "sections": [mask(s) for s in sections],
@@ -93,3 +98,19 @@ async def queue_tasks(work: WorkQueue, user_key: str, tasks: list[Task], now: da
         return False
     work.notify()
     return True
+
+
+def keep_prompt(
+    prompts: LastPrompts | None,
+    session: Session,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    later: Sequence[Task],
+    history: HistoryConfig,
+) -> None:
+    """Keep the turn's prompt (its own turn left out) when the turn planned a compaction: the
+    summary request is sent after it, so a prefix-caching server reads only its instruction."""
+    if prompts is None or not any(t.kind == KIND_COMPACT for t in later):
+        return
+    first = max(0, session.window_from - history.max_history)  # the window's first message
+    prompts.keep(session.id, KeptPrompt(tuple(messages[:-1]), tuple(tools), first))

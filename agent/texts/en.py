@@ -100,12 +100,16 @@ TEXTS: dict[str, str] = {
     "compacted_keywords": "; new keywords: {words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
     "down": (
-        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
+        "Sorry, I cannot reach the language model right now; your message is saved, "
         "please try again in a moment."
     ),
     "garbage": (
         "Sorry, the language model gave an answer I cannot use; your message is saved, please try "
         "again."
+    ),
+    "context_full": (
+        "Sorry, this conversation no longer fits the language model's context even after "
+        "shortening it; your message is saved, please send a shorter one or /new."
     ),
     "failed": "Sorry, something went wrong while handling this message; please try again.",
     "denied": "Sorry, you are not allowed to use this bot.",

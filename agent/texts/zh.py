@@ -90,8 +90,12 @@ TEXTS: dict[str, str] = {
     ),
     "compacted_keywords": "；新關鍵字：{words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
-    "down": "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
+    "down": "抱歉，我現在連不上語言模型，你的訊息已經記下了，請稍後再試一次。",
     "garbage": "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
+    "context_full": (
+        "抱歉，這段對話縮短後仍超出語言模型能讀的長度，你的訊息已經記下了，"
+        "請傳短一點的訊息或用 /new。"
+    ),
     "failed": "抱歉，處理這則訊息時出了問題，請再試一次。",
     "denied": "抱歉，你沒有使用這個機器人的權限。",
     "tools_exhausted": "抱歉，我這次沒能整理出答案，請換個說法再問一次。",

@@ -23,6 +23,7 @@ from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.base.logs import parse_log
 from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
+from tests.fakes.chat_requests import instruction_of
 from tests.fakes.ollama_server import FakeOllama
 
 
@@ -60,8 +61,10 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
     # The worker embedded the record once, as a passage (with its context).
     passages = [r["input"] for r in world.fake.embed_requests[before + 1 :]]
     assert len(passages) == 1 and sum(WORD in t for t in passages[0]) == 1
-    hits = world.services.memory.search(USER, WORD)
-    assert any(WORD in h.chunk.text for h in hits)
+    # Indexed and embedded: search finds it (and, a bare question, drops it as noise).
+    found = world.services.memory.search_explained(USER, WORD)
+    seen = [(d.chunk.text, d.stage) for d in found.dropped if WORD in d.chunk.text]
+    assert seen == [(f"user: 我上次說過喜歡{WORD}嗎？", "noise")]
     assert world.agent.work.count() == 0
 
 
@@ -119,7 +122,7 @@ async def test_the_turn_does_not_wait_for_the_models_summary_and_a_stop_cuts_it(
     summaries: list[int] = []
 
     def model(request: dict[str, Any]) -> str:
-        if str(request["messages"][0]["content"]).startswith("Summarise"):
+        if instruction_of(request).startswith("Summarise"):
             summaries.append(1)
             release.wait(20)  # a slow model: the summary takes its time
             return "- 買藍莓鬆餅\n- 三盒"

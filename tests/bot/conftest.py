@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agent.ollama_client import OllamaChat
+from agent.prompt import turn_message
 from bot.app import Services, build_agent
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
@@ -63,7 +64,7 @@ class Harness:
         """The user messages the model was asked to answer, one per turn, in order."""
         assert self.model is not None
         return [
-            str(body["messages"][-1]["content"])
+            turn_message(str(body["messages"][-1]["content"]))
             for body in self.model.chat_requests
             if body["messages"][-1]["role"] == "user"
         ]

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from agent.prompt import turn_message
 from bot.app import Services
 from bot.frontdesk.texts import detect_language, split_text
 from bot.telegram.context import PerUserProcessor
@@ -21,7 +22,7 @@ from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 def echo(body: dict[str, Any]) -> str:
     """A model that answers with the user's message."""
-    return f"echo: {body['messages'][-1]['content']}"
+    return f"echo: {turn_message(body['messages'][-1]['content'])}"
 
 
 async def test_text_goes_to_the_agent_with_typing(tg: Harness, services: Services) -> None:
@@ -33,7 +34,7 @@ async def test_text_goes_to_the_agent_with_typing(tg: Harness, services: Service
     [body] = tg.model.chat_requests
     # A private turn: the personal prompt (not the group one) in the message's language, tools.
     assert "personal assistant" in body["messages"][0]["content"]
-    assert "(Chinese)" in body["messages"][0]["content"] and body["tools"]
+    assert "reply in Chinese" in body["messages"][-1]["content"] and body["tools"]
     session = services.sessions.load("telegram_1001")
     assert [m.content for m in session.messages] == ["hello 你好", "echo: hello 你好"]
     assert session.messages[0].time.tzinfo is not None

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from agent.prompt import turn_message
 from tests.e2e.conftest import ALICE, BOB
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.fakes.ollama_server import FakeOllama, tool_reply
@@ -23,7 +24,7 @@ def scripted_model(request: dict[str, Any]) -> Any:
     """A model that proposes a memory when asked to remember, else answers plainly."""
     messages = request.get("messages", [])
     last_user = next((m for m in reversed(messages) if m.get("role") == "user"), {})
-    text = str(last_user.get("content", ""))
+    text = turn_message(str(last_user.get("content", "")))
     if messages and messages[-1].get("role") == "tool":
         return "已暫存，請按確認。"
     if "記住：" in text:
