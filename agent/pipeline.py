@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from functools import partial
 
 from agent.deferred import Task, WorkQueue
-from agent.errors import LLMError, LLMUnavailableError, log_llm_failure
+from agent.errors import LLMError, LLMUnavailableError, is_disk_full, log_llm_failure
 from agent.llm import LLMClient
 from agent.memory_view import (
     MAX_QUERY_CHARS,
@@ -136,9 +136,11 @@ class Agent:
                 log.warning("%s: %s", message.user_key, exc)
                 reply = Reply(self._problem_text(message.user_key, exc), error=True)
                 await self._told(message, exc)  # said in the reply: not again as a notice
-            except Exception:  # a bug or a broken disk: one sentence, the trace in the log
+            except Exception as exc:  # a bug or a broken disk: one sentence, the trace logged
                 log.exception("%s: the pipeline failed", message.user_key)
-                reply = Reply(say("failed", lang), error=True)
+                reply = Reply(
+                    say("disk_full" if is_disk_full(exc) else "failed", lang), error=True
+                )
         # The session and the daily log are written: queue what they leave, then reply.
         await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
