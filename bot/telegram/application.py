@@ -12,7 +12,7 @@ import logging
 import os
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from telegram import BotCommand, MenuButtonWebApp, Update, WebAppInfo
@@ -52,7 +52,8 @@ BACKGROUND = "background"  # bot_data key of the deferred-work worker
 QUEUES = "queues"  # bot_data key of the per-user update queues
 # After SIGTERM/SIGINT the process ends within this many seconds, whatever a thread holds
 # (a turn cut, a job or the worker mid-way: their rows stay queued for the next start).
-STOP_DEADLINE = 6.0
+STOP_DEADLINE = 5.0
+PART_STOP_SECONDS = 1.0  # the page and the worker each get this long to stop before the flush
 
 
 class Background(Protocol):
@@ -99,12 +100,22 @@ async def post_shutdown(application: BotApp) -> None:
     """Stop the memory page and the worker, then flush sessions and pending state."""
     web: WebServer | None = application.bot_data.get(WEB)
     if web is not None:
-        await web.stop()
+        await _within(web.stop(), "the memory page")
     background: Background | None = application.bot_data.get(BACKGROUND)
     if background is not None:
-        await background.stop()
+        await _within(background.stop(), "the deferred-work worker")  # its rows stay queued
     await application.bot_data[DEPS].backend.flush()
     log.info("PCAI bot stopped; state flushed")
+
+
+async def _within(stopping: Coroutine[Any, Any, None], what: str) -> None:
+    """Wait for a part to stop, but not past :data:`PART_STOP_SECONDS` (the flush comes next)."""
+    try:
+        await asyncio.wait_for(stopping, PART_STOP_SECONDS)
+    except TimeoutError:
+        log.warning(
+            "%s did not stop in %.0f s (a thread is busy): left behind", what, PART_STOP_SECONDS
+        )
 
 
 def build_application(
