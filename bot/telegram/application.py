@@ -137,7 +137,7 @@ def build_application(
     it serves in the bot's event loop, over the same services.
     """
     deps = BotDeps(settings, backend, Desk(backend), allowed=frozenset(settings.allowed_users))
-    queues = UserQueues(turns)
+    queues = UserQueues(turns, allowed=deps.allowed, groups=settings.groups)
     context_types = ContextTypes(context=BotContext)
     builder: Any = (
         ApplicationBuilder()

@@ -34,6 +34,7 @@ from telegram.error import TelegramError
 from telegram.ext import Application, BaseUpdateProcessor
 
 from bot.frontdesk.texts import detect_language, say
+from bot.telegram.access import addressed_to_bot
 from memory.base.guards import mask
 from memory.state.turns import OpenTurn, OpenTurns
 
@@ -72,10 +73,13 @@ class UserQueues(BaseUpdateProcessor):
         *,
         flood_limit: int = FLOOD_LIMIT,
         grace: float = STOP_GRACE,
+        allowed: frozenset[int] = frozenset(),
+        groups: bool = False,
     ) -> None:
         # No shared cap: each user is bounded on their own queue, so PTB's semaphore never binds.
         super().__init__(max_concurrent_updates=1_000_000)
         self.turns = turns
+        self.allowed, self.groups = allowed, groups  # whose messages are written (see _kept)
         self.flood_limit = flood_limit
         self.grace = grace
         self.app: Application[Any, Any, Any, Any, Any, Any] | None = None  # set by attach()
@@ -161,7 +165,7 @@ class UserQueues(BaseUpdateProcessor):
         """Write a new message to ``open_turns`` before it runs (not a button: it is answered
         by Telegram's own retry of the press, and its query expires)."""
         message, user = update.message, update.effective_user
-        if self.turns is None or message is None or user is None:
+        if self.turns is None or message is None or user is None or not self._kept(update):
             return
         try:
             await asyncio.to_thread(
@@ -174,6 +178,19 @@ class UserQueues(BaseUpdateProcessor):
             )
         except Exception:  # a full disk must not stop the answer: it only loses the crash cover
             log.exception("could not record update %s as open", update.update_id)
+
+    def _kept(self, update: Update) -> bool:
+        """Only what the bot will answer is written: an allowed user's private message, or one
+        addressed to the bot in a group (strangers and group chatter leave no trace)."""
+        message, user = update.message, update.effective_user
+        if message is None or user is None or user.id not in self.allowed:
+            return False
+        if message.chat.type == ChatType.PRIVATE:
+            return True
+        if self.app is None or not self.groups:
+            return False
+        bot = self.app.bot
+        return addressed_to_bot(message, bot.id, bot.username or "")
 
     async def _close_rows(self, updates: list[Update]) -> None:
         if self.turns is None:

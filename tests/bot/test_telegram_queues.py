@@ -17,7 +17,9 @@ from telegram import Update
 from bot.app import Services
 from bot.telegram.queues import FLOOD_LIMIT, UserQueues
 from memory.state.turns import OpenTurns
-from tests.bot.conftest import FRIEND, OWNER, Harness
+from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness
+
+ALLOWED = frozenset({OWNER, FRIEND})
 
 
 def _update(update_id: int, user: int, text: str = "x") -> Update:
@@ -113,7 +115,7 @@ async def test_a_flood_of_commands_is_refused_in_one_sentence(tg: Harness) -> No
 
 async def test_the_stop_cuts_a_stuck_turn_and_keeps_what_waits(services: Services) -> None:
     turns = OpenTurns(services.state)
-    processor = UserQueues(turns, grace=0.2)
+    processor = UserQueues(turns, grace=0.2, allowed=ALLOWED)
     started: list[str] = []
     release = asyncio.Event()
 
@@ -139,7 +141,7 @@ async def test_the_stop_cuts_a_stuck_turn_and_keeps_what_waits(services: Service
 
 async def test_a_secret_in_a_message_is_masked_before_it_is_kept(services: Services) -> None:
     turns = OpenTurns(services.state)
-    processor = UserQueues(turns)
+    processor = UserQueues(turns, allowed=ALLOWED)
     done = asyncio.Event()
 
     async def work() -> None:
@@ -168,3 +170,19 @@ async def test_a_replayed_update_is_not_run_again_when_telegram_delivers_it() ->
     await asyncio.sleep(0.01)
     await _idle(processor)
     assert ran == [1]
+
+
+async def test_a_strangers_message_is_never_written(services: Services) -> None:
+    turns = OpenTurns(services.state)
+    processor = UserQueues(turns, allowed=ALLOWED)
+    done = asyncio.Event()
+
+    async def work() -> None:
+        await done.wait()
+
+    _feed(processor, _update(41, STRANGER, "hello, my card is 4111 1111 1111 1111"), work())
+    _feed(processor, _update(42, OWNER, "hello"), work())
+    await asyncio.sleep(0.05)
+    assert [t.update_id for t in turns.left()] == [42]  # while both are in hand
+    done.set()
+    await _idle(processor)
