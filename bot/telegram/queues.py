@@ -4,9 +4,9 @@
   are served side by side. An update waits only behind its own sender's (never in a shared
   pool a flood could fill), so another user's turn never waits behind a flood.
 - **A flood is bounded per user.** Past :data:`FLOOD_LIMIT` waiting updates, a further plain
-  private text message is merged into the last waiting one (one turn answers them together);
-  anything else (commands, stickers, group messages) is not run, and the user is told so once,
-  in one sentence, per flood.
+  private text message is merged into the last waiting one (one turn answers them together,
+  up to :data:`MERGE_MAX_CHARS`); anything else (commands, stickers, group messages, text past
+  that size) is not run, and the user is told so once, in one sentence, per flood.
 - **No lost turn.** Every new message is written to ``open_turns`` (pcai.db) before it is
   queued and deleted once handled, with secrets masked first (:mod:`memory.state.turns`).
   :meth:`UserQueues.replay` runs at start: what the last process left is answered now, or,
@@ -45,6 +45,7 @@ STOP_GRACE = 2.0  # seconds a running turn may still finish after SIGTERM; then 
 STALE_SECONDS = 300.0  # an unanswered message older than this is told about, not answered
 SEEN_MAX = 10_000  # update ids remembered to handle each once (a replay vs a redelivery)
 MERGE_SEPARATOR = "\n\n"
+MERGE_MAX_CHARS = 4096  # a merged turn is never longer than one Telegram message can be
 QUOTE_CHARS = 40
 
 
@@ -114,7 +115,7 @@ class UserQueues(BaseUpdateProcessor):
     async def _overflow(self, queue: _UserQueue, update: Update) -> None:
         """A flood: merge a plain message into the last waiting one, or say it was skipped."""
         last = queue.waiting[-1]
-        if _mergeable(update) and _mergeable(last.update):
+        if _mergeable(update) and _mergeable(last.update) and _room(last, update):
             last.merged.append(update)
             return
         if _mergeable(update) and len(queue.waiting) == self.flood_limit:
@@ -288,6 +289,12 @@ def _mergeable(update: Update) -> bool:
         and not (message.text or "").startswith("/")
         and message.reply_to_message is None
     )
+
+
+def _room(turn: _Turn, update: Update) -> bool:
+    """Whether ``update``'s text still fits in ``turn``'s merged text (a bounded turn)."""
+    texts = [u.message.text or "" for u in (turn.update, *turn.merged, update) if u.message]
+    return sum(map(len, texts)) <= MERGE_MAX_CHARS
 
 
 def merged_update(first: Update, later: list[Update], bot: Any) -> Update:

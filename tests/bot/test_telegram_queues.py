@@ -15,7 +15,7 @@ from typing import Any
 from telegram import Update
 
 from bot.app import Services
-from bot.telegram.queues import FLOOD_LIMIT, UserQueues
+from bot.telegram.queues import FLOOD_LIMIT, MERGE_MAX_CHARS, UserQueues
 from memory.state.turns import OpenTurns
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness
 
@@ -186,3 +186,19 @@ async def test_a_strangers_message_is_never_written(services: Services) -> None:
     assert [t.update_id for t in turns.left()] == [42]  # while both are in hand
     done.set()
     await _idle(processor)
+
+
+async def test_a_flood_of_long_messages_is_bounded_in_turns_and_size(tg: Harness) -> None:
+    assert tg.model is not None
+    tg.model.delay = 0.05
+    processor: UserQueues = tg.app.update_processor  # type: ignore[assignment]
+    updates = [
+        tg.updates.message(tg.app.bot, OWNER, f"{n:03d} " + "a long line. " * 76, lang="en")
+        for n in range(16)
+    ]  # 16 messages of 992 characters: the sixth turn fills up, the last ones are skipped
+    await asyncio.gather(*(_feed(processor, u, tg.app.process_update(u)) for u in updates))
+    await _idle(processor, 120)
+    asked = tg.asked()
+    assert len(asked) <= FLOOD_LIMIT + 1
+    assert all(len(a) <= MERGE_MAX_CHARS + 100 for a in asked)
+    assert len([t for t in tg.api.texts() if "many messages at once" in t]) == 1
