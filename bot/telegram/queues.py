@@ -220,13 +220,21 @@ class UserQueues(BaseUpdateProcessor):
         """
         if self.turns is None or self.app is None:
             return 0
-        left = await asyncio.to_thread(self.turns.left)
+        try:
+            left = await asyncio.to_thread(self.turns.left)
+        except Exception:  # healing must never be the reason the bot cannot start
+            log.exception("could not read the turns the last process left open")
+            return 0
         now = time.time() if now is None else now
         for turn in left:
-            if now - turn.sent_ts <= STALE_SECONDS:
-                await self.app.update_queue.put(Update.de_json(turn.payload, self.app.bot))
-            else:
-                await self._tell_lost(turn)
+            try:
+                if now - turn.sent_ts <= STALE_SECONDS:
+                    await self.app.update_queue.put(Update.de_json(turn.payload, self.app.bot))
+                else:
+                    await self._tell_lost(turn)
+            except Exception:  # a row this version cannot read: dropped, said in the log
+                log.exception("open turn %s cannot be handled; dropped", turn.update_id)
+                await asyncio.to_thread(self.turns.closed, [turn.update_id])
         if left:
             log.info("%d message(s) left unanswered by the last process were handled", len(left))
         return len(left)

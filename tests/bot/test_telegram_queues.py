@@ -202,3 +202,11 @@ async def test_a_flood_of_long_messages_is_bounded_in_turns_and_size(tg: Harness
     assert len(asked) <= FLOOD_LIMIT + 1
     assert all(len(a) <= MERGE_MAX_CHARS + 100 for a in asked)
     assert len([t for t in tg.api.texts() if "many messages at once" in t]) == 1
+
+
+async def test_a_row_that_cannot_be_read_back_never_stops_the_start(tg: Harness) -> None:
+    turns = OpenTurns(tg.services.state)
+    turns.opened(51, f"telegram_{OWNER}", OWNER, time.time(), {"update_id": 51, "message": 7})
+    processor: UserQueues = tg.app.update_processor  # type: ignore[assignment]
+    assert await processor.replay() == 1  # handled: dropped with a log line, not raised
+    assert turns.left() == []
