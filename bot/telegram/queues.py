@@ -56,6 +56,7 @@ class _Turn:
     update: Update
     coroutine: Awaitable[Any] | None  # None: run through the Application (a merge target)
     merged: list[Update] = field(default_factory=list)
+    written: list[asyncio.Future[None]] = field(default_factory=list)  # its open_turns rows
 
 
 @dataclass(slots=True)
@@ -102,36 +103,48 @@ class UserQueues(BaseUpdateProcessor):
         if self._stopping or not self._first_time(update.update_id):
             _close(coroutine)  # stopping: it stays open in pcai.db for the next process
             return
-        await self._open(update)
+        # Queued at once, in arrival order (no await before this); written to pcai.db beside,
+        # and its turn waits for that write before it runs.
         queue = self._queues.setdefault(key, _UserQueue())
-        if len(queue.waiting) >= self.flood_limit:
+        turn: _Turn | None = None
+        if len(queue.waiting) < self.flood_limit:
+            turn = _Turn(update, coroutine)
+            queue.waiting.append(turn)
+        else:
             _close(coroutine)
-            await self._overflow(queue, update)
+            turn = self._overflow(queue, update)
+        if turn is None:
+            await self._skip(queue, update)
             return
-        queue.waiting.append(_Turn(update, coroutine))
+        turn.written.append(asyncio.ensure_future(self._open(update)))
         if queue.runner is None:
             queue.runner = asyncio.create_task(self._drain(key, queue), name=f"pcai-user-{key}")
 
-    async def _overflow(self, queue: _UserQueue, update: Update) -> None:
-        """A flood: merge a plain message into the last waiting one, or say it was skipped."""
+    def _overflow(self, queue: _UserQueue, update: Update) -> _Turn | None:
+        """A flood: the waiting turn a plain message is merged into, or None (skipped)."""
         last = queue.waiting[-1]
         if _mergeable(update) and _mergeable(last.update) and _room(last, update):
             last.merged.append(update)
-            return
+            return last
         if _mergeable(update) and len(queue.waiting) == self.flood_limit:
-            queue.waiting.append(_Turn(update, None))  # the one later messages merge into
-            return
+            turn = _Turn(update, None)  # the one later messages merge into
+            queue.waiting.append(turn)
+            return turn
+        return None
+
+    async def _skip(self, queue: _UserQueue, update: Update) -> None:
+        """Past the bound: not run, and the user is told once per flood."""
         log.info("update %s not run: its sender's queue is full", update.update_id)
         if not queue.told_flood:
             queue.told_flood = True
             await self._tell(update, "flood_skipped")
-        await self._close_rows([update])
 
     async def _drain(self, key: int, queue: _UserQueue) -> None:
         """Run the user's turns in order until none waits."""
         try:
             while queue.waiting and not self._stopping:
                 turn = queue.waiting[0]
+                await asyncio.gather(*turn.written)  # kept in pcai.db before it runs
                 await self._run(turn)
                 queue.waiting.popleft()
                 await self._close_rows([turn.update, *turn.merged])

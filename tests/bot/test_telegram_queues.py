@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from collections.abc import Awaitable
 from typing import Any
@@ -97,6 +98,8 @@ async def test_a_flood_is_merged_and_another_user_is_answered_first(tg: Harness)
     assert len(owner_asked) <= FLOOD_LIMIT + 2  # bounded: the rest were merged
     every_word = "\n".join(owner_asked)
     assert all(f"flood message {n}\n" in every_word + "\n" for n in range(300))  # none lost
+    order = [int(n) for n in re.findall(r"flood message (\d+)", every_word)]
+    assert order == sorted(order)  # and in the order they were sent
     assert OpenTurns(tg.services.state).left() == []  # every one handled
 
 
