@@ -185,18 +185,16 @@ class Agent:
         with clock.step("3 append"):
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
-            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
+            write = partial(
+                self.daily_log.append_user_message, key, stored, message.time, message.message_id
+            )
+            if _cut_short(session, message):  # answered now after a stop cut it: kept once
+                write = partial(self.daily_log.rel_path, message.time)
+            else:
+                session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             # The daily log is written (disk) while the memories are looked up (CPU); the
             # model is asked only once it is written.
-            log_write = asyncio.ensure_future(
-                asyncio.to_thread(
-                    self.daily_log.append_user_message,
-                    key,
-                    stored,
-                    message.time,
-                    message.message_id,
-                )
-            )
+            log_write = asyncio.ensure_future(asyncio.to_thread(write))
         try:
             system = system_prompt(message.time, lang)
             with clock.step("5 adaptive"):
@@ -385,6 +383,13 @@ def _session_notice(kept_as: str) -> str:
     """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
     en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
     return f"{en} ({zh})."
+
+
+def _cut_short(session: Session, message: IncomingMessage) -> bool:
+    """Whether a stop cut ``message``'s turn after it was kept (bot/telegram/queues.py)."""
+    last = session.messages[-1] if session.messages else None
+    same = last is not None and (last.role, last.id) == (ROLE_USER, message.message_id)
+    return bool(message.message_id) and same
 
 
 def _session_id(message: IncomingMessage) -> str | None:

@@ -195,4 +195,8 @@ def test_sigterm_during_a_conversation_loses_nothing(
     session = json.loads((data / "history" / f"telegram_{ALICE}.json").read_text("utf-8"))
     said = [m["content"] for m in session["messages"] if m["role"] == "user"]
     assert "今天先聊到這裡，明天繼續討論旅行計畫" in said
-    assert "對了，記得提醒我帶護照和充電器" in said
+    assert said.count("對了，記得提醒我帶護照和充電器") == 1  # kept once, answered once
+    logs = "".join(
+        p.read_text("utf-8") for p in (data / "users" / f"telegram_{ALICE}").glob("memory/*.md")
+    )
+    assert logs.count("帶護照和充電器") == 1
