@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from agent.deferred import Task, WorkQueue
@@ -185,9 +185,8 @@ class Agent:
         with clock.step("3 append"):
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
-            write = partial(
-                self.daily_log.append_user_message, key, stored, message.time, message.message_id
-            )
+            log_it = self.daily_log.append_user_message
+            write = partial(log_it, key, stored, message.time, message.message_id)
             if _cut_short(session, message):  # answered now after a stop cut it: kept once
                 write = partial(self.daily_log.rel_path, message.time)
             else:
@@ -368,7 +367,9 @@ class Agent:
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
         ]
-        self.access.bump(key, ids, message.time)
+        # Once per conversation: what the bot injects must not keep itself injected.
+        gap = timedelta(minutes=self.history.idle_summary_minutes)
+        self.access.injected(key, ids, message.time, gap)
         if message.in_group:
             return []
         note_short_term(self.short_term, key, message)
