@@ -23,7 +23,7 @@ from functools import partial
 
 from agent.context_fit import ContextFit
 from agent.deferred import Task, WorkQueue
-from agent.errors import LLMContextError, LLMError, log_llm_failure
+from agent.errors import LLMContextError, LLMError, is_disk_full, log_llm_failure
 from agent.group_turn import group_turn
 from agent.llm import LLMClient
 from agent.memory_view import (
@@ -152,9 +152,11 @@ class Agent:
                 log.warning("%s: %s", message.user_key, exc)
                 reply = Reply(self._problem_text(message.user_key, exc), error=True)
                 await self._told(message, exc)  # said in the reply: not again as a notice
-            except Exception:  # a bug or a broken disk: one sentence, the trace in the log
+            except Exception as exc:  # a bug or a broken disk: one sentence, the trace logged
                 log.exception("%s: the pipeline failed", message.user_key)
-                reply = Reply(say("failed", lang), error=True)
+                reply = Reply(
+                    say("disk_full" if is_disk_full(exc) else "failed", lang), error=True
+                )
         # The session and the daily log are written: queue what they leave, then reply.
         await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
@@ -200,18 +202,15 @@ class Agent:
         with clock.step("3 append"):
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
-            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
+            log_it = self.daily_log.append_user_message
+            write = partial(log_it, key, stored, message.time, message.message_id)
+            if _cut_short(session, message):  # answered now after a stop cut it: kept once
+                write = partial(self.daily_log.rel_path, message.time)
+            else:
+                session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             # The daily log is written (disk) while the memories are looked up (CPU); the
             # model is asked only once it is written.
-            log_write = asyncio.ensure_future(
-                asyncio.to_thread(
-                    self.daily_log.append_user_message,
-                    key,
-                    stored,
-                    message.time,
-                    message.message_id,
-                )
-            )
+            log_write = asyncio.ensure_future(asyncio.to_thread(write))
         try:
             with clock.step("5 adaptive"):
                 turns = session.user_turns
@@ -380,3 +379,10 @@ class Agent:
         except UnreadableFileError:  # already in this turn's problems (step 6-7)
             return []
         return [topics_task(selection, known, message.time)]
+
+
+def _cut_short(session: Session, message: IncomingMessage) -> bool:
+    """Whether a stop cut ``message``'s turn after it was kept (bot/telegram/queues.py)."""
+    last = session.messages[-1] if session.messages else None
+    same = last is not None and (last.role, last.id) == (ROLE_USER, message.message_id)
+    return bool(message.message_id) and same

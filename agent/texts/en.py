@@ -11,6 +11,18 @@ TEXTS: dict[str, str] = {
     "stranger": "Sorry, this bot only serves its owner.",
     "text_only": "Text only for now.",
     "error": "Sorry, something went wrong on my side.",
+    # -- turns the bot could not answer at once (bot/telegram/queues.py, errors.py)
+    "flood_skipped": (
+        "You sent many messages at once: I answer your text together, but skipped the other "
+        "messages and commands sent meanwhile; send them again once I have answered."
+    ),
+    "turn_lost": (
+        "I stopped before answering your message of {time} (“{text}”); please send it again."
+    ),
+    "disk_full": (
+        "I could not save your message: the disk of the machine I run on is full. Nothing was "
+        "stored; your message is still here in the chat, so send it again once there is room."
+    ),
     "group_private": (
         "Memories are only used in a private chat with me; please message me directly."
     ),
@@ -141,9 +153,8 @@ TEXTS: dict[str, str] = {
         "then /forget again."
     ),
     "forgot": (
-        "Forgot {entry_id}{also}; where your logs, summaries and this conversation held its text "
-        "they now say {marker}. /undo within {minutes} minutes brings the memory back (the logs "
-        "stay redacted)."
+        "Forgot {entry_id}{also}; where your logs, summaries and this conversation held a copy of "
+        "it they now say {marker}. /undo within {minutes} minutes brings all of it back."
     ),
     "forgot_also_one": " (and {n} earlier version)",
     "forgot_also_many": " (and {n} earlier versions)",
@@ -155,7 +166,7 @@ TEXTS: dict[str, str] = {
         "and the old file kept as {kept_as}"
     ),
     "undo_restored": (
-        "Restored {entry_id}. What was redacted from your logs and summaries stays redacted."
+        "Restored {entry_id}, and its text in your logs, summaries and this conversation."
     ),
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",

@@ -11,6 +11,16 @@ TEXTS: dict[str, str] = {
     "stranger": "抱歉，這個機器人只服務它的主人。",
     "text_only": "目前只看得懂文字訊息。",
     "error": "抱歉，我這邊出了點問題，請再試一次。",
+    # -- turns the bot could not answer at once (bot/telegram/queues.py, errors.py)
+    "flood_skipped": (
+        "你一次傳了很多訊息：文字我會一起回答，其間的其他訊息和指令沒有處理，"
+        "請等我回答後再傳一次。"
+    ),
+    "turn_lost": "我在回答你 {time} 的訊息（「{text}」）之前停止了，請再傳一次。",
+    "disk_full": (
+        "我無法儲存你的訊息：我所在機器的磁碟已滿，什麼都沒有存下；"
+        "訊息仍在聊天中，騰出空間後請再傳一次。"
+    ),
     "group_private": "記憶只在私訊中使用，請私訊我。",
     "no_memories": "還沒有記憶。用 /remember <內容> 新增。",
     "usage_search": "用法：/search <關鍵字>",
@@ -119,14 +129,14 @@ TEXTS: dict[str, str] = {
         "沒有忘記 {entry_id}：{names} 無法讀取（不是 UTF-8），請修正或還原後再 /forget 一次。"
     ),
     "forgot": (
-        "已忘記 {entry_id}{also}，日誌、摘要與對話中的原文已改為 {marker}；"
-        "{minutes} 分鐘內可用 /undo 復原這條記憶（日誌不會還原）。"
+        "已忘記 {entry_id}{also}，日誌、摘要與對話中它的副本已改為 {marker}；"
+        "{minutes} 分鐘內可用 /undo 全部復原。"
     ),
     "forgot_also_one": "（連同 {n} 個較早的版本）",
     "forgot_also_many": "（連同 {n} 個較早的版本）",
     "undo_nothing": "沒有可復原的記憶：/forget 後 {minutes} 分鐘內才能用 /undo 復原。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話並保留舊檔",
-    "undo_restored": "已復原 {entry_id}；日誌與摘要中已移除的原文不會還原。",
+    "undo_restored": "已復原 {entry_id}，以及日誌、摘要與對話中它的原文。",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "已有相近的記憶（{shown}）。要新增，還是取代？",
     "refused_too_long": "太長了，一條記憶最多 {limit} 字。",

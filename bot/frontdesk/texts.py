@@ -88,6 +88,14 @@ def section_label(section: str, lang: str) -> str:
     return SECTION_ZH.get(section, section) if lang == "zh" else section
 
 
+def detect_language(language_code: str | None, text: str = "") -> str:
+    """ "zh" or "en" where the person is not at hand (nothing stored): what the text is
+    written in, else the client's language, else English (bot/frontdesk/language.py)."""
+    from bot.frontdesk.language import client_language, written_language
+
+    return written_language(text) or client_language(language_code) or "en"
+
+
 def help_text(lang: str, commands: tuple[tuple[str, str, str], ...] = COMMANDS) -> str:
     """The command list in the reader's language."""
     lines = [say("help_head", lang)]

@@ -12,6 +12,7 @@ found, in a batch.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -24,11 +25,12 @@ from bot.errors import BackendError
 from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, view_of
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
-from bot.web.importing import IMPORTED, read_file
+from bot.web.importing import IMPORTED, Read, read_file
 from memory.base.guards import mask
-from memory.base.markdown import DEFAULT_SECTION, Entry
+from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
 from memory.errors import EntryNotFoundError
 from memory.write.decisions import ProposalRefusedError
+from memory.write.governance import LIVE
 
 MAX_IMPORT_BYTES = 2_000_000
 MAX_IMPORT_ENTRIES = 500
@@ -229,9 +231,11 @@ class Shaper:
             raise ShapeError("too_large")
         try:
             text = data.decode("utf-8-sig")
-            read = read_file(name, text)
-        except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            raise ShapeError("import_bad") from exc
+            read = _read(name, text)
+        except ShapeError:
+            raise
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise ShapeError("import_bad") from exc  # RecursionError: JSON nested too deep
         entries = read.entries
         proposed: list[str] = []
         refused = [(mask(part), ShapeError("import_skipped")) for part in read.skipped]
@@ -250,3 +254,53 @@ class Shaper:
             for e in entries[MAX_IMPORT_ENTRIES:]
         ]
         return ImportReport(proposed, refused)
+
+
+def _read(name: str, text: str) -> Read:
+    """PCAI's own JSON export checked record by record (all or nothing); another tool's JSON
+    (no ``text`` in a record), plain lines and Markdown read by bot/web/importing.py."""
+    stripped = text.lstrip()
+    if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
+        try:
+            return Read(_entries_of(name, text))
+        except ShapeError as exc:
+            if exc.key != "import_bad_record" or exc.fields.get("field") != "text":
+                raise
+    return read_file(name, text)
+
+
+def _entries_of(name: str, text: str) -> list[Entry]:
+    """The live entries of an exported file: JSON (a list of records) or MEMORY.md."""
+    stripped = text.lstrip()
+    if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
+        data = json.loads(text)
+        records = data.get("memories", []) if isinstance(data, dict) else data
+        if not isinstance(records, list):
+            raise ValueError("not a list of memories")
+        # Every record is checked before anything is proposed: one bad record refuses the
+        # file, so an import is all or nothing (and never a half-import ending in an error).
+        entries = [_record(n, r) for n, r in enumerate(records, start=1)]
+    else:
+        entries = list(parse_memory(text).entries)
+    return [e for e in entries if e.status in LIVE]
+
+
+_TEXT_FIELDS = ("summary", "memory_class", "scope", "canonical_topic", "section", "status")
+
+
+def _record(n: int, r: object) -> Entry:
+    """Record ``n`` of a JSON export as an entry; a :class:`ShapeError` naming what is wrong."""
+    if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
+        raise ShapeError("import_bad_record", n=n, field="text")
+    for name in _TEXT_FIELDS:
+        if name in r and not isinstance(r[name], str):
+            raise ShapeError("import_bad_record", n=n, field=name)
+    if "is_core" in r and not isinstance(r["is_core"], bool):
+        raise ShapeError("import_bad_record", n=n, field="is_core")
+    weight = r.get("user_weight", 5)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 10:
+        raise ShapeError("import_bad_record", n=n, field="user_weight")
+    if "id" in r and not isinstance(r["id"], str | int):
+        raise ShapeError("import_bad_record", n=n, field="id")
+    known = {k: r[k] for k in (*IMPORTED, "section", "status") if k in r}
+    return Entry(id=str(r.get("id", "")), text=str(r["text"]), **known)

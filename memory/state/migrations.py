@@ -23,6 +23,7 @@ from typing import Any
 
 from memory.base.db import connect
 from memory.errors import StateSchemaError, StateTooNewError
+from memory.state.turns import m006_open_turns
 
 log = logging.getLogger(__name__)
 
@@ -271,7 +272,14 @@ def m005_deferred_work(conn: Any) -> None:
     _run(conn, _DEFERRED_WORK)
 
 
-# -- 6: each person's language (bot/frontdesk/language.py) --------------------------------
+def m007_initdata_spent(conn: Any) -> None:
+    """``web_initdata_spent``: a Mini App initData logs in once (bot/web/logins.py)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS web_initdata_spent (hash TEXT PRIMARY KEY, expires_ts REAL)"
+    )
+
+
+# -- 8: each person's language (bot/frontdesk/language.py) --------------------------------
 _USER_LANGUAGE = (
     """CREATE TABLE IF NOT EXISTS user_language (
     user_key TEXT PRIMARY KEY,
@@ -281,7 +289,7 @@ _USER_LANGUAGE = (
 )
 
 
-def m006_user_language(conn: Any) -> None:
+def m008_user_language(conn: Any) -> None:
     """``user_language``: the language a person chose (/lang, the page) or last wrote in."""
     _run(conn, _USER_LANGUAGE)
 
@@ -292,7 +300,9 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m003_fading_notices", m003_fading_notices),
     Migration("m004_memory_page", m004_memory_page),
     Migration("m005_deferred_work", m005_deferred_work),
-    Migration("m006_user_language", m006_user_language),
+    Migration("m006_open_turns", m006_open_turns),
+    Migration("m007_initdata_spent", m007_initdata_spent),
+    Migration("m008_user_language", m008_user_language),
 )
 
 

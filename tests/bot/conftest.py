@@ -19,6 +19,7 @@ from bot.app import Services, build_agent
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
+from memory.state.turns import OpenTurns
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama
 
@@ -87,7 +88,9 @@ async def make_harness(
     if model is not None:
         build_agent(services, OllamaChat(model.url, settings.chat_model, timeout=10))
     api = RecordingRequest()
-    app = build_application(settings, backend_for(services), request=api)
+    app = build_application(
+        settings, backend_for(services), request=api, turns=OpenTurns(services.state)
+    )
     await app.initialize()
     return Harness(app, api, Updates(), services, model)
 
