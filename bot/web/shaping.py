@@ -262,10 +262,13 @@ def _read(name: str, text: str) -> Read:
     stripped = text.lstrip()
     if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
         try:
-            return Read(_entries_of(name, text))
-        except ShapeError as exc:
-            if exc.key != "import_bad_record" or exc.fields.get("field") != "text":
+            strict = Read(_entries_of(name, text))
+        except ShapeError as exc:  # record 1 has no text: another tool's shape, not ours
+            if exc.key != "import_bad_record" or exc.fields.get("n") != 1:
                 raise
+        else:
+            if strict.entries:
+                return strict
     return read_file(name, text)
 
 

@@ -281,16 +281,13 @@ def m007_initdata_spent(conn: Any) -> None:
 
 # -- 8: each person's language (bot/frontdesk/language.py) --------------------------------
 _USER_LANGUAGE = (
-    """CREATE TABLE IF NOT EXISTS user_language (
-    user_key TEXT PRIMARY KEY,
-    lang TEXT NOT NULL,
-    chosen INTEGER NOT NULL DEFAULT 0
-)""",
+    "CREATE TABLE IF NOT EXISTS user_language "
+    "(user_key TEXT PRIMARY KEY, lang TEXT NOT NULL, chosen INTEGER NOT NULL DEFAULT 0)",
 )
 
 
-def m008_user_language(conn: Any) -> None:
-    """``user_language``: the language a person chose (/lang, the page) or last wrote in."""
+def m008_user_language(conn: Any) -> None:  # the language chosen (/lang, the page) or written
+    """``user_language``: each person's one language."""
     _run(conn, _USER_LANGUAGE)
 
 
