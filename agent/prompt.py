@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from agent.framing import frame_history, frame_tokens, neutralise
 from agent.llm import ChatMessage
 from agent.selection import FALLBACK, Selection
 from agent.types import InjectedMemory
@@ -24,7 +25,6 @@ from memory.base.tokens import TokenCounter
 from memory.index.text import count_cjk
 
 MEMORY_OPEN, MEMORY_CLOSE = "<user_memory_data>", "</user_memory_data>"
-_DELIMITER = re.compile(r"<\s*/?\s*user_memory_data\s*>", re.IGNORECASE)
 _LATIN_WORD = re.compile(r"[A-Za-z]+")
 # A 100 KB message is kept whole in the session and the log, but the model sees its start.
 MAX_USER_TOKENS = 8000
@@ -85,11 +85,6 @@ def detect_language(text: str, hint: str = "") -> str:
     return "zh" if count_cjk(text) >= max(1, len(_LATIN_WORD.findall(text))) else "en"
 
 
-def neutralise(text: str) -> str:
-    """Stop a memory's text from opening or closing the data block."""
-    return _DELIMITER.sub("[user_memory_data]", text)
-
-
 def memory_block(lines: Sequence[str], *, fallback: bool = False) -> str:
     """The memory block: delimiters, the preface, then one rendered line per memory."""
     if not lines:
@@ -131,8 +126,8 @@ def build_messages(
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
     if memory:
         messages.append({"role": "system", "content": memory})
-    messages.extend(dict(m) for m in history)
-    messages.append({"role": "user", "content": user_text})
+    messages.extend(frame_history(history))  # stored text: no delimiter, no control token
+    messages.append({"role": "user", "content": neutralise(user_text)})
     return messages
 
 
@@ -157,7 +152,7 @@ def turn_messages(
     last, once, as the user wrote it.
     """
     window = history_window(session[:-1], history)
-    window = fit_note(window, counter, note_limit(history))
+    window = fit_note(window, counter, note_limit(history) - frame_tokens(counter))
     return build_messages(
         system=system,
         memory=selection_block(selection),

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import ToolArgumentError
+from agent.framing import neutralise_value
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.textcalls import normalise_arguments, with_text_calls
 
@@ -201,7 +202,7 @@ def tool_message(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "role": "tool",
         "tool_name": name,
-        "content": json.dumps(result, ensure_ascii=False, default=str),
+        "content": json.dumps(neutralise_value(result), ensure_ascii=False, default=str),
     }
 
 
