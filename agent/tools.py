@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -220,10 +220,15 @@ async def run_tool_loop(
     """
     convo = [dict(m) for m in messages]
     known = {*tools.handlers, *NOT_TOOLS}
+
+    def shown() -> Iterator[str]:
+        """What the model was shown: a call written there is a quote, never run."""
+        return (str(m.get("content") or "") for m in convo)
+
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
         # A call written as text (small models) is run like a real one and never shown raw.
-        resp = with_text_calls(await llm.chat(convo, offered), known)
+        resp = with_text_calls(await llm.chat(convo, offered), known, shown)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
         convo.append(resp.as_message())
