@@ -59,6 +59,8 @@ def phrases() -> Iterator[tuple[str, str]]:
         n = next(i)
         q, value = c.QUOTES[n % 6], KEYS[n % 3]
         yield f"{owner}{word}{sep}{q[0]}{value}{q[1]}{c.AFTER[n % 10]}", value
+    for form, value in itertools.product(c.REVERSED, VALUES):
+        yield form.format(v=value), value
     for lead, number, sep in itertools.product(
         ("", "card ", "my card is ", "卡號 ", "Kartennummer: "), CARDS, CARD_SEPS
     ):

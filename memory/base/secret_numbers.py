@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from itertools import accumulate
 
 _GROUP_SEP = r"[ .\-/_\u00a0\u2009\u202f\u3000\u2010-\u2015]"
 # Groups of digits joined by at most three separator characters; digits and separators are
 # disjoint classes, so each character is read once.
 _RUN = re.compile(rf"(?<!\d)\d+(?:{_GROUP_SEP}{{1,3}}\d+)*")
 _GROUPS = re.compile(rf"(\d+)({_GROUP_SEP}{{0,3}})")
-_AMEX = ((4, 6, 5), (4, 6, 4))
-_AMEX_PREFIXES = {a[:n] for a in _AMEX for n in range(1, 4)}
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 
 # Taiwan: letter -> two-digit area code used by the check digit.
@@ -87,46 +86,70 @@ def card_ok(digits: str) -> bool:
     return 13 <= len(digits) <= 19 and len(set(digits)) > 1 and luhn_valid(digits)
 
 
-def _card_in(groups: list[tuple[str, str, int, int]], i: int) -> int:
-    """The last group of the card that starts at group ``i``, or -1.
+class _Run:
+    """One run of grouped digits, with prefix sums that give any window's Luhn sum at once."""
 
-    The groups are of one size (the last may be shorter) or Amex's 4-6-5 / 4-6-4, with one
-    separator throughout: a date and a time ("2026.11.22 10.30") are not a card. At most
-    seven groups are read from ``i``, so a long run costs a constant per group.
-    """
-    first, sep = groups[i][0], groups[i][1]
-    size = len(first)
-    if 13 <= size <= 19:
-        return i if card_ok(first) else -1
-    if size < 3:
-        return -1
-    best, digits = -1, ""
-    sizes: tuple[int, ...] = ()
-    for j in range(i, min(len(groups), i + 7)):
-        group, after = groups[j][0], groups[j][1]
-        sizes = (*sizes, len(group))
-        amex = sizes in _AMEX_PREFIXES
-        if not (amex or len(group) <= size) or len(digits) + len(group) > 19:
-            break
-        digits += group
-        if len(digits) >= 13 and card_ok(digits):
-            best = j
-        if after != sep or (len(group) != size and not amex):
-            break  # the separator changes, or a short last group ends the card
-    return best
+    def __init__(self, text: str) -> None:
+        found = [(m[1], m[2], m.start(1), m.end(1)) for m in _GROUPS.finditer(text)]
+        self.groups = [(len(g), sep, a, b) for g, sep, a, b in found]
+        digits = "".join(g for g, *_ in found)
+        if not digits.isascii():  # full-width digits
+            digits = "".join(str(int(c)) for c in digits)
+        self.digits = digits
+        self.at = [0, *accumulate(len(g) for g, *_ in found)]  # digit offset of each group
+        plain = list(map(int, digits))
+        doubled = list(map(int, digits.translate(_DOUBLED)))
+        even, odd = plain[:], doubled[:]  # Luhn terms when the window ends at an odd / even
+        even[1::2], odd[1::2] = doubled[1::2], plain[1::2]  # offset: doubled every other
+        self.even, self.odd = [0, *accumulate(even)], [0, *accumulate(odd)]
+
+    def card(self, a: int, b: int) -> bool:
+        """Whether digits ``a:b`` (13-19 of them, not all alike) pass Luhn."""
+        if not 13 <= b - a <= 19 or self.digits.count(self.digits[a], a, b) == b - a:
+            return False
+        sums = self.odd if b % 2 == 0 else self.even
+        return (sums[b] - sums[a]) % 10 == 0
+
+    def card_from(self, i: int) -> int:
+        """The last group of the card that starts at group ``i``, or -1.
+
+        The groups are of one size (the last may be shorter) or Amex's 4-6-5 / 4-6-4, with
+        one separator throughout: a date and a time ("2026.11.22 10.30") are not a card. At
+        most seven groups are read from ``i``, so a long run costs a constant per group.
+        """
+        groups, at = self.groups, self.at
+        size, sep = groups[i][0], groups[i][1]
+        if 13 <= size <= 19:
+            return i if self.card(at[i], at[i + 1]) else -1
+        if size < 3:
+            return -1
+        if size == 4 and i + 2 < len(groups) and groups[i + 1][0] == 6:  # Amex 4-6-5
+            fits = groups[i + 1][1] == sep and groups[i + 2][0] in (4, 5)
+            return i + 2 if fits and self.card(at[i], at[i + 3]) else -1
+        best, j = -1, i
+        while j + 1 < len(groups) and groups[j][1] == sep:
+            length = groups[j + 1][0]
+            if length > size or at[j + 2] - at[i] > 19:
+                break
+            j += 1
+            if self.card(at[i], at[j + 1]):
+                best = j
+            if length < size:
+                break  # a short last group ends the card
+        return best
 
 
 def card_numbers(text: str) -> Iterator[tuple[int, int]]:
     """The spans of the card numbers in ``text`` (Luhn-valid, whole or evenly grouped)."""
-    for run in _RUN.finditer(text):
-        groups = [(m[1], m[2], m.start(1), m.end(1)) for m in _GROUPS.finditer(run[0])]
+    for match in _RUN.finditer(text):
+        run = _Run(match[0])
         i = 0
-        while i < len(groups):
-            last = _card_in(groups, i)
+        while i < len(run.groups):
+            last = run.card_from(i)
             if last < 0:
                 i += 1
                 continue
-            yield run.start() + groups[i][2], run.start() + groups[last][3]
+            yield match.start() + run.groups[i][2], match.start() + run.groups[last][3]
             i = last + 1
 
 

@@ -57,6 +57,18 @@ _ALL = sorted({w for words in KEYWORDS.values() for w in words}, key=len, revers
 KEYWORD = re2.compile(("(?i)(?:" + "|".join(_alternative(w) for w in _ALL) + ")").encode())
 
 _SPACE = re.compile(r"\s{0,6}")
+_DIGIT = re.compile(r"\d")
+_WORD_GOES_ON = re.compile(r"[A-Za-z0-9_]")
+_ONLY_SEPARATORS = re.compile(rf"[\s{re.escape(SEPARATOR_SYMBOLS)}\"'“”「」]{{0,8}}")
+# "hunter22 is my password", "1234 ist meine PIN", "hunter22是我的密碼": the value said first.
+_BEFORE = re.compile(
+    r"(?<![!-~])(?P<value>[!-~]{4,40})(?:\s{1,3}(?:is|was|=|ist|war|est|était|es|era|è|é|are)"
+    r"\s{1,3}(?:(?:my|the|our|your|his|her|their|mein|meine|mon|ma|mi|el|la|il|le|minha|meu|o|a"
+    r"|mijn|het|de)\s{1,3})?(?:[^\s]{1,16}\s{1,2})?"
+    r"|\s{0,2}(?:是|為|为|就是)\s{0,2}(?:我的|我們的|我们的|你的|他的|她的|的)?"
+    r"\s{0,2}(?:[^\s]{1,8}\s{0,2})?)\Z",
+    re.IGNORECASE,
+)
 _CLOSER = re.compile(r"[\"'\]\)’”]{1,2}")
 _TAIL = re.compile(r"[A-Za-z0-9_]{1,20}")
 _SEPARATOR = re.compile(
@@ -244,12 +256,21 @@ def _judge(
     return "password" if _looks_like_password(value) else None
 
 
-def _phrase(text: str, start: int, end: int) -> tuple[SecretKind, int, int] | None:
-    """The secret after the keyword at ``text[start:end]``, if one follows it."""
-    word = _norm(text[start:end])
-    kind = KIND_OF.get(word)
-    if kind is None:
+def _said_before(text: str, start: int) -> tuple[SecretKind, int, int] | None:
+    """A password-like value said before its keyword ("hunter22 is my password"), if any."""
+    lo = max(0, start - 72)
+    if not _DIGIT.search(text, lo, start):
+        return None  # the value holds a digit: no digit before, nothing to look for
+    m = _BEFORE.search(text, lo, start)
+    if m is None or not _looks_like_password(m["value"].rstrip(_TRAILING)):
         return None
+    return "password", m.start("value"), m.start("value") + len(m["value"].rstrip(_TRAILING))
+
+
+def _phrase(
+    text: str, start: int, end: int, word: str, kind: SecretKind
+) -> tuple[SecretKind, int, int] | None:
+    """The secret after keyword ``word`` (of ``kind``) at ``text[start:end]``, if one follows."""
     latin = not _is_cjk(text[start])
     glued = latin and start > 0 and text[start - 1].isalpha()
     pos = end
@@ -287,10 +308,29 @@ def _phrase(text: str, start: int, end: int) -> tuple[SecretKind, int, int] | No
 
 
 def phrase_secrets(text: str) -> Iterator[tuple[SecretKind, int, int]]:
-    """Every secret said after a keyword in ``text``: (kind, start, end) of its value."""
-    for start, end in keyword_spans(text):
-        if (found := _phrase(text, start, end)) is not None:
+    """Every secret said with a keyword in ``text``: (kind, start, end) of its value."""
+    spans = keyword_spans(text)
+    here = next(spans, None)
+    while here is not None:
+        after = next(spans, None)
+        start, end = here
+        # A keyword right before the next one ("pin pin", "密碼：密碼 x") has that one as its
+        # value, never a secret: skipping it keeps runs of keywords cheap.
+        value_is_keyword = (
+            after is not None
+            and _ONLY_SEPARATORS.fullmatch(text, end, after[0]) is not None
+            and not _WORD_GOES_ON.match(text, after[1])  # "password password123" is a value
+        )
+        word = _norm(text[start:end])
+        kind = KIND_OF.get(word)
+        if kind is None:
+            here = after
+            continue
+        if not value_is_keyword and (found := _phrase(text, start, end, word, kind)):
             yield found
+        if kind in ("password", "pin_code") and (before := _said_before(text, start)):
+            yield before  # "hunter22 is my password"
+        here = after
 
 
 def keyword_spans(text: str) -> Iterator[tuple[int, int]]:

@@ -85,6 +85,14 @@ BARE = (" ", "  ", "\u3000")
 QUOTES = (("", ""), ('"', '"'), ("'", "'"), ("“", "”"), ("「", "」"), ("`", "`"))
 AFTER = ("", ".", ",", "!", " thanks", " ok?", "，謝謝", "。", " (don't tell)", "\n")
 
+# The value said first.
+REVERSED = (
+    "{v} is my password", "{v} is the wifi password", "{v} was my old PIN", "{v} = password",
+    "{v} ist mein Passwort", "{v} est mon mot de passe", "{v} es mi contraseña",
+    "{v} è la mia password", "{v} é a minha senha", "{v} is mijn wachtwoord", "{v}是我的密碼",
+    "{v} 是 wifi 密碼",
+)  # fmt: skip
+
 # Sentences about secrets that hold none: nothing may be masked.
 ORDINARY = (
     "I need to reset my password tomorrow",

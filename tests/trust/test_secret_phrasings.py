@@ -119,6 +119,13 @@ def test_an_api_key_after_its_name_is_masked(word: str, sep: str, key: str) -> N
     assert key not in mask(f"{word}{sep}{key}")
 
 
+@settings(max_examples=100, deadline=None)
+@given(form=st.sampled_from(c.REVERSED), value=passwords(), after=st.sampled_from(c.AFTER))
+def test_a_password_said_before_its_keyword_is_masked(form: str, value: str, after: str) -> None:
+    text = form.format(v=value) + after
+    assert not _survives(text, value), mask(text)
+
+
 @st.composite
 def card_numbers(draw: st.DrawFn) -> str:
     """A Luhn-valid 16-digit number (the check digit computed here, independently)."""
