@@ -29,6 +29,7 @@ from memory.base.secret_words import (
     SEPARATOR_SYMBOLS,
     SEPARATOR_WORDS,
     SEPARATOR_WORDS_ZH,
+    WEAK_KEYWORDS,
     SecretKind,
 )
 
@@ -84,6 +85,10 @@ _NETWORK = re.compile(
     r"(?![A-Za-z])",
     re.IGNORECASE,
 )
+_NUMBER_WORD = re.compile(
+    r"\s{0,2}(?:number|num|no\.?|nr\.?|nummer|numéro|numero|número|號碼|号码|號|号)(?![A-Za-z])",
+    re.IGNORECASE,
+)
 _PAREN = re.compile(r"\s{0,2}\([^()\n]{1,40}\)")
 _QUALIFIER_WORD = re.compile(r"\s{1,3}[^\s:：=＝,，。;；!?！？]{1,30}")
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
@@ -92,7 +97,12 @@ _TOKEN = re.compile(r"[^\s\"“”«»「」『』，。,；;？！、]{1,128}")
 _DIGIT_RUN = re.compile(r"\d(?:[ .\-/\u00a0\u3000]?\d){0,40}(?![A-Za-z\d])")
 _DIGIT_GROUPS = re.compile(r"(?:[ \u00a0\u3000]\d{1,8}){1,16}(?![A-Za-z\d])")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
-_DATE_LIKE = re.compile(r"^\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?$|^\d{1,2}:\d{2}$")
+_DATE_LIKE = re.compile(
+    r"^\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?$|^\d{1,2}:\d{2}$"
+    r"|^\d+(?:[.,]\d+)?(?:ghz|mhz|mbps|gbps|gb|mb|kb|ms|%)$"  # a measure: "wifi: 2.4GHz"
+    r"|^\d{1,3}(?:\.\d{1,3}){3}$",  # an address: "the router is 192.168.1.1"
+    re.IGNORECASE,
+)
 _TRAILING = ".,!?;:)]}>'\"’”。！？"
 _NO_GROUPING = str.maketrans("", "", " .-/\u00a0\u3000")
 _NUMERIC_KINDS = frozenset(
@@ -251,6 +261,9 @@ def _judge(
             return "api_key"
         if not has_digit:
             return None  # "the secret is out": a key word and an ordinary word
+    if word in WEAK_KEYWORDS:  # "wifi: hunter22", not "the wifi is down"
+        strong = strength == 2 or quoted
+        return "password" if strong and _looks_like_password(value) else None
     if strength == 2 or quoted:
         return "password" if not _talk(value) else None
     return "password" if _looks_like_password(value) else None
@@ -283,6 +296,8 @@ def _phrase(
         return None  # "spin", "ping", "mdpx": a short keyword inside a word
     if network := _NETWORK.match(text, pos):
         pos = network.end()
+    elif number := _NUMBER_WORD.match(text, pos):
+        pos = number.end()  # "bank account number", "credit card no."
     strength = 0
     if possessive := _POSSESSIVE.match(text, pos):
         pos, strength = possessive.end(), 2  # "the password's x"

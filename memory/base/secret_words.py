@@ -36,6 +36,9 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
         "router key", "recovery key", "recovery code", "backup code", "unlock code",
         "door code", "gate code", "alarm code", "lock code", "safe code", "access code",
         "login code", "master key", "security key",
+        "pass code", "pswd", "psw", "pword",
+        # weak: a value only with a separator and a digit (see WEAK_KEYWORDS)
+        "pass", "wifi", "wi fi", "wlan", "login", "log in", "sign in", "bank", "router",
         # de / fr / es / it / pt / nl
         "passwort", "kennwort", "zugangscode", "wlan schlüssel", "wlan schluessel",
         "netzwerkschlüssel", "sicherheitsschlüssel", "türcode",
@@ -88,22 +91,28 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
         "護照號碼", "护照号码",
     ),
     "card_number": (
-        "card number", "card no", "credit card", "debit card", "kartennummer",
+        "card number", "card no.", "card no", "credit card", "debit card", "kartennummer",
         "kreditkartennummer", "numéro de carte", "número de tarjeta", "numero de tarjeta",
         "numero di carta", "número do cartão", "numero do cartao", "kaartnummer",
         "卡號", "卡号", "信用卡號", "信用卡号",
     ),
     "bank_account": (
-        "bank account", "account number", "account no", "acct no", "iban", "routing number",
+        "bank account", "account number", "account no.", "account no", "acct no.", "acct no",
+        "iban", "routing number",
         "sort code", "kontonummer", "numéro de compte", "número de cuenta", "numero de cuenta",
         "numero di conto", "número da conta", "numero da conta", "rekeningnummer",
         "銀行帳號", "银行账号", "銀行賬號", "帳戶號碼", "账户号码", "戶頭", "户头",
     ),
 }  # fmt: skip
 
+# Words that name a secret only sometimes ("wifi: hunter22", but "the wifi is down",
+# "bank 2024 statement"): their value must follow a separator and hold a digit. As
+# :func:`memory.base.secret_phrases` keys them: lower case, no spaces.
+WEAK_KEYWORDS = frozenset({"pass", "wifi", "wlan", "login", "signin", "bank", "router"})
+
 # What joins a keyword to its value. A symbol (":", "=>", "->", "是") says plainly that a
 # value follows; a verb ("is", "was", "ist", "est") does too, a filler word only with one of them.
-SEPARATOR_SYMBOLS = ":：=＝<>→⇒➜➔~|–—-"
+SEPARATOR_SYMBOLS = ":：=＝<>→⇒➜➔~|–—-#"
 SEPARATOR_WORDS_ZH = (
     "是", "為", "为", "係", "改成", "改為", "改为", "換成", "换成", "設成", "設為", "设为",
     "设成", "變成", "变成", "就是", "都是", "還是", "还是", "叫做", "叫", "は", "が",

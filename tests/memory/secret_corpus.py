@@ -23,6 +23,7 @@ PASSWORD_WORDS = (
     "password", "parola d'ordine", "chiave wifi", "codice di accesso",
     "senha", "palavra-passe", "chave wifi", "código de acesso",
     "wachtwoord", "Wachtwoord", "wifi-sleutel", "toegangscode",
+    "wifi", "WiFi", "bank login", "login", "pass", "pswd",
 )  # fmt: skip
 PASSWORD_WORDS_ZH = (
     "密碼",
@@ -37,7 +38,7 @@ PASSWORD_WORDS_ZH = (
 PIN_WORDS = (
     "PIN", "pin", "Pin", "PIN code", "pin number", "bank PIN", "card PIN", "PIN-Code",
     "Geheimzahl", "code PIN", "code confidentiel", "código PIN", "PIN", "codice PIN",
-    "pincode", "verification code", "one-time code", "OTP", "2FA code",
+    "pincode", "verification code", "one-time code", "OTP", "2FA code", "PIN #",
     "Bestätigungscode", "code de vérification", "código de verificación",
 )  # fmt: skip
 PIN_WORDS_ZH = ("PIN碼", "PIN 碼", "驗證碼", "验证码", "提款密碼", "支付密码", "認證碼")
@@ -132,4 +133,13 @@ ORDINARY = (
     "the password manager is great",
     "my card number ends in 1234",
     "a spinning wheel of 1234 colours",
+    "the wifi is down again",
+    "the bank is closed on Sunday",
+    "my bank is HSBC",
+    "the login 2024 report is ready",
+    "I will pass the exam",
+    "my boarding pass is in my bag",
+    "the router is 192.168.1.1",
+    "wifi: 2.4GHz and 5GHz",
+    "passport photos cost 300 NT",
 )
