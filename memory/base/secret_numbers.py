@@ -1,11 +1,12 @@
 """Numbers that are secrets by their checksum: cards in any grouping, IBANs, national ids.
 
-A card number is found without a keyword when its digits pass Luhn: written whole or in
-groups of one size (``4111 1111 1111 1111``, ``4111.1111.1111.1111``, ``4111-1111-...``,
-Amex's 4-6-5), one separator (or a short run of them, ``4111 - 1111``) between groups. A run
-of grouped digits is read once from its start and each group starts at most a few windows,
-so the search is linear in the text; dates and phone numbers, whose groups differ in size or
-separator, are left alone.
+A card number is found without a keyword when its 13-19 digits pass Luhn: written whole or
+in any grouping of up to eight groups (``4111 1111 1111 1111``, ``4111.1111.1111.1111``,
+``4111-1111-...``, Amex's 4-6-5), with one separator (or a short run of them,
+``4111 - 1111``) between groups.
+A run of grouped digits is read once from its start, each group starts windows of at most 19
+digits, and prefix sums give each window's Luhn sum at once, so the search is linear in the
+text; a date and a time, whose separators differ, are left alone.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ _GROUP_SEP = r"[ .\-/_\u00a0\u2009\u202f\u3000\u2010-\u2015]"
 # disjoint classes, so each character is read once.
 _RUN = re.compile(rf"(?<!\d)\d+(?:{_GROUP_SEP}{{1,3}}\d+)*")
 _GROUPS = re.compile(rf"(\d+)({_GROUP_SEP}{{0,3}})")
+_MAX_GROUPS = 8  # a card is written in at most this many groups
 _IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
 
 # Taiwan: letter -> two-digit area code used by the check digit.
@@ -102,6 +104,11 @@ class _Run:
         even, odd = plain[:], doubled[:]  # Luhn terms when the window ends at an odd / even
         even[1::2], odd[1::2] = doubled[1::2], plain[1::2]  # offset: doubled every other
         self.even, self.odd = [0, *accumulate(even)], [0, *accumulate(odd)]
+        # The last group each one reaches with a single separator throughout.
+        self.same_sep_to = list(range(len(found)))
+        for k in range(len(found) - 2, -1, -1):
+            same = found[k][1] == found[k + 1][1]
+            self.same_sep_to[k] = self.same_sep_to[k + 1] if same else k + 1
 
     def card(self, a: int, b: int) -> bool:
         """Whether digits ``a:b`` (13-19 of them, not all alike) pass Luhn."""
@@ -111,31 +118,21 @@ class _Run:
         return (sums[b] - sums[a]) % 10 == 0
 
     def card_from(self, i: int) -> int:
-        """The last group of the card that starts at group ``i``, or -1.
+        """The last group of the longest card that starts at group ``i``, or -1.
 
-        The groups are of one size (the last may be shorter) or Amex's 4-6-5 / 4-6-4, with
-        one separator throughout: a date and a time ("2026.11.22 10.30") are not a card. At
-        most seven groups are read from ``i``, so a long run costs a constant per group.
+        Any grouping ("4111 1111 1111 1111", "3782 822463 10005", "4111 11111111 1111"),
+        with one separator throughout: a date and a time ("2026.11.22 10.30") are not a
+        card. At most 19 digits are read from ``i``, so a long run costs a constant per group.
         """
-        groups, at = self.groups, self.at
-        size, sep = groups[i][0], groups[i][1]
-        if 13 <= size <= 19:
-            return i if self.card(at[i], at[i + 1]) else -1
-        if size < 3:
-            return -1
-        if size == 4 and i + 2 < len(groups) and groups[i + 1][0] == 6:  # Amex 4-6-5
-            fits = groups[i + 1][1] == sep and groups[i + 2][0] in (4, 5)
-            return i + 2 if fits and self.card(at[i], at[i + 3]) else -1
+        at = self.at
+        last = min(self.same_sep_to[i], i + _MAX_GROUPS - 1)
+        if at[last + 1] - at[i] < 13:
+            return -1  # too few digits within reach: most starts end here, at once
         best, j = -1, i
-        while j + 1 < len(groups) and groups[j][1] == sep:
-            length = groups[j + 1][0]
-            if length > size or at[j + 2] - at[i] > 19:
-                break
-            j += 1
-            if self.card(at[i], at[j + 1]):
+        while j <= last and at[j + 1] - at[i] <= 19:
+            if at[j + 1] - at[i] >= 13 and self.card(at[i], at[j + 1]):
                 best = j
-            if length < size:
-                break  # a short last group ends the card
+            j += 1
         return best
 
 
