@@ -104,6 +104,8 @@ _DATE_LIKE = re.compile(
     re.IGNORECASE,
 )
 _TRAILING = ".,!?;:)]}>'\"’”。！？"
+# After a verb, a word like these is talk: "is printed", "is expiring", "is easily guessed".
+_PLAIN_WORD = re.compile(r"^[a-z]+(?:ed|ing|ly|able|ible|ful|less)$")
 _NO_GROUPING = str.maketrans("", "", " .-/\u00a0\u3000")
 _NUMERIC_KINDS = frozenset(
     {"pin_code", "card_security_code", "card_number", "national_id", "bank_account"}
@@ -122,20 +124,23 @@ def _skip_space(text: str, pos: int) -> int:
 
 
 def _separators(text: str, pos: int) -> tuple[int, int]:
-    """Where the separator tokens after ``pos`` end, and 2 (a symbol or verb), 1 (fillers) or 0."""
+    """Where the separator tokens after ``pos`` end, and how plainly they say a value follows.
+
+    3: a symbol (":", "=>", "是"); 2: a verb ("is", "lautet"); 1: fillers only ("now"); 0: none.
+    """
     strength = 0
     for _ in range(4):
         m = _SEPARATOR.match(text, pos)
         if m is None:
             break
         if m.lastgroup != "word":
-            pos, strength = m.end(), 2
+            pos, strength = m.end(), 3
             continue
         if m.start("word") == pos and pos > 0 and text[pos - 1].isalnum():
             break  # a word glued to the one before is no separator
         lower = m["word"].lower()
         if lower in SEPARATOR_WORDS:
-            pos, strength = m.end(), 2
+            pos, strength = m.end(), max(strength, 2)
         elif lower in FILLER_WORDS:
             pos, strength = m.end(), max(strength, 1)
         else:
@@ -147,7 +152,7 @@ def _qualified(text: str, pos: int) -> tuple[int, int]:
     """Separators after a short qualifier ("for gmail", "(work)"); (pos, 0) when there is none."""
     if m := _PAREN.match(text, pos):
         end, strength = _separators(text, m.end())
-        if strength == 2:
+        if strength >= 2:
             return end, strength
     first = _QUALIFIER_WORD.match(text, pos)
     if first is None or first[0].strip().lower() not in QUALIFIERS:
@@ -159,7 +164,7 @@ def _qualified(text: str, pos: int) -> tuple[int, int]:
             break
         at = word.end()
         end, strength = _separators(text, at)
-        if strength == 2:
+        if strength >= 2:
             return end, strength
     return pos, 0
 
@@ -254,6 +259,8 @@ def _judge(
         found = _numeric(kind, word, value)
         if found is not None or kind not in ("pin_code", "card_security_code"):
             return found
+        # "PIN: ab12cd" is one; "the PIN is printed on the letter" is talk.
+        return "password" if _looks_like_password(value) else None
     if kind == "api_key":
         has_digit = any(c.isdigit() for c in value)
         random = has_digit and any(c.isalpha() for c in value)
@@ -262,9 +269,11 @@ def _judge(
         if not has_digit:
             return None  # "the secret is out": a key word and an ordinary word
     if word in WEAK_KEYWORDS:  # "wifi: hunter22", not "the wifi is down"
-        strong = strength == 2 or quoted
+        strong = strength >= 2 or quoted
         return "password" if strong and _looks_like_password(value) else None
-    if strength == 2 or quoted:
+    if strength == 2 and not quoted and _PLAIN_WORD.match(value):
+        return None  # "the password is printed on the router": a verb, then a plain word
+    if strength >= 2 or quoted:
         return "password" if not _talk(value) else None
     return "password" if _looks_like_password(value) else None
 

@@ -147,7 +147,11 @@ NOT_A_VALUE = _words(
     compromised blank default only just usually probably maybe really where which who how why
     when if whether like as because since until with without from by about is was are were be
     been will would should could can cannot must has have had do does did it he she they we
-    you i me him them us locked lost working broken
+    you i me him them us locked lost working broken case digits characters letters numbers
+    one two three four five six seven eight nine ten eleven twelve ein eins zwei drei vier fünf
+    sechs sieben acht neun zehn deux trois quatre cinq sept huit neuf dix uno dos tres cuatro
+    cinco seis siete ocho nueve diez due tre quattro cinque sei sette otto nove dieci dois três
+    quatro sete oito dez een twee drie vijf zes zeven negen tien
     falsch richtig zu sehr nicht kein keine leer abgelaufen geändert vergessen sicher unsicher
     stark schwach lang kurz der die das ein eine mein meine dein deine noch schon auch immer
     neu alt gleich geheim was wie wo unbekannt erforderlich nötig ist war

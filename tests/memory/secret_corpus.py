@@ -142,4 +142,10 @@ ORDINARY = (
     "the router is 192.168.1.1",
     "wifi: 2.4GHz and 5GHz",
     "passport photos cost 300 NT",
+    "The password is case sensitive",
+    "The PIN is four digits",
+    "the PIN is printed on the letter",
+    "the password is printed on the router",
+    "the password is easily guessed",
+    "Your password is expiring soon",
 )
