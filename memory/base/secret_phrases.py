@@ -70,6 +70,7 @@ _BEFORE = re.compile(
     r"\s{0,2}(?:[^\s]{1,8}\s{0,2})?)\Z",
     re.IGNORECASE,
 )
+_CLOSING_CHARS = "\"'])’”"
 _CLOSER = re.compile(r"[\"'\]\)’”]{1,2}")
 _TAIL = re.compile(r"[A-Za-z0-9_]{1,20}")
 _SEPARATOR = re.compile(
@@ -303,15 +304,19 @@ def _phrase(
         pos, glued = tail.end(), True
     if glued and len(word) <= 4:
         return None  # "spin", "ping", "mdpx": a short keyword inside a word
-    if network := _NETWORK.match(text, pos):
-        pos = network.end()
-    elif number := _NUMBER_WORD.match(text, pos):
-        pos = number.end()  # "bank account number", "credit card no."
+    following = text[pos : pos + 1]  # what may follow is told by its first character: cheap
+    if following.isspace() or following in "號号":
+        if network := _NETWORK.match(text, pos):
+            pos = network.end()
+        elif number := _NUMBER_WORD.match(text, pos):
+            pos = number.end()  # "bank account number", "credit card no."
+        following = text[pos : pos + 1]
     strength = 0
-    if possessive := _POSSESSIVE.match(text, pos):
-        pos, strength = possessive.end(), 2  # "the password's x"
-    elif closer := _CLOSER.match(text, pos):
-        pos = closer.end()  # "password": "x" and ['password'] = 'x'
+    if following and following in _CLOSING_CHARS:
+        if possessive := _POSSESSIVE.match(text, pos):
+            pos, strength = possessive.end(), 2  # "the password's x"
+        elif closer := _CLOSER.match(text, pos):
+            pos = closer.end()  # "password": "x" and ['password'] = 'x'
     pos, found = _separators(text, pos)
     strength = max(strength, found)
     if strength < 2:
@@ -342,6 +347,7 @@ def phrase_secrets(text: str) -> Iterator[tuple[SecretKind, int, int]]:
         # value, never a secret: skipping it keeps runs of keywords cheap.
         value_is_keyword = (
             after is not None
+            and after[0] - end <= 8
             and _ONLY_SEPARATORS.fullmatch(text, end, after[0]) is not None
             and not _WORD_GOES_ON.match(text, after[1])  # "password password123" is a value
         )
