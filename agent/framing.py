@@ -50,7 +50,14 @@ _LOOKALIKE = {
     **dict.fromkeys("∕⁄⧸", "/"),
 }
 # Only a text holding one of these can hold a token: everything else is returned as it is.
-_MAYBE = re.compile("[<\\[" + "".join(k for k, v in _LOOKALIKE.items() if v in "<[") + "＜﹤［]")
+_MAYBE = re.compile(
+    "[<\\[" + "".join(k for k, v in _LOOKALIKE.items() if v in "<[") + "＜﹤［]"
+    "|&(?:lt|#0{0,4}60|#x0{0,4}3c);",
+    re.IGNORECASE,
+)
+# "&lt;/user_memory_data&gt;": what a reader of HTML sees as brackets.
+_ENTITY = re.compile(r"&(?:lt|gt|#0{0,4}6[02]|#x0{0,4}3[ce]);", re.IGNORECASE)
+_CLOSING_ENTITY = re.compile(r"&(?:gt|#0{0,4}62|#x0{0,4}3e);", re.IGNORECASE)
 # Every run is bounded (at most three spaces, a separator of up to three characters), so no
 # two optional runs can trade characters: the search is linear in the text.
 _S = r"\s{0,3}"
@@ -71,19 +78,27 @@ _NAME = re.compile(r"[^\s<>|\[\]]+")
 _CLOSING = re.compile(r"[<\[\s|]{0,8}/")
 
 
-def _skeleton(text: str) -> tuple[str, list[int]]:
-    """``text`` as it reads (invisibles dropped, look-alikes folded), and where each char was."""
+def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` as it reads (invisibles dropped, look-alikes and ``&lt;`` folded), and where
+    each of its characters starts and ends in ``text``."""
     out: list[str] = []
-    where: list[int] = []
-    for i, ch in enumerate(text):
-        if ch in _INVISIBLE:
+    starts: list[int] = []
+    ends: list[int] = []
+    i = 0
+    while i < len(text):
+        ch, size = text[i], 1
+        if ch == "&" and (entity := _ENTITY.match(text, i)):
+            ch, size = (">" if _CLOSING_ENTITY.match(entity[0]) else "<"), len(entity[0])
+        elif ch in _INVISIBLE:
+            i += 1
             continue
-        if not ch.isascii():
+        elif not ch.isascii():
             ch = _LOOKALIKE.get(ch) or unicodedata.normalize("NFKC", ch)
         out.append(ch)
-        where.extend([i] * len(ch))
-    where.append(len(text))
-    return "".join(out), where
+        starts.extend([i] * len(ch))
+        ends.extend([i + size] * len(ch))
+        i += size
+    return "".join(out), starts, ends
 
 
 def _plain(token: str) -> str:
@@ -97,11 +112,11 @@ def neutralise(text: str) -> str:
     """``text`` with every data-block delimiter and chat-template control token made plain."""
     if not _MAYBE.search(text):
         return text
-    skeleton, where = _skeleton(text)
+    skeleton, starts, ends = _skeleton(text)
     parts: list[str] = []
     at = 0
     for m in _TOKEN.finditer(skeleton):
-        start, end = where[m.start()], where[m.end() - 1] + 1
+        start, end = starts[m.start()], ends[m.end() - 1]
         parts += [text[at:start], _plain(m[0])]
         at = end
     if not parts:
