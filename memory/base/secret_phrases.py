@@ -59,7 +59,7 @@ KEYWORD = re2.compile(("(?i)(?:" + "|".join(_alternative(w) for w in _ALL) + ")"
 
 _SPACE = re.compile(r"\s{0,6}")
 _DIGIT = re.compile(r"\d")
-_WORD_GOES_ON = re.compile(r"[A-Za-z0-9_]")
+_WORD_GOES_ON = re.compile(r"\S")
 _ONLY_SEPARATORS = re.compile(rf"[\s{re.escape(SEPARATOR_SYMBOLS)}\"'“”「」]{{0,8}}")
 # "hunter22 is my password", "1234 ist meine PIN", "hunter22是我的密碼": the value said first.
 _BEFORE = re.compile(
@@ -76,7 +76,7 @@ _TAIL = re.compile(r"[A-Za-z0-9_]{1,20}")
 _SEPARATOR = re.compile(
     rf"\s{{0,6}}(?:(?P<symbol>[{re.escape(SEPARATOR_SYMBOLS)}]{{1,3}})"
     rf"|(?P<zh>{'|'.join(sorted(SEPARATOR_WORDS_ZH, key=len, reverse=True))})"
-    r"|(?P<word>[^\W\d_]{1,12}(?:['’][^\W\d_]{1,3})?))"
+    r"|(?P<word>[^\W\d_]{1,12}(?:['’][^\W\d_]{1,3})?)(?!\w))"  # a whole word: not "be8+x"
 )
 _POSSESSIVE = re.compile(r"['’]s(?![A-Za-z])")
 # "clave wifi", "contraseña del wifi", "Passwort vom WLAN": the network named after the keyword.
@@ -349,7 +349,8 @@ def phrase_secrets(text: str) -> Iterator[tuple[SecretKind, int, int]]:
             after is not None
             and after[0] - end <= 8
             and _ONLY_SEPARATORS.fullmatch(text, end, after[0]) is not None
-            and not _WORD_GOES_ON.match(text, after[1])  # "password password123" is a value
+            # ...a whole word: in "password password123" or "pw: pW+000" it starts the value
+            and not _WORD_GOES_ON.match(text, after[1])
         )
         word = _norm(text[start:end])
         kind = KIND_OF.get(word)
