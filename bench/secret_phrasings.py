@@ -2,15 +2,17 @@
 
 Walks every keyword x separator (x owner) of ``tests/memory/secret_corpus.py`` with values,
 quotes and endings taken in turn, masks each phrase and counts the phrases whose value
-survived; then the ordinary sentences, counting those that were changed. Run:
-``.venv/bin/python bench/secret_phrasings.py [--show N]``; the last line is
-``secret phrasings: masked X/Y (P%), ordinary sentences changed A/B``.
+survived; then the ordinary sentences, counting those that were changed; with ``--chat``,
+also the lines of the LoCoMo conversations (real chat, nothing to mask) it changes. Run:
+``.venv/bin/python bench/secret_phrasings.py [--show N] [--chat locomo10.json]``; the last
+line is ``secret phrasings: masked X/Y (P%), ordinary sentences changed A/B``.
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import re
 import sys
 from collections.abc import Iterator
@@ -67,6 +69,16 @@ def phrases() -> Iterator[tuple[str, str]]:
         yield f"{lead}{_card(number, sep)} exp 12/27", _card(number, sep)
 
 
+def _chat_lines(path: Path) -> list[str]:
+    """Every line said in the LoCoMo conversations (ordinary chat: nothing should be masked)."""
+    lines = []
+    for conversation in json.loads(path.read_text(encoding="utf-8")):
+        for key, turns in conversation["conversation"].items():
+            if key.startswith("session_") and isinstance(turns, list):
+                lines += [t["text"] for t in turns if "text" in t]
+    return lines
+
+
 def survived(phrase: str, value: str) -> bool:
     """Whether ``value`` (or, for digits, the same digits in any grouping) is still there."""
     masked = mask(phrase)
@@ -80,7 +92,16 @@ def main() -> None:
     """Print the misses (up to ``--show``) and the coverage line."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--show", type=int, default=20, help="misses to print")
+    parser.add_argument(
+        "--chat", type=Path, help="locomo10.json: also count its chat lines the guard changes"
+    )
     args = parser.parse_args()
+    if args.chat:
+        lines = _chat_lines(args.chat)
+        touched = [line for line in lines if mask(line) != line]
+        for line in touched[: args.show]:
+            print(f"chat line changed: {line!r} -> {mask(line)!r}")
+        print(f"chat lines changed: {len(touched)}/{len(lines)}")
     corpus = list(phrases())
     misses = [p for p, v in corpus if survived(p, v)]
     for phrase in misses[: args.show]:
