@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
@@ -155,7 +155,10 @@ class MemoryView:
         parsed = self.parsed(user_key)
         l0 = list(parsed.core)
         l1 = scope_layer(parsed.scoped, f"{text}\n{recent}", self.budget, {c.id for c in l0})
-        l2 = self._search_layer(user_key, text, parsed, now, shown, lines) if search else []
+        l2: list[Candidate] = []
+        found: tuple[str, ...] = ()
+        if search:
+            l2, found = self._search_layer(user_key, text, parsed, now, shown, lines)
         if summary_tokens is not None:
             l2 = fit_summaries(l2, text[:MAX_QUERY_CHARS], self.counter, summary_tokens)
         short = (
@@ -163,7 +166,8 @@ class MemoryView:
             if (self.short_term is not None)
             else []
         )
-        return select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
+        chosen = select([l0, l1, l2, short], self.budget, self.counter, parsed.fallback)
+        return replace(chosen, found_sections=found)
 
     @property
     def text_hits_wanted(self) -> int:
@@ -179,7 +183,8 @@ class MemoryView:
         now: datetime,
         shown: Callable[[Chunk], bool] | None = None,
         lines: Sequence[str] = (),
-    ) -> list[Candidate]:
+    ) -> tuple[list[Candidate], tuple[str, ...]]:
+        """The L2 hits after section gating, and the best memory's section before it."""
         query = text[:MAX_QUERY_CHARS]
         limit = self.budget.l2_max
         try:
@@ -206,9 +211,12 @@ class MemoryView:
                 hits = fuse(hits, other, k, self.conversation)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
-            return []
+            return [], ()
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
-        return gate_sections(cands, frozenset(allowed) if allowed else None, limit)
+        # What the message is about, by its own search: the best memory's section before
+        # gating (one a turn; weaker hits of other sections would blur the window).
+        found = next(((c.section,) for c in cands[:limit] if c.section), ())
+        return gate_sections(cands, frozenset(allowed) if allowed else None, limit), found
 
     def _mixed(
         self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]

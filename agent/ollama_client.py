@@ -21,7 +21,7 @@ from agent.llm import (
     ToolCall,
 )
 from memory.errors import EmbedderUnavailableError
-from memory.index.embedders import Vector, normalise
+from memory.index.embedders import Vector, normalise, query_part
 
 OLLAMA_DOWN = "Ollama is not reachable at {host}: start it with `ollama serve`"
 
@@ -82,8 +82,8 @@ class OllamaEmbedder:
         return normalise(rows)
 
     def embed_query(self, text: str) -> Vector:
-        """Embed a search query."""
-        return self._embed([text])[0]
+        """Embed a search query (its :func:`query_part`: a long message costs a short one's)."""
+        return self._embed([query_part(text)])[0]
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed documents in batches."""

@@ -18,7 +18,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from functools import partial
 
 from agent.deferred import Task, WorkQueue
@@ -368,7 +368,9 @@ class Agent:
         ids = [
             s.candidate.id for s in selection.items if s.candidate.source.startswith("MEMORY.md §")
         ]
-        self.access.bump(key, ids, message.time)
+        # Once per conversation: what the bot injects must not keep itself injected.
+        gap = timedelta(minutes=self.history.idle_summary_minutes)
+        self.access.injected(key, ids, message.time, gap)
         if message.in_group:
             return []
         note_short_term(self.short_term, key, message)

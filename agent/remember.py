@@ -15,6 +15,7 @@ import re
 
 from agent.tools import NOT_TOOLS, ToolBox
 from agent.turn_tools import TurnTools
+from memory.base.edges import strip_tail_words
 
 log = logging.getLogger(__name__)
 MEMORY_TOOLS = frozenset({"memory_save", "memory_search", "memory_archaeology"})
@@ -44,11 +45,10 @@ _NOT_A_FACT = re.compile(
 _QUESTION = re.compile(
     r"(?:[?？]|[嗎吗呢])\s*$|什麼|什么|哪裡|哪里|哪一|哪個|哪个|誰|谁|多少|怎麼|怎么|為什麼|为什么"
 )
-_TAIL = re.compile(
-    r"[\s，,。.!！~～?？]*(?:(?:謝謝|谢谢|謝啦|谢啦|thanks|thank you|please|好嗎|好吗|喔|哦|唷)"
-    r"[\s，,。.!！~～?？]*)*$",
-    re.IGNORECASE,
-)
+# Politeness and punctuation at the end of a request, stripped in one pass from the end.
+_TAIL_WORDS: tuple[str, ...] = ("謝謝", "谢谢", "謝啦", "谢啦", "好嗎", "好吗", "喔", "哦", "唷")
+_TAIL_WORDS += ("thanks", "thank you", "please")
+_TAIL_PUNCT = "，,。.!！~～?？"
 
 _CLAIM = re.compile(
     r"(?:已經?|已)(?:幫你|帮你|為你|为你|替你)?(?:記住|记住|記下|记下|儲存|储存|保存|存下|存好"
@@ -103,7 +103,7 @@ def remember_request(text: str) -> str | None:
     rest = m.group("rest").strip()
     if _NOT_A_FACT.match(rest) or (_QUESTION.search(rest) and not asked):
         return None
-    rest = _TAIL.sub("", rest).strip()
+    rest = strip_tail_words(rest, _TAIL_WORDS, _TAIL_PUNCT).strip()
     return rest or None
 
 

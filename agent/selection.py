@@ -87,6 +87,9 @@ class Selection:
     """The memory block's contents, in prompt order, and its total cost."""
 
     items: tuple[Selected, ...] = ()
+    # The section of the best memory the turn's search found before section gating narrowed
+    # it: what the section window records, so gating cannot feed itself.
+    found_sections: tuple[str, ...] = ()
 
     @property
     def tokens(self) -> int:

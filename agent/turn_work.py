@@ -55,12 +55,14 @@ def compaction_task(
 
 
 def topics_task(selection: Selection, known: Sequence[str], now: datetime) -> Task:
-    """The topic index's record of a turn: the sections it looked up (L1/L2, not L0)."""
-    sections = [
-        s.candidate.section
-        for s in selection.items
-        if s.candidate.section and s.candidate.layer in (L1, L2)
-    ]
+    """The topic index's record of a turn: the sections the message is about.
+
+    Those of the scope memories it named (L1) and those its search found before section
+    gating narrowed it (:attr:`Selection.found_sections`), never the sections gating let into
+    the prompt: a dominant section would record itself and stay dominant (issue 24).
+    """
+    sections = [s.candidate.section for s in selection.items if s.candidate.layer == L1]
+    sections = [s for s in (*sections, *selection.found_sections) if s]
     # Masked as the topic index writes them: a row of pcai.db holds no secret either.
     payload = {
         "sections": [mask(s) for s in sections],

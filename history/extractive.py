@@ -10,6 +10,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from memory.base.edges import end_before
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])\s*|\n+|(?<=[.])\s+(?=[A-Z0-9\u4e00-\u9fff])")
 _EN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_+#.-]*[A-Za-z0-9+#]|[A-Za-z]{2,}")
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -51,7 +53,7 @@ DECISION = re.compile(
 )
 TODO = re.compile(
     r"TODO|待辦|下一步|待測|要做|記得|明天|之後要|需要|提醒|必須|務必|別忘|"
-    r"(?:週|周|星期)[一二三四五六日天]前|\d+\s*月\s*\d+\s*[日號]前|月底前|下班前|"
+    r"(?:週|周|星期)[一二三四五六日天]前|(?<!\d)\d+\s*月\s*\d+\s*[日號]前|月底前|下班前|"
     r"\bto-?do\b|\bnext step\b|\bneed to\b|\bmust\b|\bremind\b|\bfollow up\b|\btomorrow\b|"
     r"\bhave to\b|\bshould\b|\bremember to\b|\bdon'?t forget\b|"
     r"\b(?:will|'ll)\s+(?:handle|take care of|set up|write|send|prepare|follow up)\b|"
@@ -97,6 +99,7 @@ _LIST_LINE = re.compile(r"^\s*(?:[-*•]|\d+[.)、])\s+")
 # Clause ends: Chinese commas and semicolons; English ones only before a space (not 1,200).
 _CLAUSE_SPLIT = re.compile(r"(?<=[，；;])|(?<=[,:：])(?=\s)")
 _MIN_CLAUSE_CHARS = 5
+_MAX_CARRY = 200
 # Words that open a clause without adding to it ("so", "另外", "第二，"): cut to save room.
 _LEAD = re.compile(
     r"^(?:(?:so|and|but|also|then|or|plus)\b[\s,]*|(?:然後|另外|還有|所以|而且|並且|不過)[，,\s]*"
@@ -132,7 +135,10 @@ def clauses(sentence: str) -> list[str]:
     for part in _CLAUSE_SPLIT.split(sentence):
         part = carry + part
         bare = part.strip().rstrip("，,；;")
-        if len("".join(bare.split())) < _MIN_CLAUSE_CHARS or bare.endswith((":", "：")):
+        short = len("".join(bare.split())) < _MIN_CLAUSE_CHARS or bare.endswith((":", "："))
+        # A carry past _MAX_CARRY is a clause of its own: 100,000 commas (or "a: " labels)
+        # would otherwise grow one carry and re-read it at every part, n^2.
+        if short and len(carry) < _MAX_CARRY:
             carry = part
             continue
         carry = ""
@@ -222,19 +228,29 @@ def is_chitchat(text: str) -> bool:
     return short and bool(_CHITCHAT_TOPICS.search(stripped)) and not DECISION.search(stripped)
 
 
-def _cjk_terms(run: str) -> list[str]:
-    terms: list[str] = []
-    segment = ""
-    for ch in run + "的":  # the sentinel flushes the last segment
-        if ch in _CJK_STOP_CHARS:
-            if 2 <= len(segment) <= 4:
-                terms.append(segment)
-            elif len(segment) > 4:
-                terms.extend(segment[i : i + 2] for i in range(0, len(segment) - 1, 2))
-            segment = ""
-        else:
-            segment += ch
-    return [t for t in terms if t not in _CJK_STOPWORDS]
+def _cjk_terms(run: str) -> list[tuple[int, str]]:
+    """The terms of a CJK run with the offset where each first appears in it."""
+    terms: list[tuple[int, str]] = []
+    seen: dict[str, int] = {}
+    start = 0
+    for end, ch in enumerate(run + "的"):  # the sentinel flushes the last segment
+        if ch not in _CJK_STOP_CHARS:
+            continue
+        segment = run[start:end]
+        if 2 <= len(segment) <= 4:
+            terms.append((start, segment))
+        elif len(segment) > 4:
+            terms.extend((start + i, segment[i : i + 2]) for i in range(0, len(segment) - 1, 2))
+        start = end + 1
+    # Each term at its first occurrence in the run (run.find(term)), found in one pass over
+    # the run's 2-4 character windows instead of one scan of the run per term (n^2).
+    wanted = {t for _, t in terms}
+    for i in range(len(run) - 1):
+        for size in (2, 3, 4):
+            window = run[i : i + size]
+            if window in wanted:
+                seen.setdefault(window, i)
+    return [(seen[t], t) for _, t in terms if t not in _CJK_STOPWORDS]
 
 
 def terms(text: str) -> list[str]:
@@ -245,8 +261,7 @@ def terms(text: str) -> list[str]:
         if len(word) >= 3 and word.lower() not in _EN_STOPWORDS:
             found.append((m.start(), word))
     for m in _CJK_RUN.finditer(text):
-        for term in _cjk_terms(m.group(0)):
-            found.append((m.start() + m.group(0).find(term), term))
+        found.extend((m.start() + offset, term) for offset, term in _cjk_terms(m.group(0)))
     return [t for _, t in sorted(found)]
 
 
@@ -275,8 +290,11 @@ def numbers(text: str) -> list[str]:
     """Numbers (with their units) that are not part of a date."""
     spans = [m.span() for m in _DATE.finditer(text)]
     out = []
+    at = 0  # both lists run left to right: one walk, not every span per number (n^2)
     for m in _NUMBER.finditer(text):
-        if any(a <= m.start() < b for a, b in spans):
+        while at < len(spans) and spans[at][1] <= m.start():
+            at += 1
+        if at < len(spans) and spans[at][0] <= m.start():
             continue
         value = m.group(0).strip()
         if value and any(c.isdigit() for c in value):
@@ -290,8 +308,8 @@ def names(text: str) -> list[str]:
     days = {d.lower() for d in dates(text)}
     for m in _NAME.finditer(text):
         start = m.start()
-        before = text[:start].rstrip()
-        opens_sentence = not before or before[-1] in ".!?。！？\n"
+        end = end_before(text, start)  # not text[:start].rstrip(): that is once per name
+        opens_sentence = not end or text[end - 1] in ".!?。！？\n"
         word = m.group(0)
         if word.lower() in days or (
             word.isascii() and (opens_sentence or word.lower() in _EN_STOPWORDS)

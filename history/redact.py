@@ -33,7 +33,7 @@ from memory.base.logs import format_record, parse_log
 
 MIN_TEXT_CHARS = 4  # shorter texts and sentences ("OK.") are too common to look for
 LONG_ASCII, LONG_CJK = 8, 3  # a distinctive word this long touches a unit on its own
-_CLIPPED = re.compile(r"([\w'-]{3,})…")
+_CLIPPED = re.compile(r"(?<![\w'-])([\w'-]{3,})…")  # from the run's start: linear
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 _HAN_STOPS = re.compile("[" + "".join(sorted(ex._CJK_STOP_CHARS)) + "]")
 

@@ -56,9 +56,13 @@ KIND_IDLE = SummaryKind.IDLE
 FIELDS = ("Goal", "Decision", "Todo", "Facts")
 _SEP = " | "
 _EMPTY = "-"
-_FIELD_LINE = re.compile(r"^\s*[-*]?\s*\**(Goal|Decision|Todo|Facts)\**\s*[:：]\s*(.*)$", re.I)
+# No two optional runs side by side ("\s*[-*]?\s*" splits a blank line n^2 ways), and the
+# leading runs are possessive (*+): what follows a run of blanks never starts with a blank.
+_FIELD_LINE = re.compile(
+    r"^\s*+(?:[-*]\s*+)?\**+(Goal|Decision|Todo|Facts)\**\s*[:：]\s*(.*)$", re.I
+)
 _KEYWORD_LINE = re.compile(
-    r"^\s*[-*]?\s*\**(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
+    r"^\s*+(?:[-*]\s*+)?\**+(?:關鍵字|關鍵詞|关键词|keywords?)\**\s*[:：]\s*\**(.*)$", re.I
 )
 _KEYWORD_SPLIT = re.compile(r"[,，、;；/|]+|\s{2,}")
 
@@ -155,7 +159,7 @@ def parse_structured(text: str) -> dict[str, str] | None:
     """Read the four fields from an LLM answer (lines or ``|``-separated); None if absent."""
     found: dict[str, str] = {}
     for line in text.replace(_SEP, "\n").splitlines():
-        m = _FIELD_LINE.match(line)
+        m = None if not line or line.isspace() else _FIELD_LINE.match(line)
         if m:
             found[m.group(1).capitalize()] = m.group(2).strip().strip("*").strip()
     return found if len(found) >= 2 else None

@@ -25,9 +25,7 @@ from memory.write.governance import LIVE
 from memory.write.lifecycle import entry_health, is_core
 
 _TODO_SPLIT = re.compile(r"[；;]\s*")
-_COMPACTION_TODO = re.compile(
-    r"(?:待辦|todos?)\**\s*[:：]\**\s*(.+?)(?:$|\n|；\s*(?=\S+[:：]))", re.I
-)
+_TODO_HEAD = re.compile(r"(?:待辦|todos?)\**\s*[:：]\**\s*", re.I)
 _EMPTY = {"", "-", "—", "無", "无", "none", "n/a"}
 
 
@@ -66,6 +64,30 @@ class Briefing:
         return not (self.reminders or self.todos or self.short_term or self.fading)
 
 
+def _compaction_todos(content: str) -> list[str]:
+    """What follows each "待辦:" / "todo:" in a compaction note, up to the line's end or a "；"
+    before the next "label:" field.
+
+    Read piece by piece (a lazy ``(.+?)`` that looks ahead at each "；" is quadratic).
+    """
+    hits: list[str] = []
+    pos = 0
+    while m := _TODO_HEAD.search(content, pos):
+        line_end = content.find("\n", m.end())
+        line = content[m.end() : len(content) if line_end < 0 else line_end]
+        pieces = line.split("；")
+        kept = [pieces[0]]
+        for piece in pieces[1:]:
+            head = piece.split(None, 1)[:1]
+            if head and any(c in ":：" for c in head[0][1:]):  # the next field begins
+                break
+            kept.append(piece)
+        hit = "；".join(kept)
+        hits.append(hit)
+        pos = m.end() + len(hit) + 1
+    return hits
+
+
 def todos_from(messages: Sequence[Message], since: datetime, limit: int = 5) -> list[str]:
     """Open todos of messages since ``since``, newest first, each once."""
     found: list[str] = []
@@ -74,9 +96,7 @@ def todos_from(messages: Sequence[Message], since: datetime, limit: int = 5) -> 
             continue
         items: Iterable[str] = ()
         if m.kind == KIND_COMPACTION:
-            items = (
-                t for hit in _COMPACTION_TODO.findall(m.content) for t in _TODO_SPLIT.split(hit)
-            )
+            items = (t for hit in _compaction_todos(m.content) for t in _TODO_SPLIT.split(hit))
         elif m.summary:
             fields = parse_structured(m.summary) or {}
             items = _TODO_SPLIT.split(fields.get("Todo", ""))

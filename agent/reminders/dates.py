@@ -13,6 +13,7 @@ from datetime import date, timedelta
 
 from agent.reminders import lexicon as lx
 from agent.reminders.recurrence import MONTHS_EN, YEARLY, Recurrence
+from memory.base.edges import strip_edges
 
 OFFER_HOUR = 9  # the day-before reminder rings at 09:00 in the user's zone
 
@@ -28,10 +29,12 @@ _DATES = (
     re.compile(rf"\b(?P<mon>{lx.MON})\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\b", re.I),
 )
 _CLAUSE = re.compile(r"[。！？!?；;\n]|[,，](?=\s*\S)")
-_LABEL_EDGE = re.compile(
-    r"^(?:(?:and|but)\s+)+|[\s:：,，、-]+$|\s+(?:is|was|falls|on|is on)\s*$|[是為为在於于的]+$",
-    re.IGNORECASE,
-)
+# A label's edges: leading "and"/"but", trailing punctuation, verbs and particles. Trimmed from
+# the ends by code (memory.base.edges), not by "[...]+$" searches, which backtrack over runs.
+_LABEL_LEAD = re.compile(r"(?:(?:and|but)\s+)+", re.IGNORECASE)
+_LABEL_PUNCT = ":：,，、-"
+_LABEL_VERBS = ("is", "was", "falls", "on")  # "is on" goes in two passes
+_LABEL_PARTICLES = "是為为在於于的"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +60,9 @@ def _eve(month: int, day: int) -> tuple[int, int]:
 
 def _month_day(m: re.Match[str]) -> tuple[int, int] | None:
     g = m.groupdict()
-    month = lx.MONTHS_EN[g["mon"].lower()[:3]] if g.get("mon") else lx.integer(g["mo"])
-    day = lx.integer(g["d"])
-    try:
+    try:  # "十十月" reads as no number (ValueError), like "2月30日" as no date
+        month = lx.MONTHS_EN[g["mon"].lower()[:3]] if g.get("mon") else lx.integer(g["mo"])
+        day = lx.integer(g["d"])
         date(2024, month, day)
     except ValueError:
         return None
@@ -70,7 +73,12 @@ def _label(clause: str, span: tuple[int, int]) -> str:
     text = (clause[: span[0]] + " " + clause[span[1] :]).strip()
     text = " ".join(text.split())
     for _ in range(3):
-        text = _LABEL_EDGE.sub("", text).strip()
+        lead = _LABEL_LEAD.match(text)
+        text = strip_edges(text[lead.end() if lead else 0 :], "", _LABEL_PUNCT)
+        words = text.rsplit(" ", 1)
+        if len(words) == 2 and words[1].lower() in _LABEL_VERBS:
+            text = words[0]
+        text = text.rstrip(_LABEL_PARTICLES).strip()
     return text
 
 

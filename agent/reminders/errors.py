@@ -48,6 +48,11 @@ def parse_error(code: str, **values: object) -> ParseError:
             "That names two different times; give one.",
             "時間的說法互相衝突，請只給一個時間。",
         ),
+        "bad_number": ("{what} is not a number I can read.", "{what} 不是我看得懂的數字。"),
+        "too_far": (
+            "That is too far ahead: a reminder can be at most 100 years away.",
+            "時間太遠了：提醒最多只能設在 100 年內。",
+        ),
         "too_long": (
             "That reminder is too long (at most 500 characters).",
             "提醒內容太長了（最多 500 字）。",

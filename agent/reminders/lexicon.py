@@ -17,7 +17,10 @@ _EN_NUMBERS |= {"twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "nine
 
 
 def number(raw: str) -> float:
-    """Read ``12``, ``1.5``, ``十二``, ``二十三``, ``兩``, ``半``, ``an``, ``half an``."""
+    """Read ``12``, ``1.5``, ``十二``, ``二十三``, ``兩``, ``半``, ``an``, ``half an``.
+
+    :class:`ValueError` for a run of numerals that is no number ("十十", "百百").
+    """
     raw = raw.strip().lower()
     if re.fullmatch(r"\d+(?:\.\d+)?", raw):
         return float(raw)
@@ -25,6 +28,13 @@ def number(raw: str) -> float:
         return 0.5
     if raw in _EN_NUMBERS:
         return float(_EN_NUMBERS[raw])
+    try:
+        return float(_chinese(raw))
+    except KeyError:
+        raise ValueError(f"not a number: {raw!r}") from None
+
+
+def _chinese(raw: str) -> int:
     total = 0
     if "百" in raw:
         head, _, raw = raw.partition("百")
@@ -39,7 +49,7 @@ def number(raw: str) -> float:
         for d in digits:
             value = value * 10 + d
         total += value
-    return float(total)
+    return total
 
 
 def integer(raw: str) -> int:
@@ -77,6 +87,7 @@ MON = (
     r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)"
 )
 _ORD = r"(?:st|nd|rd|th)?"
+_CN_RUN = "零一二兩两三四五六七八九十百"
 _AFTER = r"(?:之後|之后|以後|以后|後|后)"
 _ZH_UNIT = r"(?P<unit>分鐘|分钟|分|小時|小时|鐘頭|钟头|個鐘|天|週|周|星期|禮拜)"
 _EN_N = (
@@ -136,10 +147,10 @@ def _c(*patterns: str) -> tuple[re.Pattern[str], ...]:
 
 
 RELATIVE = _c(
-    rf"(?<![點点:\d])(?P<n>\d+(?:\.\d+)?|[零一二兩两三四五六七八九十百]+|半)\s*(?:個|个)?"
-    rf"\s*(?P<half>半)?\s*{_ZH_UNIT}\s*(?P<half2>半)?\s*(?:鐘|钟)?\s*{_AFTER}",
-    rf"(?:過|过)\s*(?P<n>\d+(?:\.\d+)?|[零一二兩两三四五六七八九十百]+|半)\s*(?:個|个)?"
-    rf"\s*(?P<half>半)?\s*{_ZH_UNIT}\s*(?P<half2>半)?",
+    rf"(?<![點点:\d{_CN_RUN}])(?P<n>\d+(?:\.\d+)?|[{_CN_RUN}]+|半)\s*(?:(?:個|个)\s*)?"
+    rf"(?:(?P<half>半)\s*)?{_ZH_UNIT}\s*(?:(?P<half2>半)\s*)?(?:(?:鐘|钟)\s*)?{_AFTER}",
+    rf"(?:過|过)\s*(?P<n>\d+(?:\.\d+)?|[{_CN_RUN}]+|半)\s*(?:(?:個|个)\s*)?"
+    rf"(?:(?P<half>半)\s*)?{_ZH_UNIT}(?:\s*(?P<half2>半))?",
     rf"\b(?:in|after)\s+{_EN_N}\s*{_EN_UNIT}(?P<half>\s+and\s+a\s+half)?\b(?:\s+from\s+now)?",
     rf"\b{_EN_N}\s*{_EN_UNIT}(?P<half>\s+and\s+a\s+half)?\s+from\s+now\b",
 )
@@ -169,7 +180,7 @@ DATE = _c(
 DAY = _c(
     r"大後天|大后天|後天|后天|明天|明日|明早|明晚|今天|今日|今早|今晚|今夜",
     rf"(?P<next>下)(?:個|个)?\s*{_WEEK_ZH}\s*(?P<wd>{_WD_ZH_CLASS})",
-    rf"(?:這|这|本)?(?:個|个)?\s*{_WEEK_ZH}\s*(?P<wd>{_WD_ZH_CLASS})",
+    rf"(?:(?:這|这|本|這個|这个|本個|本个|個|个)\s*)?{_WEEK_ZH}\s*(?P<wd>{_WD_ZH_CLASS})",
     r"\b(?:the\s+)?day\s+after\s+tomorrow\b",
     r"\b(?:tomorrow|tmrw?|today|tonight)\b",
     r"\bthis\s+(?P<period>morning|afternoon|evening)\b",
@@ -208,7 +219,7 @@ FILLER = re.compile(
     r"|\b(?:please\s+)?remind\s+me(?:\s+(?:to|that|about|of))?\b",
     re.IGNORECASE,
 )
-EDGE = re.compile(r"^[\s,，.。:：;；!！、\-–—]+|[\s,，.。:：;；!！、\-–—]+$")
+EDGE = ",，.。:：;；!！、-–—"  # stripped from both ends of the text (with whitespace)
 LEAD_WORDS = re.compile(r"^(?:(?:to|that|about|and)\s+|[的要在])", re.IGNORECASE)
 _CJK = r"[\u2e80-\u9fff\u3000-\u303f\uff00-\uffef]"
 CJK_GAP = re.compile(rf"(?<={_CJK})\s+(?={_CJK})")

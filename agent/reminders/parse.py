@@ -28,10 +28,15 @@ from agent.reminders import lexicon as lx
 from agent.reminders.errors import parse_error as _error
 from agent.reminders.recurrence import DAILY, MONTHLY, WEEKLY, YEARLY, Recurrence, at_wall
 from agent.reminders.texts import understood_en, understood_zh
+from memory.base.edges import strip_edges
 
 PERIOD_DEFAULT = {"dawn": 6, "morning": 9, "noon": 12, "afternoon": 15, "evening": 20}
 DEFAULT_HOUR = 9
 MAX_TEXT = 500
+# The time parser reads at most this much of a phrase (whitespace runs counted as one): a
+# longer one cannot leave a text of MAX_TEXT, and the patterns never see more than this.
+MAX_PHRASE = MAX_TEXT + 100
+MAX_AHEAD = timedelta(days=36525)  # 100 years: beyond, dates overflow before they matter
 _STARTING = re.compile(r"^(?:開始|开始|起|starting|from)\s*", re.IGNORECASE)
 
 
@@ -95,6 +100,8 @@ def _read(kind: str, m: re.Match[str], found: _Found) -> None:
     if kind == "relative":
         n = lx.number(g["n"]) + (0.5 if g.get("half") or g.get("half2") else 0.0)
         unit = g["unit"].lower()
+        if n > MAX_AHEAD.total_seconds() / 60:  # "in 99999999999 minutes": no datetime holds it
+            raise _error("too_far")
         if unit[0] in "天dw週周星禮" and unit not in ("min", "mins"):
             found.rel_days = round(n * (7 if unit[0] in "w週周星禮" else 1))
         else:
@@ -159,7 +166,10 @@ def find_parts(phrase: str) -> tuple[_Found, str]:
         m = _take(work, patterns)
         if m is None:
             continue
-        _read(kind, m, found)
+        try:
+            _read(kind, m, found)
+        except ValueError:  # "十十分鐘後": numerals that make no number
+            raise _error("bad_number", what=m.group(0).strip()) from None
         # Blank the span (same length) so later categories and the text never see it again.
         work = work[: m.start()] + " " * (m.end() - m.start()) + work[m.end() :]
         found.spans.append(m.span())
@@ -170,7 +180,7 @@ def _text_of(work: str) -> str:
     text = lx.FILLER.sub(" ", work)
     text = lx.CJK_GAP.sub("", " ".join(text.split()))
     for _ in range(3):  # "to", then ":" or "的" that the removal left at the edges
-        text = lx.LEAD_WORDS.sub("", lx.EDGE.sub("", text)).strip()
+        text = lx.LEAD_WORDS.sub("", strip_edges(text, lx.EDGE)).strip()
     return text
 
 
@@ -352,10 +362,20 @@ def parse_reminder(phrase: str, now: datetime, zone: ZoneInfo) -> ParsedReminder
         raise ValueError("now must be timezone-aware")
     # Arithmetic and comparisons in UTC: within one ZoneInfo Python compares wall clocks.
     now = now.astimezone(UTC)
+    if len(phrase) > 4 * MAX_PHRASE:  # refused before even a split: 100 KB costs nothing
+        raise _error("too_long")
+    phrase = " ".join(phrase.split())  # one space per run: \s* in a pattern meets no long run
+    if len(phrase) > MAX_PHRASE:
+        raise _error("too_long")
     found, text = find_parts(phrase)
     if not found.spans:
         raise _error("no_time")
-    due, rule = _resolve(found, now, zone)
+    try:
+        due, rule = _resolve(found, now, zone)
+    except OverflowError:  # a date past year 9999
+        raise _error("too_far") from None
+    if due - now > MAX_AHEAD:
+        raise _error("too_far")
     if rule is not None and found.names_day:  # "明天開始每天八點跑步": 開始 is not the text
         text = _STARTING.sub("", text).strip()
     if not text:

@@ -11,8 +11,8 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from agent.reminders.dates import DateOffer, find_recurring_date
-from agent.reminders.errors import ReminderInPastError, ReminderStateError
-from agent.reminders.parse import MAX_TEXT, ParsedReminder, parse_reminder
+from agent.reminders.errors import ReminderInPastError, ReminderStateError, parse_error
+from agent.reminders.parse import MAX_AHEAD, MAX_TEXT, ParsedReminder, parse_reminder
 from agent.reminders.recurrence import Recurrence, rule_for
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
@@ -49,6 +49,8 @@ class ProposalsMixin:
             raise ValueError("the due time must be timezone-aware")
         if rule is None and due <= now:
             raise ReminderInPastError("That time has already passed.", "那個時間已經過去了。")
+        if due - now > MAX_AHEAD:  # the model's "9999-12-31": one sentence, not a traceback
+            raise parse_error("too_far")
         zone = self.zone(user_key)
         return self.store.add(
             user_key,
@@ -77,17 +79,22 @@ class ProposalsMixin:
                 f"{when!r} is not an ISO date and time.", f"{when!r} 不是 ISO 日期時間。"
             ) from None
         zone = self.zone(user_key)
-        due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
-        rule = None
-        if recurrence:
-            try:
-                rule = rule_for(recurrence.strip().lower(), due)
-            except ValueError:
-                raise ReminderStateError(
-                    "Repeat must be daily, weekly, monthly or yearly.",
-                    "重複只能是每天、每週、每月或每年。",
-                ) from None
-            due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
+        try:
+            due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
+            if due - self.clock() > MAX_AHEAD:
+                raise parse_error("too_far")
+            rule = None
+            if recurrence:
+                try:
+                    rule = rule_for(recurrence.strip().lower(), due)
+                except ValueError:
+                    raise ReminderStateError(
+                        "Repeat must be daily, weekly, monthly or yearly.",
+                        "重複只能是每天、每週、每月或每年。",
+                    ) from None
+                due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
+        except OverflowError:  # a time at the very end of year 9999, moved into the zone
+            raise parse_error("too_far") from None
         return self.propose(user_key, text, due, rule, "tool")
 
     def view(self, row: Reminder) -> ReminderView:

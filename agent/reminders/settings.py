@@ -64,15 +64,18 @@ def parse_briefing_time(raw: str) -> str:
     """``07:30`` / ``7:30`` / ``7`` / ``7點30`` -> ``"07:30"``; an off word -> ``""``."""
     if raw.strip().lower() in OFF_WORDS:
         return ""
-    m = _HHMM.match(raw)
+    raw = raw.strip()
+    # "07:30", "7點30分": a time is short, so the pattern never sees a long run of blanks.
+    m = _HHMM.match(raw) if len(raw) <= 20 else None
     if m:
         hour = int(m.group(1) or m.group(3))
         minute = int(m.group(2) or 0)
         if hour <= 23 and minute <= 59:
             return f"{hour:02d}:{minute:02d}"
+    said = raw if len(raw) <= 40 else raw[:39] + "…"
     raise BadBriefingTimeError(
-        f"{raw.strip()!r} is not a time: try /briefing 07:30 or /briefing off.",
-        f"「{raw.strip()}」不是時間：試試 /briefing 07:30 或 /briefing off。",
+        f"{said!r} is not a time: try /briefing 07:30 or /briefing off.",
+        f"「{said}」不是時間：試試 /briefing 07:30 或 /briefing off。",
     )
 
 

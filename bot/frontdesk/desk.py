@@ -19,6 +19,7 @@ from bot.frontdesk.ports import (
     Button,
     Decision,
     Document,
+    Found,
     MemoryLine,
     Outcome,
     Via,
@@ -156,7 +157,7 @@ class Desk:
         hits = await asyncio.to_thread(self.backend.search, user_key, arg)
         if not hits:
             return Answer(say("nothing_found", lang))
-        lines = [f"{i}. [{h.score:.2f}] {h.text}  ({h.source})" for i, h in enumerate(hits, 1)]
+        lines = [f"{i}. [{h.score:.2f}] {h.text}  ({_where(h)})" for i, h in enumerate(hits, 1)]
         return Answer("\n".join(lines))
 
     async def cmd_remember(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -329,3 +330,8 @@ def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
             when = e.created_at[:16].replace("T", " ")
             out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
     return "\n".join(out)
+
+
+def _where(hit: Found) -> str:
+    """Where a search result comes from; a memory's id too, to act on (/forget, /pin)."""
+    return f"{hit.source} · {hit.id}" if hit.source == "MEMORY.md" and hit.id else hit.source

@@ -89,6 +89,8 @@ async def entry_page(request: Request, session: PageSession) -> Response:
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
         raise HTTPException(404)
+    # Opening a memory is the user's use of it (its access count; docs/retrieval.md).
+    await asyncio.to_thread(deps.services.access.bump, user, [entry_id], now)
     [row] = await asyncio.to_thread(views.rows, deps.services, user, [entry], now)
     governance = deps.services.governance
     chain = await asyncio.to_thread(governance.archaeology, user, entry_id)

@@ -28,10 +28,11 @@ from datetime import datetime
 from memory.base.escaping import escape, split_lines, unescape
 
 _RECORD = re.compile(r"^- (\d{2}:\d{2}(?::\d{2})?) ([^:]+): ?(.*)$")
-_REF = re.compile(r"\s*\{#([A-Za-z0-9_.:;-]{1,64})\}\s*$")
+_REF = re.compile(r"\{#([A-Za-z0-9_.:;-]{1,64})\}")
+_REF_MAX = 67  # "{#" + 64 + "}"
 _BAD_REF = re.compile(r"[^A-Za-z0-9_.:;-]+")
 # Written after text that ends like a ref when the record has none, so it is not read as one.
-_NO_REF = re.compile(r"\s*\{#\}\s*$")
+_NO_REF = "{#}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +58,20 @@ class LogRecord:
         return f"{self.day}T{self.time}"
 
 
+def _ref_at_end(body: str) -> tuple[str, int] | None:
+    """The ref ``{#...}`` or no-ref ``{#}`` the body ends with, and where it starts.
+
+    Only the stripped end is looked at (a search for ``\\s*{#..}\\s*$`` backtracks over every
+    run of blanks in the body).
+    """
+    end = len(body.rstrip())
+    if body.endswith(_NO_REF, 0, end):
+        return "", end - len(_NO_REF)
+    start = body.rfind("{#", max(0, end - _REF_MAX), end)
+    m = _REF.fullmatch(body, start, end) if start >= 0 else None
+    return (m.group(1), start) if m else None
+
+
 def log_header(day: str) -> str:
     """The first lines of a new daily log."""
     return f"# {day}\n\n"
@@ -76,7 +91,7 @@ def format_record(when: datetime, who: str, text: str, ref: str = "") -> str:
     ref = safe_ref(ref)
     body = escape(text, multiline=True)
     # A literal "{#...}" at the end of user text must not be read back as a ref.
-    if not ref and (_REF.search(body) or _NO_REF.search(body)):
+    if not ref and _ref_at_end(body):
         body += " {#}"
     tail = f" {{#{ref}}}" if ref else ""
     lines = body.split("\n")
@@ -101,11 +116,8 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
             return
         full = "\n".join(body)
         ref = ""
-        m = _REF.search(full)
-        if m:
-            ref, full = m.group(1), full[: m.start()]
-        elif n := _NO_REF.search(full):
-            full = full[: n.start()]
+        if found := _ref_at_end(full):
+            ref, full = found[0], full[: found[1]]
         records.append(
             LogRecord(
                 day=day,
@@ -120,7 +132,14 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
         cur, body = None, []
 
     lines = split_lines(text)
-    for no, line in enumerate(lines, start=1):
+    prev = 0
+    # Blank lines change nothing but the count of blanks a record has gathered, so only the
+    # others are visited (100,000 blank lines cost one filtering pass, not 100,000 turns).
+    filled = [(no, line) for no, line in enumerate(lines, 1) if line and not line.isspace()]
+    for no, line in filled:
+        if cur is not None:
+            blanks += no - prev - 1
+        prev = no
         m = _RECORD.match(line)
         if m:
             flush(no - 1 - blanks)
@@ -129,9 +148,9 @@ def parse_log(day: str, text: str) -> list[LogRecord]:
         elif cur is not None and line.startswith("  ") and line.strip():
             body.extend([""] * blanks + [line[2:]])
             blanks = 0
-        elif cur is not None and not line.strip():
-            blanks += 1
         elif cur is not None:
             flush(no - 1 - blanks)
+    if cur is not None:
+        blanks += len(lines) - prev
     flush(len(lines) - blanks)
     return records

@@ -48,6 +48,21 @@ class Embedder(Protocol):
         ...
 
 
+# The part of a message a query embedding sees: its head and its tail. e5 reads 512 tokens at
+# most (about that many Chinese characters, 2,000 English ones), so a 100 KB message costs
+# what a short one does, and the turn never holds a model handle for minutes.
+QUERY_HEAD_CHARS = 600
+QUERY_TAIL_CHARS = 400
+
+
+def query_part(text: str) -> str:
+    """The bounded part of ``text`` that is embedded as a query: all of a short text, the
+    first :data:`QUERY_HEAD_CHARS` and last :data:`QUERY_TAIL_CHARS` characters of a long one."""
+    if len(text) <= QUERY_HEAD_CHARS + QUERY_TAIL_CHARS:
+        return text
+    return f"{text[:QUERY_HEAD_CHARS]} … {text[-QUERY_TAIL_CHARS:]}"
+
+
 def similarity_floor(embedder: object) -> float:
     """The cosine an embedder gives to unrelated text (its ``similarity_floor``, else 0.0).
 
@@ -144,9 +159,9 @@ class E5Embedder:
             self._idle.put(model)
 
     def embed_query(self, text: str) -> Vector:
-        """Embed ``text`` with the ``query: `` prefix."""
+        """Embed ``text`` (its :func:`query_part`) with the ``query: `` prefix."""
         with self._model() as model:
-            vec = model.query(text)
+            vec = model.query(query_part(text))
         return np.asarray(vec, dtype=np.float32)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

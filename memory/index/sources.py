@@ -14,7 +14,7 @@ from datetime import date
 from enum import StrEnum
 from pathlib import Path
 
-from memory.base.escaping import split_lines
+from memory.base.escaping import read_heading, split_lines
 from memory.base.fsutil import read_text
 from memory.base.logs import parse_log
 from memory.base.markdown import MemoryStatus, parse_memory
@@ -33,7 +33,6 @@ KIND_MEMORY = UnitKind.MEMORY
 KIND_LOG = UnitKind.LOG
 KIND_SUMMARY = UnitKind.SUMMARY
 
-_SUMMARY_HEADING = re.compile(r"^## +(.+?)\s*$")
 _DATE_IN = re.compile(r"(\d{4}-\d{2}-\d{2})")
 
 
@@ -170,10 +169,10 @@ def summary_units(path: Path, rel: str) -> list[Unit]:
             )
 
     for no, line in enumerate(lines, start=1):
-        m = _SUMMARY_HEADING.match(line)
-        if m:
+        title = read_heading(line, closing=False)
+        if title is not None:
             flush(no - 1)
-            heading, start, body = m.group(1), no, []
+            heading, start, body = title, no, []
         elif heading:
             body.append(line)
     flush(len(lines))

@@ -50,6 +50,9 @@ _GREETING_ACK = re.compile(
     rf"^\W*(?:{_GREET})(?:[\s,，!！~.。]*(?:{_GREET}|{_TAIL}))*[\W_]*$", re.IGNORECASE
 )
 _QUESTION = ("?", "？")
+# Only a short message can be all greetings or all emoji; the patterns and the character loop
+# never see more (``^\W*(?:hi|...)`` backtracks through a 100 KB run of symbols per greeting).
+_SHORT_MAX = 280
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +86,10 @@ def decide_retrieval(text: str, *, turn: int, config: AdaptiveConfig) -> Retriev
         return RetrievalDecision(False, "too_short")
     if config.force_every_turns > 0 and turn > 0 and turn % config.force_every_turns == 0:
         return RetrievalDecision(True, "periodic")
-    if _GREETING_ACK.match(stripped):
+    short = len(stripped) <= _SHORT_MAX
+    if short and _GREETING_ACK.match(stripped):
         return RetrievalDecision(False, "greeting_or_ack")
-    if _emoji_only(stripped):
+    if short and _emoji_only(stripped):
         return RetrievalDecision(False, "emoji_only")
     asks = any(q in stripped for q in _QUESTION)
     limit = config.min_cjk_chars if has_cjk(stripped) else config.min_other_chars

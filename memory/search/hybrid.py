@@ -12,8 +12,10 @@ best matches in the same day's log); ``min_score`` drop; recency boost, importan
 length normalisation, time decay; ``hard_min_score`` drop; noise filter; the retrieval score
 (relevance, recency, access count, user weight: :func:`memory.search.scoring.retrieval_score`,
 signals from a :class:`memory.search.signals.SignalSource`) and the low-priority demotion;
-MMR; top k. :meth:`HybridSearcher.search_explained` also returns which stage dropped
-which candidate, so ``pcai search --explain`` can show both.
+folding (one hit per thing said, a confirmed memory before its copies:
+:mod:`memory.search.folding`); MMR; top k, best score first.
+:meth:`HybridSearcher.search_explained` also returns which stage dropped which candidate, so
+``pcai search --explain`` can show both.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ from memory.index.embedders import Embedder, similarity_floor
 from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
 from memory.index.text import keyword_terms, selective_terms
 from memory.search import scoring
+from memory.search.folding import fold_candidates
+from memory.search.neighbours import best_of as _best
 from memory.search.neighbours import neighbour_lift
 from memory.search.pool import CandidatePool
 from memory.search.results import Dropped, SearchHit, SearchResult
@@ -192,6 +196,7 @@ class HybridSearcher:
         cands = self._candidates(pool, vec_hits, fts_hits, qvec)
         dropped: list[Dropped] = []
         live: list[_Cand] = []
+        below: list[_Cand] = []  # memories under a threshold: a copy that passed brings them
         signals = pool.signals(self.signals) if self.signals is not None and cands else {}
         for c in cands:
             c.score = self._fuse(c)
@@ -206,6 +211,7 @@ class HybridSearcher:
             c.stages["fusion"] = c.score
             if not scoring.passes_min(c.score, cfg.min_score):
                 dropped.append(self._drop(c, "min_score", f"< min_score {cfg.min_score}"))
+                below += [c] if c.chunk.kind == KIND_MEMORY else []
                 continue
             c.stages.update(
                 scoring.apply_stages(
@@ -222,6 +228,7 @@ class HybridSearcher:
             c.score = c.stages["decay"]
             if not scoring.passes_min(c.score, cfg.hard_min_score):
                 dropped.append(self._drop(c, "hard_min", f"< hard_min_score {cfg.hard_min_score}"))
+                below += [c] if c.chunk.kind == KIND_MEMORY else []
                 continue
             if cfg.filter_noise:
                 why = pool.noise(c.chunk)
@@ -230,10 +237,14 @@ class HybridSearcher:
                     continue
             self._rank(c, signals, pool.age(c.chunk, now))
             live.append(c)
+        live = fold_candidates(live, below, dropped, self._drop, limit=k)
         mmr = scoring.mmr_demote(
             [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=k
         )
+        # MMR chooses which k; they are listed best score first (a demoted one that made it
+        # into the k stands where its score puts it, as every front end shows the scores).
         order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
+        order = sorted(order[:k], key=lambda i: -live[i].score) + order[k:]
         hits: list[SearchHit] = []
         for pos, i in enumerate(order):
             c = live[i]
@@ -292,10 +303,14 @@ class HybridSearcher:
     ) -> list[_Cand]:
         """Lift the records next to the best fused matches (:mod:`memory.search.neighbours`).
 
-        Neighbours that are not candidates yet are fetched with their stored vectors.
+        Neighbours that are not candidates yet are fetched with their stored vectors. Only
+        records that are no noise start a lift: a greeting or a bare question that matches the
+        query words lifted unrelated lines next to it, which came and went as lines were
+        logged (issue 24: the same query gave 5 results, minutes later 1).
         """
         cfg = self.config
-        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits)
+        noise = pool.noise if cfg.filter_noise else None
+        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits, noise)
         if not best:
             return []
         order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
@@ -377,9 +392,3 @@ class HybridSearcher:
     @staticmethod
     def _drop(c: _Cand, stage: str, reason: str) -> Dropped:
         return Dropped(c.chunk, stage, c.score, reason, dict(c.stages))
-
-
-def _best(cands: list[_Cand], kind: str, statuses: tuple[str, ...], n: int) -> list[_Cand]:
-    """The ``n`` best-scored searchable candidates of one chunk kind (what a lift starts from)."""
-    chosen = (c for c in cands if c.chunk.kind == kind and c.chunk.status in statuses)
-    return sorted(chosen, key=lambda c: c.score, reverse=True)[:n]

@@ -9,7 +9,11 @@ bench/RESULTS.md "Neighbour lift").
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import itertools
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Protocol, TypeVar
+
+from memory.index.chunks import Chunk
 
 
 def neighbour_lift(
@@ -33,3 +37,29 @@ def neighbour_lift(
                 lifted = share ** abs(pos - at) * score
                 lift[ids[pos]] = max(lift.get(ids[pos], 0.0), lifted)
     return lift
+
+
+class _Scored(Protocol):
+    """A candidate: its chunk and its score so far."""
+
+    chunk: Chunk
+    score: float
+
+
+S = TypeVar("S", bound=_Scored)
+
+
+def best_of(
+    cands: Sequence[S],
+    kind: str,
+    statuses: tuple[str, ...],
+    n: int,
+    noise: Callable[[Chunk], str | None] | None = None,
+) -> list[S]:
+    """The ``n`` best-scored searchable candidates of one chunk kind (what a lift starts from),
+    leaving out the ones ``noise`` names (judged best first, only until ``n`` are found)."""
+    chosen = (c for c in cands if c.chunk.kind == kind and c.chunk.status in statuses)
+    ranked = sorted(chosen, key=lambda c: c.score, reverse=True)
+    if noise is not None:
+        return list(itertools.islice((c for c in ranked if not noise(c.chunk)), n))
+    return ranked[:n]

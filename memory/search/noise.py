@@ -4,8 +4,10 @@ Categories, in Chinese and English:
 
 - AI refusals ("I don't have any information", "我沒有相關的資料")
 - meta-questions about memory itself ("do you remember", "你記得嗎")
-- greetings and heartbeats ("hello", "HEARTBEAT", "你好")
+- greetings and heartbeats ("hello", "hello, how are you?", "HEARTBEAT", "你好")
 - too-short text (fewer than 5 characters once whitespace is removed)
+- in search results only (:func:`chunk_noise`): the user's bare questions and commands to the
+  bot, and the bot's lines about its own bookkeeping ("Saved to memory"), as daily-log records
 
 Greetings and meta-questions only count as noise when they make up (almost) the whole text:
 "Hey Mel! I went to a support group yesterday" carries a fact and must be kept, while
@@ -22,6 +24,9 @@ MIN_CHARS = 5
 _REFUSAL_MAX_CHARS = 240
 # A meta-question longer than this likely also carries content worth keeping.
 _META_MAX_CHARS = 60
+# A greeting and two short words: longer text is never all greeting, and the pattern (nested
+# runs of blanks and symbols) is only ever run on this much.
+_GREETING_MAX_CHARS = 120
 
 _REFUSAL = re.compile(
     r"i\s+(?:do\s*n[o']?t|don't|dont)\s+have\s+(?:any\s+)?(?:relevant\s+)?"
@@ -54,7 +59,10 @@ _META = re.compile(
 )
 
 _GREETING_WORDS = (
-    r"hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)"
+    r"how\s+(?:are|r)\s+(?:you|u|ya)(?:\s+doing)?(?:\s+today)?|how'?s\s+it\s+going"
+    r"|how\s+have\s+you\s+been|what'?s\s+up|nice\s+to\s+meet\s+you"
+    r"|你好嗎|你好吗|最近好嗎|最近好吗|最近怎麼樣|最近怎么样|吃飽了嗎|吃饱了吗"
+    r"|hi|hello|hey|hiya|yo|howdy|greetings|good\s+(?:morning|afternoon|evening|night)"
     r"|morning|evening|thanks|thank\s+you|bye|goodbye|see\s+you"
     r"|heartbeat(?:[_\s-]?ok)?|ping|fresh\s+session|new\s+session"
     r"|你好|您好|哈囉|哈啰|嗨|早安|午安|晚安|早|早上好|晚上好|謝謝|谢谢|再見|再见|拜拜|心跳"
@@ -73,7 +81,9 @@ def noise_reason(text: str) -> str | None:
     stripped = text.strip()
     if len("".join(stripped.split())) < MIN_CHARS:
         return "too_short"
-    if _HEARTBEAT.match(stripped) or _GREETING.match(stripped):
+    if _HEARTBEAT.match(stripped) or (
+        len(stripped) <= _GREETING_MAX_CHARS and _GREETING.match(stripped)
+    ):
         return "greeting"
     if len(stripped) <= _REFUSAL_MAX_CHARS and _REFUSAL.search(stripped):
         return "refusal"
@@ -92,3 +102,44 @@ def own_words(text: str, kind: str) -> str:
     if kind == "log" and ": " in text[:70]:
         return text.split(": ", 1)[1]
     return text
+
+
+# A question the user put to the bot carries no fact of its own: one sentence ending in a
+# question mark (or 嗎/吗/呢), nothing said before it. "I got a cat. What should I call it?"
+# says something and stays.
+_BARE_QUESTION = re.compile(r"^[^.!?。！？\n]{1,200}(?:[?？]|[嗎吗呢][\s。.]*)[\s?？!！]*$")
+_COMMAND = re.compile(r"^/[A-Za-z_]+\b")
+# Who the bot's own lines are written as (a log kept with its replies, an imported one).
+BOT_SPEAKERS = frozenset({"assistant", "bot", "pcai", "system"})
+# The bot's lines about its own bookkeeping ("Saved to memory", "已記住") say nothing of the
+# user; its other lines (an answer in a dialogue) stay.
+_BOT_META = re.compile(
+    r"\b(?:saved|remembered|noted|stored|forgot(?:ten)?|proposed?|pinned)\b"
+    r"|\bmemor(?:y|ies)\b|記住|記下|記得了|儲存|存好|已記錄|已保存|記憶|提案|忘記了",
+    re.IGNORECASE,
+)
+_BOT_META_MAX_CHARS = 160
+
+
+def chunk_noise(text: str, kind: str) -> str | None:
+    """Why a search hit is noise: :func:`noise_reason` of its own words, or, for a daily-log
+    record, a bare question or a command the user sent the bot, or a line of the bot's own.
+
+    Only the user's lines to the bot are judged as questions: a record of two people talking
+    (``Caroline: ...``, an imported dialogue) keeps its questions, which are what was said.
+    """
+    words = own_words(text, kind)
+    reason = noise_reason(words)
+    if reason is not None or kind != "log" or ": " not in text[:70]:
+        return reason
+    who = text.split(": ", 1)[0].strip().lower()
+    if who in BOT_SPEAKERS:
+        meta = len(words) <= _BOT_META_MAX_CHARS and _BOT_META.search(words)
+        return "bot_meta" if meta else None
+    if who == "user":
+        stripped = words.strip()
+        if _COMMAND.match(stripped):
+            return "command"
+        if _BARE_QUESTION.match(stripped):
+            return "question"
+    return None

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from memory.index.chunks import Chunk, IndexStore
 from memory.search import scoring
-from memory.search.noise import noise_reason, own_words
+from memory.search.noise import chunk_noise
 from memory.search.signals import EntrySignal, SignalSource
 
 
@@ -75,7 +75,7 @@ class CandidatePool:
         return self._ages[key]
 
     def noise(self, chunk: Chunk) -> str | None:
-        """:func:`memory.search.noise.noise_reason` of the chunk's own words, worked out once."""
+        """:func:`memory.search.noise.chunk_noise` of the chunk, worked out once."""
         if chunk.id not in self._noise:
-            self._noise[chunk.id] = noise_reason(own_words(chunk.text, chunk.kind))
+            self._noise[chunk.id] = chunk_noise(chunk.text, chunk.kind)
         return self._noise[chunk.id]

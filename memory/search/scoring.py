@@ -215,8 +215,10 @@ def apply_stages(
 
 
 # The retrieval score's weights (docs/retrieval.md, "Retrieval score"): relevance, recency,
-# access frequency, user weight.
-RETRIEVAL_WEIGHTS = (0.4, 0.25, 0.2, 0.15)
+# access frequency, user weight. Access is a tie-breaker, held below the relevance spread: on
+# e5's calibrated scale relevant and unrelated memories differ by a few hundredths, so the
+# original 0.2 let a memory's past uses outrank what the question is about (issue 24).
+RETRIEVAL_WEIGHTS = (0.4, 0.25, 0.01, 0.15)
 # A chunk that is not a MEMORY.md entry (a log line, a summary) has no access count and no
 # weight of its own: it counts as never used and of the default weight 5.
 NEUTRAL_WEIGHT = 5
@@ -255,7 +257,7 @@ def retrieval_score(
     """The retrieval score, used when ranking with a query::
 
         retrieval_score = 0.4 * relevance + 0.25 * recency_decay
-                          + 0.2 * access_frequency + 0.15 * user_weight
+                          + 0.01 * access_frequency + 0.15 * user_weight
 
     ``relevance`` is the pipeline's score after its own stages (0 to about 1.1: the hybrid
     search score), the other three are :func:`signal_recency`,

@@ -92,6 +92,9 @@ def _time(raw: str) -> datetime | None:
     return datetime.fromisoformat(raw) if raw else None
 
 
+_MAX_ID = 2**63 - 1  # SQLite's largest integer: a bigger id cannot even be looked up
+
+
 def _row(r: Any) -> Reminder:
     return Reminder(
         id=int(r["id"]),
@@ -167,6 +170,8 @@ class ReminderStore:
 
     def by_id(self, reminder_id: int) -> Reminder | None:
         """Any user's reminder by id (for the scheduler's callback), or None."""
+        if not 0 < reminder_id <= _MAX_ID:  # "/reminders confirm" + 21 digits: no such row
+            return None
         with self.state.lock:
             row = self.state.conn.execute(
                 "SELECT * FROM reminders WHERE id=?", (reminder_id,)

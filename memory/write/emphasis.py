@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.base.edges import end_before, strip_edges
+
 IMPORTANT = 8
 CORE = 9
 # The model may raise a weight it proposes, never make a memory core: 9+ is the user's words
@@ -40,7 +42,8 @@ _EN = re.compile(
     rf"{_PUNCT_AFTER}",
     re.IGNORECASE,
 )
-_EDGE = re.compile(r"^[\s,，:：;；.。!！、\-–—]+|[\s,，:：;；、\-–—]+$")
+_LEAD_EDGE = ",，:：;；.。!！、-–—"
+_TRAIL_EDGE = ",，:：;；、-–—"  # a sentence's own full stop stays
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,11 +63,11 @@ def _is_remark(text: str, match: re.Match[str], pattern: re.Pattern[str]) -> boo
     """Whether the match is a remark of its own, not a word inside a fact."""
     if pattern is _EN and not re.match(r"(?i)(this|that|it)\b", match.group(0)):
         # "important" alone: a remark only at the start of a clause ("Important: ...").
-        before = text[: match.start()].rstrip()
+        end = end_before(text, match.start())  # not text[:start].rstrip(): once per match
         return (
-            not before
-            or before[-1] in ",，:：;；.。!！"
-            or before.lower().endswith(("remember", "note"))
+            not end
+            or text[end - 1] in ",，:：;；.。!！"
+            or text[max(0, end - 8) : end].lower().endswith(("remember", "note"))
         )
     return True
 
@@ -84,7 +87,7 @@ def emphasis(text: str) -> Emphasis:
             last = match.end()
         if kept:
             out = "".join(kept) + out[last:]
-    cleaned = _EDGE.sub("", " ".join(out.split()))
+    cleaned = strip_edges(" ".join(out.split()), _LEAD_EDGE, _TRAIL_EDGE)
     return Emphasis(weight, cleaned if weight is not None else text)
 
 

@@ -60,8 +60,10 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
     # The worker embedded the record once, as a passage (with its context).
     passages = [r["input"] for r in world.fake.embed_requests[before + 1 :]]
     assert len(passages) == 1 and sum(WORD in t for t in passages[0]) == 1
-    hits = world.services.memory.search(USER, WORD)
-    assert any(WORD in h.chunk.text for h in hits)
+    # Indexed and embedded: search finds it (and, a bare question, drops it as noise).
+    found = world.services.memory.search_explained(USER, WORD)
+    seen = [(d.chunk.text, d.stage) for d in found.dropped if WORD in d.chunk.text]
+    assert seen == [(f"user: 我上次說過喜歡{WORD}嗎？", "noise")]
     assert world.agent.work.count() == 0
 
 

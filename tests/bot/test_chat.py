@@ -23,6 +23,9 @@ async def test_commands_and_confirm_by_word(services: Services) -> None:
     await chat.handle("/memory")
     await chat.handle("/search 烏龍")
     assert out.getvalue().count("我喜歡烏龍茶") >= 3
+    # A result shows the memory's id, to act on (/forget, /pin; issue 24).
+    [entry] = services.memory.entries("cli_ann")
+    assert f"(MEMORY.md · {entry.id})" in out.getvalue().splitlines()[-1]
     await chat.handle("/help")
     assert "/quit" in out.getvalue() and "/pending" in out.getvalue()
     assert await chat.handle("/quit") is False

@@ -128,3 +128,25 @@ async def test_remind_tz_briefing_and_a_birthday_offer_in_the_terminal(services:
     [item] = services.reminders.listing(KEY)
     assert item.reminder.source == f"memory:{entry.id}" and item.rule is not None
     assert (item.next_local.month, item.next_local.day) == (10, 11)
+
+
+async def test_odd_reminder_inputs_get_a_sentence_in_the_users_language(
+    services: Services,
+) -> None:
+    backend = backend_for(services)
+    out = io.StringIO()
+    chat = TerminalChat(backend, KEY, out)
+    for line, zh in [
+        ("/remind 十十分鐘後 喝水", "不是我看得懂的數字"),
+        ("/remind 9999年12月31日 世紀末", "時間太遠了"),
+        ("/remind 一億分鐘後 喝水", ""),  # whatever it reads, never the apology
+        ("/reminders confirm 123456789012345678901", ""),
+    ]:
+        start = len(out.getvalue())
+        await chat.handle(line)
+        said = out.getvalue()[start:]
+        assert zh in said and said.strip(), line
+        assert not any(w in said for w in ("Traceback", "出了點問題", "出了問題", "went wrong"))
+    start = len(out.getvalue())
+    await chat.handle("/remind in 99999999999 minutes drink water")
+    assert "too far ahead" in out.getvalue()[start:]  # typed in English: said in English

@@ -9,7 +9,7 @@ import pytest
 
 from agent.ollama_client import OllamaEmbedder
 from memory.errors import EmbedderUnavailableError
-from memory.index.embedders import E5Embedder
+from memory.index.embedders import QUERY_HEAD_CHARS, QUERY_TAIL_CHARS, E5Embedder, query_part
 from tests.fakes.ollama_server import FakeOllama, fake_embedding
 
 
@@ -109,3 +109,22 @@ def test_ollama_timeout_is_a_clear_error(fake_ollama: FakeOllama) -> None:
     emb = OllamaEmbedder(fake_ollama.url, "mxbai-embed-large", dim=64, timeout=0.2)
     with pytest.raises(EmbedderUnavailableError):
         emb.embed_query("x")
+
+
+LONG = "我們明天要去台北開會。" * 5_000 + " the very end of it"  # 55,000 characters
+
+
+def test_e5_embeds_a_bounded_part_of_a_long_query(embedder: E5Embedder) -> None:
+    part = query_part(LONG)
+    assert len(part) <= QUERY_HEAD_CHARS + QUERY_TAIL_CHARS + 3
+    assert part.startswith(LONG[:QUERY_HEAD_CHARS]) and part.endswith("the very end of it")
+    # The model sees only that part: the vector of the whole is the vector of the part.
+    assert np.allclose(embedder.embed_query(LONG), embedder.embed_query(part), atol=1e-6)
+    assert query_part("short") == "short"
+
+
+def test_ollama_is_sent_the_bounded_part(fake_ollama: FakeOllama) -> None:
+    emb = OllamaEmbedder(fake_ollama.url, "mxbai-embed-large", dim=64)
+    emb.embed_query(LONG)
+    [body] = fake_ollama.embed_requests
+    assert body["input"] == [query_part(LONG)]

@@ -108,7 +108,8 @@ def test_daily_logs_and_summaries_are_indexed_incrementally(library: Memory) -> 
     rel = "memory/2026-11-22.md"
     before = _chunk_ids(library.store, USER, rel)
 
-    append_text(log, format_record(t, "assistant", "好的，我記住了 backup plan", ref="tg-9"))
+    # (A line of content: the bot's bookkeeping, "好的，我記住了", is no search result.)
+    append_text(log, format_record(t, "assistant", "backup plan 每天凌晨三點", ref="tg-9"))
     _hand_edit(log, log.read_text(encoding="utf-8"))
     second = indexer.sync_file(USER, rel)
     # The new record, plus the neighbours whose index context now includes it.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.search.noise import is_noise, noise_reason
+from memory.search.noise import chunk_noise, is_noise, noise_reason
 
 
 @pytest.mark.parametrize(
@@ -44,3 +44,30 @@ def test_noise_reason(text: str, reason: str | None) -> None:
 def test_long_text_mentioning_a_limitation_is_kept() -> None:
     text = "I don't have any information about the exact date, " + "but the trip was great. " * 12
     assert not is_noise(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ("user: hello, how are you?", "greeting"),
+        ("user: 你好嗎，最近怎麼樣？", "greeting"),
+        ("user: do I have a cat?", "question"),
+        ("user: 我的貓叫什麼名字？", "question"),
+        ("user: 我喜歡烏龍茶嗎", "question"),
+        ("user: /search tea", "command"),
+        ("assistant: Saved to memory: you like oolong tea", "bot_meta"),
+        ("bot: 好的，我記住了：你喜歡烏龍茶", "bot_meta"),
+        # Said, not asked: kept.
+        ("user: I got a cat. What should I call it?", None),
+        ("user: 我養了一隻貓，叫小橘", None),
+        # Two people talking (an imported dialogue): their questions are what was said.
+        ("Caroline: What did you do with the kids yesterday?", None),
+        ("bot: Thursday evenings are a good rhythm for practice.", None),
+    ],
+)
+def test_chunk_noise_of_log_records(text: str, reason: str | None) -> None:
+    assert chunk_noise(text, "log") == reason
+
+
+def test_a_memory_is_never_judged_a_question() -> None:
+    assert chunk_noise("我喜歡烏龍茶嗎", "memory") is None

@@ -114,6 +114,7 @@ def test_explain_agrees_with_the_final_ranking(library: Memory) -> None:
             "decay",
             "retrieval",
             "priority",
+            "fold",
             "mmr",
         ]
         # The calibrated cosine (e5's floor 0.7) is what fusion weighs.

@@ -19,7 +19,8 @@ NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 DAY = "2026-02-20"
 # Two conversations on one day: the morning's is the trip the question is about.
 MORNING = [
-    ("user", "Can we sort out the autumn trip this week?", "m1"),
+    # A statement: a bare question to the bot is no memory and is filtered (issue 24).
+    ("user", "We should sort out the autumn trip this week", "m1"),
     ("bot", "Sure, what is still open?", "m2"),
     ("user", "I got us the ryokan near Gion for three nights", "m3"),
     ("bot", "Lovely, Gion is beautiful in November.", "m4"),

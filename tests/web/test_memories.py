@@ -65,6 +65,20 @@ def test_search_in_chinese_and_english_with_explain(page: Page) -> None:
     for stage in ("similarity", "fusion", "recency", "importance", "mmr"):
         assert f"<td>{stage}</td>" in en, stage
     assert "Dropped candidates" in en and 'class="stage"' in en  # what fell out, and where
+    # Each memory hit shows its id, and the hits come best score first (issue 24).
+    ids = re.findall(r'<a class="text" href="/m/([^"]+)">', en)
+    assert ids and all(f'<code class="id">{i}</code>' in en for i in ids)
+    scores = [float(x) for x in re.findall(r'<span class="score">([\d.]+)</span>', en)]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_opening_a_memory_is_a_use_of_it(page: Page) -> None:
+    entry_id = page.remember(ALICE, COFFEE)
+    client = page.login(ALICE)
+    assert page.services.access.get(ALICE, entry_id).count == 0
+    assert client.get(f"/m/{entry_id}").status_code == 200
+    client.get(f"/m/{entry_id}")
+    assert page.services.access.get(ALICE, entry_id).count == 2
 
 
 def test_filters_by_status_layer_section_and_scope(page: Page) -> None:

@@ -143,6 +143,16 @@ def test_what_was_understood_is_said_in_both_languages() -> None:
         ("5/3 下週一 開會", "conflict"),
         ("every year call grandma", "no_time"),  # which day of the year?
         ("tomorrow " + "x" * 501, "too_long"),
+        ("in 1 minute " + "x" * 100_000, "too_long"),  # refused before any pattern runs
+        # odd numbers and far futures: one sentence each, never a KeyError or OverflowError
+        ("十十分鐘後 喝水", "bad_number"),
+        ("百百分鐘後 喝水", "bad_number"),
+        ("十十十號 繳費", "bad_number"),
+        ("in 99999999999 minutes drink water", "too_far"),
+        ("in 99999999 days x", "too_far"),
+        ("9999年12月31日 世紀末", "too_far"),
+        ("9999-12-31 23:59 the end", "too_far"),
+        ("2200年1月1日 太遠", "too_far"),
     ],
 )
 def test_errors_are_typed_with_two_sentences(phrase: str, code: str) -> None:
@@ -186,3 +196,10 @@ def test_dst_spring_forward_in_new_york() -> None:
 def test_full_width_digits_are_read() -> None:
     parsed = parse_reminder("明天９：３０ 開會", NOW, TPE)
     assert f"{parsed.due:%m-%d %H:%M}" == "03-05 09:30" and parsed.text == "開會"
+
+
+def test_a_hundred_years_ahead_is_the_horizon() -> None:
+    assert parse_reminder("2126年1月1日 九十九年後", NOW, TPE).due.year == 2126
+    with pytest.raises(ParseError) as info:
+        parse_reminder("2126年12月1日 一百年後", NOW, TPE)
+    assert info.value.code == "too_far" and "100" in info.value.en and "100" in info.value.zh

@@ -243,6 +243,31 @@ def test_the_models_tool_proposes_with_an_iso_time(world: World) -> None:
         proc.service.propose_phrase(ALICE, "sometime")
 
 
+@pytest.mark.parametrize(
+    ("when", "recurrence"),
+    [
+        ("9999-12-31T23:59:59", None),
+        ("9999-12-31T23:59:59-12:00", None),  # past year 9999 once in the user's zone
+        ("9999-12-31T08:00", "yearly"),
+        ("2500-01-01T08:00", "daily"),
+    ],
+)
+def test_the_models_far_future_time_is_one_sentence(
+    world: World, when: str, recurrence: str | None
+) -> None:
+    proc = world.start()
+    with pytest.raises(ParseError) as info:
+        proc.service.propose_iso(ALICE, when, "far away", recurrence)
+    assert info.value.code == "too_far" and "100" in info.value.en and "100" in info.value.zh
+    assert proc.service.listing(ALICE) == []
+
+
+def test_an_id_too_large_for_sqlite_is_not_found(world: World) -> None:
+    proc = world.start()
+    with pytest.raises(ReminderNotFoundError):
+        proc.service.confirm(act(ALICE, 10**20), ALICE, 10**20)
+
+
 def test_secrets_in_reminder_text_are_masked_before_they_are_stored(world: World) -> None:
     proc = world.start()
     row, _ = proc.service.propose_phrase(ALICE, "tomorrow 9am log in with password: Hunter2xyz!")
