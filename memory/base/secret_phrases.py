@@ -95,9 +95,11 @@ _QUALIFIER_WORD = re.compile(r"\s{1,3}[^\s:：=＝,，。;；!?！？]{1,30}")
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
 _QUOTES |= {"„": "“", "‹": "›", "＂": "＂", "＇": "＇"}
 _TOKEN = re.compile(r"[^\s\"“”«»「」『』，。,；;？！、]{1,128}")
+_TOKEN_NOT_CJK = re.compile(
+    r"[^\s\"“”«»「」『』，。,；;？！、\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]{1,128}"
+)
 _DIGIT_RUN = re.compile(r"\d(?:[ .\-/\u00a0\u3000]?\d){0,40}(?![A-Za-z\d])")
 _DIGIT_GROUPS = re.compile(r"(?:[ \u00a0\u3000]\d{1,8}){1,16}(?![A-Za-z\d])")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]")
 _DATE_LIKE = re.compile(
     r"^\d{1,4}[-/.]\d{1,2}(?:[-/.]\d{1,4})?$|^\d{1,2}:\d{2}$"
     r"|^\d+(?:[.,]\d+)?(?:ghz|mhz|mbps|gbps|gb|mb|kb|ms|%)$"  # a measure: "wifi: 2.4GHz"
@@ -180,13 +182,11 @@ def _value_span(text: str, at: int) -> tuple[int, int, bool]:
         at += 1
     if text[at : at + 1].isdigit() and (m := _DIGIT_RUN.match(text, at)):
         return at, m.end(), False
-    m = _TOKEN.match(text, at)
+    # "密碼改成abc12345了": a value that does not start in Chinese ends where Chinese resumes.
+    m = (_TOKEN if _is_cjk(text[at]) else _TOKEN_NOT_CJK).match(text, at)
     if m is None:
         return at, at, False
     end = m.end()
-    value = m[0]
-    if not _is_cjk(value[0]) and (cut := _CJK.search(value)):
-        end = at + cut.start()  # "密碼改成abc12345了": the value ends where Chinese resumes
     while end > at and text[end - 1] in _TRAILING:
         end -= 1
     if text[at:end].isdigit() and (more := _DIGIT_GROUPS.match(text, end)):
