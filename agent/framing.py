@@ -78,6 +78,16 @@ _NAME = re.compile(r"[^\s<>|\[\]]+")
 _CLOSING = re.compile(r"[<\[\s|]{0,8}/")
 
 
+# The look-alikes and the full-width forms of ASCII, folded one character for one.
+# (NFKC's one-for-one folds of brackets, bars and slashes are taken from NFKC itself.)
+_FOLD: dict[int, str] = {
+    c: unicodedata.normalize("NFKC", chr(c))
+    for c in (*range(0xFE10, 0xFE70), *range(0xFF01, 0xFF5F), 0x2329, 0x232A)
+    if len(unicodedata.normalize("NFKC", chr(c))) == 1
+} | {ord(k): v for k, v in _LOOKALIKE.items()}
+_SLOW = re.compile("[" + "".join(sorted(_INVISIBLE)) + "&]")
+
+
 def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
     """``text`` as it reads (invisibles dropped, look-alikes and ``&lt;`` folded), and where
     each of its characters starts and ends in ``text``."""
@@ -112,11 +122,15 @@ def neutralise(text: str) -> str:
     """``text`` with every data-block delimiter and chat-template control token made plain."""
     if not _MAYBE.search(text):
         return text
-    skeleton, starts, ends = _skeleton(text)
+    mapped = _SLOW.search(text) is not None  # invisibles or entities: not one for one
+    if mapped:
+        skeleton, starts, ends = _skeleton(text)
+    else:  # one character for one: folded by a table, in C, at the same offsets
+        skeleton, starts, ends = text.translate(_FOLD), [], []
     parts: list[str] = []
     at = 0
     for m in _TOKEN.finditer(skeleton):
-        start, end = starts[m.start()], ends[m.end() - 1]
+        start, end = (starts[m.start()], ends[m.end() - 1]) if mapped else m.span()
         parts += [text[at:start], _plain(m[0])]
         at = end
     if not parts:
