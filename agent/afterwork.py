@@ -26,6 +26,7 @@ from agent.deferred import (
     WorkQueue,
 )
 from agent.sections import SUMMARY_CHARS
+from agent.summarizer import LastPrompts
 from agent.turn_notes import compacted_line
 from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
@@ -56,8 +57,10 @@ class AfterWork:
         notices: NoticeBook | None = None,
         warm: Callable[[str], object] | None = None,
         entries: Callable[[str], Mapping[str, Entry]] | None = None,
+        prompts: LastPrompts | None = None,
     ) -> None:
         self.queue = queue
+        self.prompts = prompts  # the prompts of the turns that planned a compaction
         self.notices = notices
         self.warm = warm  # reads a user's changed MEMORY.md into the turn's cache
         self.entries = entries  # a user's memories by id (the turn's cached parse)
@@ -159,15 +162,22 @@ class AfterWork:
         plan = CompactionPlan(int(p.get("count", 0)), str(p.get("digest", "")))
         when = parse_time(str(p.get("time", "")))
         summary = _summary(p.get("summary"))
+        kept = self.prompts.take(user_key) if self.prompts is not None else None
         if summary is None:
             async with self.sessions.locked(user_key) as session:
                 older = self.compactor.planned(session, plan)
                 previous = self.compactor.previous_note(session)
             if older is None:
                 return  # the session changed (/new, /forget, a compaction done): plan void
+            extra: dict[str, Any] = {}
+            if kept is not None:  # after the turn's own prompt: the server reuses its prefix
+                unseen = min(len(older), kept.first_shown)
+                extra = {"context": kept.messages, "tools": kept.tools, "unseen": unseen}
             self.on_cancellable(True)
             try:
-                summary = await self.compactor.summaries.conversation_summary(older, previous)
+                summary = await self.compactor.summaries.conversation_summary(
+                    older, previous, **extra
+                )
             finally:
                 self.on_cancellable(False)
             p["summary"] = {"body": summary.body, "gist": summary.gist}
@@ -219,9 +229,10 @@ def build_worker(
     entries: Callable[[str], Mapping[str, Entry]] | None = None,
     owns: Callable[[str], bool] | None = None,
     tick: float = TICK_SECONDS,
+    prompts: LastPrompts | None = None,
 ) -> DeferredWorker:
     """The worker over these services (``owns``: the users its front end serves)."""
-    after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm, entries)
+    after = AfterWork(queue, indexer, topics, compactor, sessions, notices, warm, entries, prompts)
     worker = DeferredWorker(queue, after, owns=owns, tick=tick)
     after.on_cancellable = worker.cancellable
     after.heavy = worker.background

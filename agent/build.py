@@ -10,6 +10,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from agent.afterwork import build_worker
+from agent.context_fit import ContextFit, sized_budget, sized_history
 from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
@@ -18,7 +19,7 @@ from agent.prefetch import QueryAhead
 from agent.query import ConversationQuery
 from agent.reminders.service import ReminderService
 from agent.selection import SHORT_TERM, Candidate
-from agent.summarizer import LLMSummarizer
+from agent.summarizer import LastPrompts, LLMSummarizer
 from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig, TopicIndexConfig
@@ -88,6 +89,7 @@ def agent_worker(
         warm=agent.view.parsed,
         entries=lambda user_key: agent.view.parsed(user_key).by_id,
         owns=owns,
+        prompts=agent.prompts,
         **extra,
     )
 
@@ -110,9 +112,17 @@ def assemble_agent(
     topic_index: TopicIndexConfig,
     reminders: ReminderService | None = None,
     conversation_turns: int = ConversationQuery().turns,
+    fit: ContextFit | None = None,
+    summary_llm: LLMClient | None = None,
 ) -> Agent:
-    """Build the agent over the shared services; the LLM becomes the summaries' primary."""
-    summaries.primary = LLMSummarizer(llm)
+    """Build the agent over the shared services; the LLM becomes the summaries' primary.
+
+    With ``fit`` (the model's context), the compaction threshold and the memory block are
+    sized to it and every prompt is cut to it; ``summary_llm`` writes the summaries if given.
+    """
+    summaries.primary = LLMSummarizer(summary_llm or llm)
+    if fit is not None:
+        history, budget = sized_history(history, fit), sized_budget(budget, fit)
     ahead = memory.searcher.embedder  # the composition root wraps it in a QueryAhead
     data_dir = memory.data_dir
     compactor = Compactor(
@@ -153,4 +163,6 @@ def assemble_agent(
         notices=NoticeBook(state),
         short_term=short_term,
         reminders=reminders,
+        prompts=LastPrompts(),
+        fit=fit,
     )

@@ -7,6 +7,7 @@ The reminder feature's errors (:mod:`agent.reminders.errors`) derive from the sa
 
 from __future__ import annotations
 
+import errno
 import logging
 
 
@@ -27,6 +28,10 @@ class LLMResponseError(LLMError):
     """The model server answered, but with an error or a body that makes no sense."""
 
 
+class LLMContextError(LLMResponseError):
+    """The prompt did not fit the model's context: the server refused it, or cut it."""
+
+
 # -- the model's tools ---------------------------------------------------------------------
 class ToolArgumentError(AgentError, ValueError):
     """The model's arguments do not match the tool's schema (told to the model, not a user)."""
@@ -39,3 +44,21 @@ def log_llm_failure(log: logging.Logger, who: str, exc: LLMError) -> None:
         return
     log.warning("%s: LLM answer unusable (%s)", who, type(exc).__name__)
     log.debug("%s: LLM answer unusable: %s", who, exc)
+
+
+# -- the machine ---------------------------------------------------------------------------
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is a full disk or quota: a file write's ENOSPC or
+    SQLite's SQLITE_FULL ("database or disk is full")."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+            return True
+        if type(exc).__name__ == "OperationalError" and "disk is full" in str(exc):
+            return True  # sqlite3 and pysqlite3 alike
+        exc = exc.__cause__ or exc.__context__
+    return False

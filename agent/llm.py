@@ -1,7 +1,9 @@
 """The LLM seam: one protocol, plain data in and out, and the errors the pipeline handles.
 
-The Ollama implementation lives in ``agent.ollama_client`` (the only module that imports
-``ollama``); tests and benchmarks may pass any object with the same ``chat`` method.
+Two implementations: Ollama's native API in ``agent.ollama_client`` (the only module that
+imports ``ollama``) and the OpenAI-compatible ``/v1/chat/completions`` (llama.cpp's server,
+vLLM, LM Studio, hosted endpoints) in ``agent.openai_client`` (the only one importing
+``openai``). Tests and benchmarks may pass any object with the same ``chat`` method.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 # The errors live in agent.errors; re-exported because the clients raise them from here.
+from agent.errors import LLMContextError as LLMContextError
 from agent.errors import LLMError as LLMError
 from agent.errors import LLMResponseError as LLMResponseError
 from agent.errors import LLMUnavailableError as LLMUnavailableError
@@ -32,11 +35,34 @@ class ToolCall:
 
 
 @dataclass(frozen=True, slots=True)
+class Usage:
+    """The server's own accounting of one call (None where the server does not say)."""
+
+    prompt_tokens: int | None = None
+    cached_tokens: int | None = None  # of prompt_tokens, served from the server's cache
+    reply_tokens: int | None = None
+    first_token_ms: float | None = None  # from sending the request to the first piece
+
+    def line(self) -> str:
+        """One log line: ``prompt 812 tokens (640 cached), reply 41, first token 230 ms``."""
+        parts = [f"prompt {_n(self.prompt_tokens)} tokens ({_n(self.cached_tokens)} cached)"]
+        parts.append(f"reply {_n(self.reply_tokens)}")
+        if self.first_token_ms is not None:
+            parts.append(f"first token {self.first_token_ms:.0f} ms")
+        return ", ".join(parts)
+
+
+def _n(value: int | None) -> str:
+    return "?" if value is None else str(value)
+
+
+@dataclass(frozen=True, slots=True)
 class LLMResponse:
-    """The model's answer: text, tool calls, or both."""
+    """The model's answer: text, tool calls, or both (and the server's counts, if given)."""
 
     content: str
     tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage | None = field(default=None, compare=False)
 
     def as_message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation before the tool results."""
@@ -46,6 +72,15 @@ class LLMResponse:
                 {"function": {"name": c.name, "arguments": c.arguments}} for c in self.tool_calls
             ]
         return msg
+
+
+@dataclass(frozen=True, slots=True)
+class ModelFacts:
+    """What a server says about a model (for ``pcai doctor`` and the context length)."""
+
+    name: str
+    context_tokens: int | None = None  # the most it can take (Ollama) or its n_ctx (llama.cpp)
+    tools: bool | None = None  # whether its chat template takes tools (None: not said)
 
 
 class LLMClient(Protocol):

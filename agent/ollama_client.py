@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
+import time
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
 import httpx
@@ -14,15 +17,19 @@ import ollama
 
 from agent.llm import (
     ChatMessage,
+    LLMContextError,
     LLMResponse,
     LLMResponseError,
     LLMUnavailableError,
+    ModelFacts,
     TextSink,
     ToolCall,
+    Usage,
 )
 from memory.errors import EmbedderUnavailableError
 from memory.index.embedders import Vector, normalise, query_part
 
+log = logging.getLogger(__name__)
 OLLAMA_DOWN = "Ollama is not reachable at {host}: start it with `ollama serve`"
 
 
@@ -97,8 +104,11 @@ class OllamaEmbedder:
 class OllamaChat:
     """The chat model behind :class:`agent.llm.LLMClient`, through ``ollama.AsyncClient``.
 
+    Every call streams (``stream=True``) and sends the same ``num_ctx`` (a change reloads
+    the model) and ``keep_alive`` (else Ollama unloads the model after five quiet minutes).
     A connection error is retried ``retries`` times with exponential backoff (Ollama may be
-    restarting); a timeout is not, since the user has already waited ``timeout`` seconds.
+    restarting) unless text already reached ``on_text``; a timeout is not retried, since the
+    user has already waited ``timeout`` seconds.
     """
 
     def __init__(
@@ -110,6 +120,9 @@ class OllamaChat:
         retries: int = 2,
         backoff_seconds: float = 0.5,
         options: Mapping[str, Any] | None = None,
+        context_tokens: int = 0,
+        keep_alive: str = "",
+        count: Callable[[str], int] | None = None,
     ) -> None:
         self.host = host
         self._model = model
@@ -117,6 +130,12 @@ class OllamaChat:
         self._retries = max(0, retries)
         self._backoff = backoff_seconds
         self._options = dict(options or {})
+        if context_tokens > 0:
+            self._options["num_ctx"] = context_tokens
+        self._keep_alive = _keep_alive(keep_alive)
+        # Our own estimate of a prompt's tokens: Ollama cuts a prompt longer than num_ctx
+        # and answers 200, so only its prompt_eval_count below what was sent shows the cut.
+        self._count = count
         # httpx connection pools belong to one event loop (the bot and the terminal chat may
         # run different loops), so one client per loop; building one per call cost ~10 ms.
         self._clients: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[str, Any]] = (
@@ -145,6 +164,11 @@ class OllamaChat:
         """The chat model's name."""
         return self._model
 
+    @property
+    def context_tokens(self) -> int:
+        """The ``num_ctx`` sent on every call (0: Ollama's own default)."""
+        return int(self._options.get("num_ctx", 0))
+
     async def chat(
         self,
         messages: Sequence[ChatMessage],
@@ -152,32 +176,50 @@ class OllamaChat:
         *,
         on_text: TextSink | None = None,
     ) -> LLMResponse:
-        """One non-streaming /api/chat call; raises :class:`LLMError` subclasses only."""
+        """One streamed /api/chat call; raises :class:`LLMError` subclasses only."""
         attempt = 0
+        sent: list[str] = []  # what reached on_text: a retry after that would repeat it
+
+        async def sink(piece: str) -> None:
+            sent.append(piece)
+            if on_text is not None:
+                await on_text(piece)
+
         while True:
             try:
-                resp = await self._chat_once(messages, tools)
-                if on_text is not None and resp.content:
-                    await on_text(resp.content)
-                return resp
+                resp = await self._chat_once(messages, tools, sink)
             except LLMUnavailableError as exc:
-                if attempt >= self._retries or not isinstance(exc.__cause__, ConnectionError):
+                if (
+                    attempt >= self._retries
+                    or sent
+                    or not isinstance(exc.__cause__, ConnectionError | httpx.ConnectError)
+                ):
                     raise
                 await asyncio.sleep(self._backoff * (2**attempt))
                 attempt += 1
+                continue
+            self._check_cut(messages, tools, resp)
+            return resp
 
     async def _chat_once(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]]
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]],
+        sink: TextSink,
     ) -> LLMResponse:
         client = await self._client()
+        start = time.monotonic()
         try:
-            resp = await client.chat(
+            stream = await client.chat(
                 model=self._model,
                 messages=list(messages),
                 tools=list(tools) or None,
                 options=self._options or None,
+                keep_alive=self._keep_alive,
+                stream=True,
             )
-        except ConnectionError as exc:  # ollama turns httpx.ConnectError into this
+            return await _collect(stream, sink, start)
+        except (ConnectionError, httpx.ConnectError) as exc:  # the first when not streaming
             raise LLMUnavailableError(OLLAMA_DOWN.format(host=self.host)) from exc
         except httpx.TimeoutException as exc:
             raise LLMUnavailableError(
@@ -189,26 +231,85 @@ class OllamaChat:
             raise LLMResponseError(
                 f"Ollama refused the chat with {self._model}: {exc.error}"
             ) from exc
-        except (ValueError, TypeError, KeyError) as exc:  # JSON or schema garbage
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JSON/schema garbage
             raise LLMResponseError(
                 f"Ollama answered /api/chat with a malformed body: {exc}"
             ) from exc
-        return _to_response(resp)
+
+    def _check_cut(
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]],
+        resp: LLMResponse,
+    ) -> None:
+        """Raise :class:`LLMContextError` when Ollama evaluated less than a too-long prompt."""
+        num_ctx = self.context_tokens
+        evaluated = resp.usage.prompt_tokens if resp.usage else None
+        if self._count is None or not num_ctx or evaluated is None:
+            return
+        estimate = prompt_estimate(messages, tools, self._count)
+        # A cached prefix also lowers the count, so only a prompt over num_ctx by our own
+        # count is taken as cut.
+        if estimate > num_ctx and evaluated < estimate:
+            raise LLMContextError(
+                f"Ollama cut the prompt to fit num_ctx {num_ctx}: it read {evaluated} of "
+                f"~{estimate} tokens"
+            )
 
 
-def _to_response(resp: Any) -> LLMResponse:
-    """Convert ollama's ChatResponse into plain data, rejecting a body with no message."""
-    message = getattr(resp, "message", None)
-    if message is None:
-        raise LLMResponseError("Ollama answered /api/chat without a message")
-    calls = tuple(
-        ToolCall(name=str(c.function.name), arguments=c.function.arguments)
-        for c in (message.tool_calls or ())
-    )
-    content = message.content or ""
+def _keep_alive(value: str) -> float | str | None:
+    """Ollama takes a duration ("30m") or a number of seconds (-1: keep the model loaded)."""
+    try:
+        return float(value)
+    except ValueError:
+        return value or None
+
+
+def prompt_estimate(
+    messages: Sequence[ChatMessage],
+    tools: Sequence[Mapping[str, Any]],
+    count: Callable[[str], int],
+) -> int:
+    """Our own count of a prompt's tokens (texts, tool calls and schemas, 4 per message)."""
+    total = sum(count(str(m.get("content") or "")) + 4 for m in messages)
+    calls = [m["tool_calls"] for m in messages if m.get("tool_calls")]
+    if calls:
+        total += count(json.dumps(calls, ensure_ascii=False, default=str))
+    if tools:
+        total += count(json.dumps(list(tools), ensure_ascii=False))
+    return total
+
+
+async def _collect(stream: Any, sink: TextSink, start: float) -> LLMResponse:
+    """Join Ollama's streamed chunks, passing each piece of text to ``sink`` as it comes."""
+    pieces: list[str] = []
+    calls: list[ToolCall] = []
+    first: float | None = None
+    last: Any = None
+    async for chunk in stream:
+        message = getattr(chunk, "message", None)
+        if message is None:
+            raise LLMResponseError("Ollama answered /api/chat without a message")
+        if message.content:
+            first = first if first is not None else time.monotonic()
+            pieces.append(message.content)
+            await sink(message.content)
+        for c in message.tool_calls or ():
+            first = first if first is not None else time.monotonic()
+            calls.append(ToolCall(name=str(c.function.name), arguments=c.function.arguments))
+        last = chunk
+    if last is None:
+        raise LLMResponseError("Ollama answered /api/chat with an empty stream")
+    content = "".join(pieces)
     if not content.strip() and not calls:
         raise LLMResponseError("Ollama answered /api/chat with an empty message")
-    return LLMResponse(content=content, tool_calls=calls)
+    usage = Usage(
+        prompt_tokens=last.prompt_eval_count,
+        reply_tokens=last.eval_count,
+        first_token_ms=None if first is None else (first - start) * 1000,
+    )
+    log.info("ollama %s: %s", last.model or "", usage.line())
+    return LLMResponse(content=content, tool_calls=tuple(calls), usage=usage)
 
 
 def list_models(host: str, timeout: float = 5.0) -> list[str]:
@@ -224,3 +325,26 @@ def list_models(host: str, timeout: float = 5.0) -> list[str]:
         raise LLMResponseError(
             f"Ollama at {host} answered /api/tags with a malformed body"
         ) from exc
+
+
+def show_model(host: str, model: str, timeout: float = 5.0) -> ModelFacts:
+    """What ``POST /api/show`` says of ``model``: its context length and tool support."""
+    try:
+        with ollama.Client(host=host, timeout=timeout) as client:
+            shown = client.show(model)
+    except (ConnectionError, httpx.HTTPError) as exc:
+        raise LLMUnavailableError(OLLAMA_DOWN.format(host=host)) from exc
+    except ollama.ResponseError as exc:
+        raise LLMResponseError(f"Ollama at {host} does not show {model}: {exc.error}") from exc
+    except ValueError as exc:
+        raise LLMResponseError(
+            f"Ollama at {host} answered /api/show with a malformed body"
+        ) from exc
+    info = shown.modelinfo or {}
+    lengths = [int(v) for k, v in info.items() if k.endswith(".context_length")]
+    caps = shown.capabilities
+    return ModelFacts(
+        name=model,
+        context_tokens=lengths[0] if lengths else None,
+        tools=None if caps is None else "tools" in caps,
+    )

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
+from agent.context_fit import ContextFit
 from agent.deferred import Task, WorkQueue
-from agent.errors import LLMError, LLMUnavailableError, log_llm_failure
+from agent.errors import LLMContextError, LLMError, is_disk_full, log_llm_failure
+from agent.group_turn import group_turn
 from agent.llm import LLMClient
 from agent.memory_view import (
     MAX_QUERY_CHARS,
@@ -34,28 +36,36 @@ from agent.memory_view import (
 from agent.prefetch import QueryAhead
 from agent.prompt import (
     detect_language,
-    group_system_prompt,
     injected_memories,
-    selection_block,
+    pinned_lines,
     system_prompt,
+    turn_block,
     turn_messages,
 )
 from agent.remember import settle_reply
 from agent.reminders.service import ReminderService
 from agent.selection import Selection
-from agent.textcalls import extract_text_calls
+from agent.streaming import ReplySink, StreamGuard
+from agent.summarizer import LastPrompts
 from agent.texts import both, say
-from agent.tools import MAX_TOOL_ROUNDS, SCHEMAS, ToolBox, run_tool_loop
-from agent.turn_notes import note_short_term
+from agent.tools import MAX_TOOL_ROUNDS, ToolBox
+from agent.turn_llm import ask, failure_text, forced_compaction
+from agent.turn_notes import note_short_term, session_id_of, session_notice
 from agent.turn_tools import TurnTools, proposal_view
-from agent.turn_work import compaction_task, index_task, queue_tasks, topics_task
+from agent.turn_work import (
+    compaction_task,
+    index_task,
+    keep_prompt,
+    queue_tasks,
+    topics_task,
+)
 from agent.types import IncomingMessage, InjectedMemory, Reply, StepClock
 from agent.why import WhyLog
 from history.compaction import Compactor
 from history.config import HistoryConfig
 from history.context import fill_summaries, history_window, summary_room
 from history.dailylog import DailyLog
-from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore, is_group_session
+from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
 from memory.base.guards import mask, secrets_in
@@ -96,6 +106,10 @@ class Agent:
     notices: NoticeBook | None = None  # what each user was told about their unreadable files
     short_term: ShortTermStore | None = None  # the weather/calendar/mail notes
     reminders: ReminderService | None = None  # offers reminder_create (proposals only)
+    # The prompt of a turn that planned a compaction, for the summary to share its prefix.
+    prompts: LastPrompts | None = None
+    # The model's context: each prompt is cut to fit it (None: sent as built, tests' fakes).
+    fit: ContextFit | None = None
 
     async def new_session(self, user_key: str, now: datetime | None = None) -> str:
         """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
@@ -111,8 +125,9 @@ class Agent:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
         return self.why_log.last(user_key)
 
-    async def respond(self, message: IncomingMessage) -> Reply:
-        """Answer one message (steps 1-11)."""
+    async def respond(self, message: IncomingMessage, stream: ReplySink | None = None) -> Reply:
+        """Answer one message (steps 1-11); ``stream`` sees the reply as it is written
+        (what may be shown so far, :mod:`agent.streaming`)."""
         clock = StepClock(message.user_key)
         lang = detect_language(message.text, message.language)
         later: list[Task] = []  # what this turn leaves for the worker
@@ -120,7 +135,7 @@ class Agent:
             with clock.step("1 access+session"):
                 if self.allowed is not None and not self.allowed(message):
                     return Reply(say("denied", lang), error=True)
-                session_id = _session_id(message)
+                session_id = session_id_of(message)
                 if session_id is None:  # a transport bug must not fall back to private data
                     log.error("%s: a group message came without its group", message.user_key)
                     return Reply(say("failed", lang), error=True)
@@ -128,21 +143,24 @@ class Agent:
                 session = await stack.enter_async_context(self.sessions.locked(session_id))
             problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
+                guard = StreamGuard(stream, secrets_in(message.text)) if stream else None
                 if message.in_group:
-                    reply = await self._group_turn(message, session, lang, clock)
+                    reply = await group_turn(self, message, session, lang, clock, guard)
                 else:
-                    reply = await self._turn(message, session, lang, clock, problems, later)
+                    reply = await self._turn(message, session, lang, clock, problems, later, guard)
             except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
                 log.warning("%s: %s", message.user_key, exc)
                 reply = Reply(self._problem_text(message.user_key, exc), error=True)
                 await self._told(message, exc)  # said in the reply: not again as a notice
-            except Exception:  # a bug or a broken disk: one sentence, the trace in the log
+            except Exception as exc:  # a bug or a broken disk: one sentence, the trace logged
                 log.exception("%s: the pipeline failed", message.user_key)
-                reply = Reply(say("failed", lang), error=True)
+                reply = Reply(
+                    say("disk_full" if is_disk_full(exc) else "failed", lang), error=True
+                )
         # The session and the daily log are written: queue what they leave, then reply.
         await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices: tuple[str, ...] = (_session_notice(session.kept_as),) if session.kept_as else ()
+        notices: tuple[str, ...] = (session_notice(session.kept_as),) if session.kept_as else ()
         for problem in problems:
             if await self._told(message, problem):
                 notices += (self._problem_text(message.user_key, problem),)
@@ -177,26 +195,23 @@ class Agent:
         clock: StepClock,
         problems: list[UnreadableFileError],
         later: list[Task],
+        guard: StreamGuard | None = None,
     ) -> Reply:
         key = message.user_key
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
         with clock.step("3 append"):
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
             stored, known = mask(message.text), secrets_in(message.text)
-            session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
+            log_it = self.daily_log.append_user_message
+            write = partial(log_it, key, stored, message.time, message.message_id)
+            if _cut_short(session, message):  # answered now after a stop cut it: kept once
+                write = partial(self.daily_log.rel_path, message.time)
+            else:
+                session.append(ROLE_USER, stored, message.time, msg_id=message.message_id)
             # The daily log is written (disk) while the memories are looked up (CPU); the
             # model is asked only once it is written.
-            log_write = asyncio.ensure_future(
-                asyncio.to_thread(
-                    self.daily_log.append_user_message,
-                    key,
-                    stored,
-                    message.time,
-                    message.message_id,
-                )
-            )
+            log_write = asyncio.ensure_future(asyncio.to_thread(write))
         try:
-            system = system_prompt(message.time, lang)
             with clock.step("5 adaptive"):
                 turns = session.user_turns
                 search = not message.in_group and self.view.should_search(message.text, turns)
@@ -208,9 +223,10 @@ class Agent:
                     problems.append(exc)
                     selection = Selection()
             with clock.step("4 compaction"):
-                # The threshold counts system + bootstrap (the memory block, chosen above) +
-                # history.
-                extra = self.counter.count(system) + self.counter.count(selection_block(selection))
+                # The threshold counts the head (with the pinned memories) + this turn's
+                # memories + history.
+                head = system_prompt(message.time, pinned_lines(selection))
+                extra = self.counter.count(head) + self.counter.count(turn_block(selection))
                 await self._compact(session, message, extra, later)
         finally:
             with clock.step("3 logged"):
@@ -220,7 +236,7 @@ class Agent:
                     log.warning("%s: not logged: %s", key, exc)
                     problems.append(exc)
         with clock.step("8 prompt"):
-            messages = self._prompt(message, session, system, selection)
+            messages = self._prompt(message, session, lang, selection)
             tools = TurnTools(
                 key,
                 message.time,
@@ -234,28 +250,38 @@ class Agent:
                 user_text=message.text,
             )
             box = ToolBox({}) if message.in_group else tools.toolbox()
+            keep_prompt(self.prompts, session, messages, box.schemas, later, self.history)
         with clock.step("9 llm"):
             try:
-                resp = await run_tool_loop(self.llm, messages, box, self.max_tool_rounds)
+                resp = await ask(
+                    self.llm,
+                    messages,
+                    box,
+                    self.counter,
+                    self.fit,
+                    key,
+                    self.max_tool_rounds,
+                    guard,
+                )
             except LLMError as exc:
                 log_llm_failure(log, key, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
+                if isinstance(exc, LLMContextError):  # the next turn starts compacted
+                    later += forced_compaction(self.compactor, self.work, session, message, later)
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
-                proposals = tuple(proposal_view(p) for p in tools.proposals)
                 return Reply(
-                    say(which, lang),
-                    proposals=proposals,
+                    say(failure_text(exc), lang),
+                    proposals=tuple(proposal_view(p) for p in tools.proposals),
                     error=True,
                     reminders=tuple(tools.reminder_views),
                 )
         text = resp.content.strip()
         if not message.in_group:  # a small model may skip memory_save or claim a false save
             text = await settle_reply(tools, box, message.text, text)
-        text = text or say("tools_exhausted", lang)
+        # Only the answer goes into the session and the chat: never the memory block or tool
+        # chatter, nor a secret the model repeated from the message.
+        text = mask(text or say("tools_exhausted", lang), known)
         with clock.step("10 save reply"):
-            # Only the answer goes into the session: never the memory block or tool chatter,
-            # nor a secret the model repeated from the message.
-            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
+            session.append(ROLE_ASSISTANT, text, message.time)
         injected = injected_memories(selection)
         with clock.step("11 access+topics"):
             later += await asyncio.to_thread(self._after, key, message, selection, injected)
@@ -265,34 +291,6 @@ class Agent:
             injected=injected,
             reminders=tuple(tools.reminder_views),
         )
-
-    async def _group_turn(
-        self, message: IncomingMessage, session: Session, lang: str, clock: StepClock
-    ) -> Reply:
-        """A group turn: the chat's own session; no memory, no tools, no user's file touched."""
-        with clock.step("3 append"):
-            known = secrets_in(message.text)
-            session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
-            # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
-            # keeps only what its history window can show.
-            del session.messages[: -self.history.max_history]
-        system = group_system_prompt(message.time, lang)
-        with clock.step("8 prompt"):
-            await fill_summaries(session, self.message_summaries, self.history, upto=-1)
-            messages = self._prompt(message, session, system, Selection())
-        with clock.step("9 llm"):
-            try:
-                resp = await self.llm.chat(messages, ())
-            except LLMError as exc:
-                log_llm_failure(log, session.id, exc)
-                which = "down" if isinstance(exc, LLMUnavailableError) else "garbage"
-                return Reply(say(which, lang), error=True)
-        # No tools in a group: a call the model writes as text is cut, never shown raw.
-        text = extract_text_calls(resp.content, SCHEMAS).content.strip()
-        text = text or say("tools_exhausted", lang)
-        with clock.step("10 save reply"):
-            session.append(ROLE_ASSISTANT, mask(text, known), message.time)
-        return Reply(text=text)
 
     # -- steps -----------------------------------------------------------------------------
     async def _compact(
@@ -344,16 +342,18 @@ class Agent:
         )
 
     def _prompt(
-        self, message: IncomingMessage, session: Session, system: str, selection: Selection
+        self, message: IncomingMessage, session: Session, lang: str, selection: Selection
     ) -> list[dict[str, object]]:
-        """Step 8: the turn's messages for the model."""
+        """Step 8: the turn's messages for the model (docs/prompt.md)."""
         return turn_messages(
-            system=system,
+            now=message.time,
+            language=lang,
             selection=selection,
-            session=session.messages,
+            session=session,
             history=self.history,
             counter=self.counter,
             user_text=message.text,
+            group=message.in_group,
         )
 
     def _after(
@@ -381,14 +381,8 @@ class Agent:
         return [topics_task(selection, known, message.time)]
 
 
-def _session_notice(kept_as: str) -> str:
-    """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
-    en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
-    return f"{en} ({zh})."
-
-
-def _session_id(message: IncomingMessage) -> str | None:
-    """The sender's private session, or the group's own one (never the sender's in a group)."""
-    if not message.in_group:
-        return message.user_key
-    return message.group_session if is_group_session(message.group_session) else None
+def _cut_short(session: Session, message: IncomingMessage) -> bool:
+    """Whether a stop cut ``message``'s turn after it was kept (bot/telegram/queues.py)."""
+    last = session.messages[-1] if session.messages else None
+    same = last is not None and (last.role, last.id) == (ROLE_USER, message.message_id)
+    return bool(message.message_id) and same

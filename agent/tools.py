@@ -21,6 +21,7 @@ from typing import Any
 from agent.errors import ToolArgumentError
 from agent.framing import neutralise_value
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
+from agent.streaming import StreamGuard
 from agent.textcalls import normalise_arguments, with_text_calls
 
 log = logging.getLogger(__name__)
@@ -211,12 +212,15 @@ async def run_tool_loop(
     messages: Sequence[ChatMessage],
     tools: ToolBox,
     max_rounds: int = MAX_TOOL_ROUNDS,
+    stream: StreamGuard | None = None,
 ) -> LLMResponse:
     """Chat until the model answers without tool calls, with at most ``max_rounds`` rounds.
 
     After ``max_rounds`` rounds of tool calls the model is asked once more with no tools
     offered, so it must answer in text; tool calls it still makes then are not run. Calls the
     model writes into its text (:mod:`agent.textcalls`) count as calls and are cut from it.
+    With ``stream`` the reply is shown as it is written (:mod:`agent.streaming`); a round
+    that ends in tool calls takes its text back.
     """
     convo = [dict(m) for m in messages]
     known = {*tools.handlers, *NOT_TOOLS}
@@ -225,12 +229,15 @@ async def run_tool_loop(
         """What the model was shown: a call written there is a quote, never run."""
         return (str(m.get("content") or "") for m in convo)
 
+    on_text = stream.piece if stream is not None else None
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
         # A call written as text (small models) is run like a real one and never shown raw.
-        resp = with_text_calls(await llm.chat(convo, offered), known, shown)
+        resp = with_text_calls(await llm.chat(convo, offered, on_text=on_text), known, shown)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
+        if stream is not None:
+            await stream.tool_round()
         convo.append(resp.as_message())
         for call in resp.tool_calls:
             convo.append(tool_message(call.name, await tools.call(call)))

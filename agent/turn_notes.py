@@ -7,6 +7,7 @@ import logging
 from agent.texts import say
 from agent.types import IncomingMessage
 from history.compaction import CompactionResult
+from history.sessions import is_group_session
 from memory.base.guards import mask
 from memory.state.short_term import ShortTermStore, categories_in
 
@@ -36,3 +37,16 @@ def note_short_term(store: ShortTermStore | None, key: str, message: IncomingMes
 def with_line(text: str, result: CompactionResult | None, lang: str) -> str:
     """``text``, and the compaction line under it when this turn compacted."""
     return text if result is None else f"{text}\n\n{compacted_line(result, lang)}"
+
+
+def session_notice(kept_as: str) -> str:
+    """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
+    en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
+    return f"{en} ({zh})."
+
+
+def session_id_of(message: IncomingMessage) -> str | None:
+    """The sender's private session, or the group's own one (never the sender's in a group)."""
+    if not message.in_group:
+        return message.user_key
+    return message.group_session if is_group_session(message.group_session) else None

@@ -10,14 +10,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime
+from typing import Any
 
 from agent.deferred import KIND_COMPACT, KIND_INDEX, KIND_TOPICS, Task, WorkQueue
 from agent.prompt import detect_language
 from agent.selection import L1, L2, Selection
+from agent.summarizer import KeptPrompt, LastPrompts
 from agent.types import IncomingMessage
 from history.compaction import Compactor
+from history.config import HistoryConfig
 from history.sessions import Session
 from memory.base.guards import mask
 
@@ -95,3 +98,19 @@ async def queue_tasks(work: WorkQueue, user_key: str, tasks: list[Task], now: da
         return False
     work.notify()
     return True
+
+
+def keep_prompt(
+    prompts: LastPrompts | None,
+    session: Session,
+    messages: Sequence[Mapping[str, Any]],
+    tools: Sequence[Mapping[str, Any]],
+    later: Sequence[Task],
+    history: HistoryConfig,
+) -> None:
+    """Keep the turn's prompt (its own turn left out) when the turn planned a compaction: the
+    summary request is sent after it, so a prefix-caching server reads only its instruction."""
+    if prompts is None or not any(t.kind == KIND_COMPACT for t in later):
+        return
+    first = max(0, session.window_from - history.max_history)  # the window's first message
+    prompts.keep(session.id, KeptPrompt(tuple(messages[:-1]), tuple(tools), first))

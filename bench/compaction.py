@@ -56,7 +56,7 @@ from agent.build import agent_worker
 from agent.deferred import DeferredWorker
 from agent.llm import ChatMessage, LLMResponse
 from agent.pipeline import Agent
-from agent.prompt import MEMORY_OPEN, detect_language, system_prompt
+from agent.prompt import MEMORY_OPEN, system_prompt, turn_message
 from agent.types import IncomingMessage, Reply
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
@@ -165,7 +165,7 @@ class ScriptedLLM:
         self.prompts: list[list[dict[str, Any]]] = []
 
     async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = (), **_: Any
     ) -> LLMResponse:
         """The scripted reply; the prompt is recorded."""
         self.prompts.append([dict(m) for m in messages])
@@ -239,8 +239,10 @@ def parts(counter: TokenCounter, prompt: Sequence[Mapping[str, Any]]) -> dict[st
         content = str(m.get("content", ""))
         if i == 0:
             part = "system"
-        elif i == len(prompt) - 1:
-            part = "message"
+        elif i == len(prompt) - 1:  # the user's turn: the message and this turn's memories
+            said = prompt_tokens(counter, [{"content": turn_message(content)}])
+            out["message"], out["memory"] = said, prompt_tokens(counter, [m]) - said
+            continue
         elif content.startswith(MEMORY_OPEN):
             part = "memory"
         elif content.startswith(NOTE_PREFIX):
@@ -253,7 +255,7 @@ def parts(counter: TokenCounter, prompt: Sequence[Mapping[str, Any]]) -> dict[st
 
 def naive_parts(counter: TokenCounter, now: datetime, history: int, text: str) -> dict[str, int]:
     """A naive bot's prompt: its system text, the whole conversation so far, the message."""
-    system = system_prompt(now, detect_language(text, ""))
+    system = system_prompt(now)
     out = dict.fromkeys(PARTS, 0)
     out["system"] = prompt_tokens(counter, [{"content": system}])
     out["history"] = history

@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 import memory  # noqa: E402
 from agent.build import agent_worker  # noqa: E402
-from agent.llm import ChatMessage, LLMResponse  # noqa: E402
+from agent.llm import ChatMessage, LLMResponse, TextSink  # noqa: E402
 from agent.prefetch import WrappedEmbedder  # noqa: E402
 from agent.types import IncomingMessage  # noqa: E402
 from bot.app import build_agent, build_embedder, build_services  # noqa: E402
@@ -97,7 +97,11 @@ class InstantLLM:
     model = "instant"
 
     async def chat(
-        self, messages: Sequence[ChatMessage], tools: Sequence[Mapping[str, Any]] = ()
+        self,
+        messages: Sequence[ChatMessage],
+        tools: Sequence[Mapping[str, Any]] = (),
+        *,
+        on_text: TextSink | None = None,
     ) -> LLMResponse:
         """Answer immediately; a summary request gets a short summary of its last lines."""
         last = str(messages[-1].get("content", "")) if messages else ""

@@ -191,16 +191,22 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
 
 
 def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
-    """Build the per-message agent over ``services`` (Ollama chat unless ``llm`` is given).
+    """Build the per-message agent over ``services`` (the configured model unless ``llm``).
 
     The agent shares the process's session store (one lock per session), daily log and
     summary service; it makes the LLM the summary service's primary (idle summaries too).
     """
     from agent.build import assemble_agent
-    from agent.ollama_client import OllamaChat
+    from bot.llm_setup import build_llm, context_fit, context_length
 
     s = services.settings
-    llm = llm or OllamaChat(s.ollama_host, s.chat_model, timeout=s.ollama_timeout_seconds)
+    fit, summary_llm = None, None
+    if llm is None:  # the configured model server, prompts sized to its context
+        context = context_length(s)
+        llm = build_llm(s, services.counter, context)
+        fit = context_fit(s, services.counter, context)
+        if s.summary_model and s.summary_model != s.chat_model:
+            summary_llm = build_llm(s, services.counter, context, s.summary_model)
     services.agent = assemble_agent(
         llm,
         memory=services.memory,
@@ -218,6 +224,8 @@ def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
         topic_index=s.topic_index,
         reminders=services.reminders,
         conversation_turns=s.conversation_turns,
+        fit=fit,
+        summary_llm=summary_llm,
     )
     return services.agent
 

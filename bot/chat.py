@@ -37,6 +37,33 @@ JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
 Background = AbstractAsyncContextManager[object]
 
 
+class StreamPrinter:
+    """Prints the reply as it is written (what :mod:`agent.streaming` lets through)."""
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.printed = ""
+
+    async def __call__(self, text: str) -> None:
+        """The reply so far; "" when a tool round took it back (a new line follows)."""
+        if text.startswith(self.printed):
+            self.out.write(text[len(self.printed) :])
+        else:
+            self.out.write("\n")  # printed text cannot be taken back: the final comes whole
+        self.out.flush()
+        self.printed = text
+
+    def finish(self, final: str) -> str:
+        """End the printed line; what of ``final`` is left to print ("" when all is out)."""
+        if not self.printed:
+            return final
+        if final.startswith(self.printed):
+            print(final[len(self.printed) :], file=self.out, flush=True)
+            return ""
+        print(file=self.out, flush=True)
+        return final
+
+
 class TerminalChat:
     """A line-oriented chat loop over stdin/stdout for one user key (``cli_<name>``)."""
 
@@ -99,11 +126,12 @@ class TerminalChat:
             message_id=f"cli-{int(datetime.now().timestamp())}-{self._counter}",
             language=lang,
         )
-        reply = await self.backend.respond(msg)
+        printer = StreamPrinter(self.out or sys.stdout)
+        reply = await self.backend.respond(msg, printer)
+        self._shown_last = None
+        rest = printer.finish(reply.text)  # the part of the reply not printed yet
         self.show(
-            Answer(
-                reply.text, proposals=reply.proposals, notices=reply.notices, error=reply.error
-            ),
+            Answer(rest, proposals=reply.proposals, notices=reply.notices, error=reply.error),
             lang,
         )
         if self.reminders is not None:

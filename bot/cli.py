@@ -194,6 +194,16 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
             return _fail(exc)
 
 
+def data_dir_problem(data_dir: Path) -> str:
+    """One sentence when the data dir exists but cannot be written (read-only), else ""."""
+    if not data_dir.is_dir() or os.access(data_dir, os.W_OK):
+        return ""
+    return (
+        f"the data dir {data_dir} cannot be written (read-only file system or no permission); "
+        "PCAI needs to write there: make it writable or set PCAI_DATA_DIR to another folder"
+    )
+
+
 def _fail(problem: object, code: int = 1) -> int:
     """Say what went wrong in one line on stderr and return the exit code."""
     said = _said(problem) if isinstance(problem, MemoryStoreError) else str(problem)
@@ -248,6 +258,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         from bot.doctor import run_doctor
 
         return run_doctor(settings, as_json=args.json)
+    if problem := data_dir_problem(Path(settings.data_dir)):
+        return _fail(problem)  # every other command writes there (pcai.db's WAL, the lock)
     if args.command == "run":
         return cmd_run(settings, args)
     if args.command == "web-link":

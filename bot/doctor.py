@@ -14,6 +14,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
+from bot.doctor_model import ModelChecks, ModelSkip
 from bot.errors import DoctorWarning
 from bot.settings import Settings
 
@@ -91,18 +92,6 @@ def _embedder(settings: Settings) -> str:
     return f"{emb.name}, {vec.shape[0]} dimensions"
 
 
-def _ollama(settings: Settings) -> str:
-    from agent.ollama_client import list_models
-
-    models = list_models(settings.ollama_host, timeout=5)
-    if not any(m.split(":")[0] == settings.chat_model.split(":")[0] for m in models):
-        raise RuntimeError(
-            f"reachable at {settings.ollama_host} but model {settings.chat_model} is missing: "
-            f"run `ollama pull {settings.chat_model}`"
-        )
-    return f"{settings.ollama_host}, model {settings.chat_model} present"
-
-
 def _telegram(settings: Settings) -> str:
     token = settings.telegram_bot_token
     if not token:
@@ -116,13 +105,16 @@ def _telegram(settings: Settings) -> str:
 
 def run_checks(settings: Settings) -> list[CheckResult]:
     """Run every check in order; a check that raises becomes one readable result."""
+    model = ModelChecks(settings)
     checks: list[Check] = [
         ("data dir", lambda: _data_dir(settings)),
         ("sqlite", lambda: _sqlite(settings)),
         ("pcai.db", lambda: _state_db(settings)),
         ("tokenizer", lambda: _tokenizer(settings)),
         ("embedder", lambda: _embedder(settings)),
-        ("ollama", lambda: _ollama(settings)),
+        ("model server", model.server),
+        ("context", model.context),
+        ("tools", model.tools),
         ("telegram", lambda: _telegram(settings)),
     ]
     results = []
@@ -131,7 +123,7 @@ def run_checks(settings: Settings) -> list[CheckResult]:
             results.append(CheckResult(name, "ok", check()))
         except DoctorWarning as exc:
             results.append(CheckResult(name, "warn", str(exc)))
-        except DoctorSkip as exc:
+        except (DoctorSkip, ModelSkip) as exc:
             results.append(CheckResult(name, "skip", str(exc)))
         except Exception as exc:  # every failure becomes one readable line
             results.append(CheckResult(name, "fail", " ".join(str(exc).split())))

@@ -94,6 +94,7 @@ def serve(settings: Settings) -> int:
     from bot.jobs import JobRunner
     from bot.scheduling import ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
+    from memory.state.turns import OpenTurns
 
     if not settings.allowed_users:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
@@ -107,7 +108,14 @@ def serve(settings: Settings) -> int:
         web = backend.web = _web(services)
         # The terminal chat beside the service works off its own (cli_) users' queue.
         worker = build_worker(services, owns=lambda user_key: not user_key.startswith("cli_"))
-        application = build_application(settings, backend, jobs=jobs, web=web, background=worker)
+        application = build_application(
+            settings,
+            backend,
+            jobs=jobs,
+            web=web,
+            background=worker,
+            turns=OpenTurns(services.state),
+        )
         worker.told = _deliver_now(services, telegram_notifier(application))
         run_polling(application)
     finally:

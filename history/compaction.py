@@ -306,6 +306,7 @@ class Compactor:
         text = note_text(summary.gist, pointer, self.counter, limit, earlier=bool(notes))
         note = Message(ROLE_SYSTEM, text, now, kind=KIND_COMPACTION)
         session.messages = [note, *kept]
+        session.window_from = len(kept)  # the prompt's window is rebuilt at the trim
         session.compactions += 1
         words = summary_keywords(older, summary)
         added = await asyncio.to_thread(self.add_keywords, user_key, words)

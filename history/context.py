@@ -5,12 +5,18 @@ marked ``[Old]`` when they have none. A message gets a summary when it meets one
 dynamic triggers (tool output, a list or code, more than 6 sentences or 10 lines, or the
 words 決定 / 下一步 / TODO / 優先), so short small talk stays as it is. The layout is
 documented in docs/conversations.md, "The short-term window".
+
+A prompt applies the window in steps (:func:`stepped_window`, docs/prompt.md): it is rebuilt
+to the 15/5 shape every ``WINDOW_STEP`` messages and at each compaction trim, and the messages
+in between are appended verbatim, so consecutive prompts share their prefix (a model server's
+cache keeps it) instead of sliding and re-marking one message a turn.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 
 from history import extractive as ex
 from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, fit_tokens, note_limit
@@ -18,7 +24,6 @@ from history.config import HistoryConfig
 from history.sessions import (
     KIND_COMPACTION,
     ROLE_ASSISTANT,
-    ROLE_SYSTEM,
     ROLE_TOOL,
     ROLE_USER,
     Message,
@@ -29,6 +34,12 @@ from memory.base.tokens import TokenCounter
 
 # The earlier rule (summaries for messages over 800 characters) stays as a floor.
 LONG_MESSAGE_CHARS = 800
+# Messages appended verbatim after a rebuild of the window before the next rebuild (10
+# turns). A rebuild makes the model read the conversation again; with the default compaction
+# (15 turns, 5 kept) the trims rebuild it first, so this step mostly serves groups and raised
+# thresholds. bench/prompt_cache.py: 12 messages cost 1.58x the truly new tokens, 20: see
+# bench/RESULTS.md.
+WINDOW_STEP = 20
 
 
 def needs_summary(message: Message, config: HistoryConfig) -> bool:
@@ -76,6 +87,24 @@ def history_window(messages: Sequence[Message], config: HistoryConfig) -> Histor
     return HistoryWindow(notes[-1] if notes else None, tuple(rows[:split]), tuple(rows[split:]))
 
 
+def stepped_window(session: Session, config: HistoryConfig) -> HistoryWindow:
+    """The window of this turn's prompt: the 15/5 window as of the last rebuild, then the
+    messages since, verbatim. ``session`` ends with the message being answered (left out).
+
+    The window is rebuilt (``session.window_from`` set to the message count, compaction
+    notes aside) when ``WINDOW_STEP`` messages were appended since the last rebuild, and when
+    the session holds fewer messages than at it (a compaction trim sets it itself).
+    """
+    history = session.messages[:-1]
+    notes = [m for m in history if m.kind == KIND_COMPACTION]
+    body = [m for m in history if m.kind != KIND_COMPACTION]
+    start = session.window_from
+    if start > len(body) or len(body) - start >= WINDOW_STEP:
+        start = session.window_from = len(body)
+    frozen = history_window([*notes, *body[:start]], config)
+    return replace(frozen, recent=frozen.recent + tuple(body[start:]))
+
+
 def fit_note(window: HistoryWindow, counter: TokenCounter, max_tokens: int) -> HistoryWindow:
     """The window with its compaction note cut to cost at most ``max_tokens`` in a prompt.
 
@@ -96,6 +125,11 @@ def summary_room(window: HistoryWindow, counter: TokenCounter, config: HistoryCo
     note = fit_note(window, counter, note_limit(config)).note
     used = counter.count(note.content) + MESSAGE_OVERHEAD_TOKENS if note is not None else 0
     return max(0, config.compaction_prompt_tokens - used)
+
+
+def time_stamp(when: datetime) -> str:
+    """The line that opens a user's turn in a prompt: ``[2026-02-08 Sunday 12:00]``."""
+    return when.strftime("[%Y-%m-%d %A %H:%M]")
 
 
 def _role_name(message: Message) -> str:
@@ -128,10 +162,17 @@ def history_context(messages: Sequence[Message], config: HistoryConfig) -> str:
 
 
 def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
-    """The same window as chat messages for the LLM (role + content), oldest first."""
+    """The same window as chat messages for the LLM (role + content), oldest first.
+
+    A verbatim user message opens with its time, as its own turn did when it was sent, so a
+    server's cache of that turn still holds (docs/prompt.md).
+
+    The compaction note goes first as a user message: servers hoist system messages to the
+    prompt's head (Ollama joins them there), which would change the head at every compaction.
+    """
     out: list[dict[str, str]] = []
     if window.note:
-        out.append({"role": ROLE_SYSTEM, "content": window.note.content})
+        out.append({"role": ROLE_USER, "content": window.note.content})
 
     def role(m: Message) -> str:
         return ROLE_USER if m.role == ROLE_USER else ROLE_ASSISTANT
@@ -141,6 +182,8 @@ def history_chat_messages(window: HistoryWindow) -> list[dict[str, str]]:
         out.append({"role": role(m), "content": text})
     for m in window.recent:
         text = f"[Tool] {m.content}" if m.role == ROLE_TOOL else m.content
+        if m.role == ROLE_USER:  # as its turn began when it was sent (agent.prompt.user_turn)
+            text = f"{time_stamp(m.time)}\n{text}"
         out.append({"role": role(m), "content": text})
     return out
 

@@ -6,7 +6,7 @@ A session file ``telegram_<id>.json`` / ``cli_<name>.json`` reads::
      "messages": [{"role": "user", "content": "...", "time": "2026-02-08T12:00:00+08:00",
                    "summary": "Goal: ...; Decision: ...; Todo: ...; Facts: ..."}],
      "last_update": "2026-02-08T12:00:05+08:00",
-     "idle_summarized_through": "", "compactions": 0}
+     "idle_summarized_through": "", "compactions": 0, "window_from": 0}
 
 Writes are atomic and each session has an asyncio lock and a lock file, so two messages of one
 user that arrive together (in this process or another) are handled one after the other and
@@ -129,6 +129,9 @@ class Session:
     last_update: datetime = field(default_factory=utc_now)
     idle_summarized_through: datetime | None = None  # end of the last idle-summarised stretch
     compactions: int = 0
+    # How many messages (compaction notes aside) the prompt's window was last rebuilt at
+    # (history.context.stepped_window): between rebuilds the prompt only appends.
+    window_from: int = 0
     # Not saved: the name the stored file was kept as when it could not be read ("" if it was
     # fine); the edge decides what to tell the user.
     kept_as: str = ""
@@ -174,6 +177,7 @@ class Session:
                 self.idle_summarized_through.isoformat() if self.idle_summarized_through else ""
             ),
             "compactions": self.compactions,
+            "window_from": self.window_from,
         }
 
     @classmethod
@@ -193,7 +197,13 @@ class Session:
             last_update=parse_time(last) if isinstance(last, str) and last else utc_now(),
             idle_summarized_through=parse_time(idle) if isinstance(idle, str) and idle else None,
             compactions=int(data.get("compactions") or 0),
+            window_from=_count(data.get("window_from")),
         )
+
+
+def _count(raw: Any) -> int:
+    """A stored count, 0 for anything that is not a non-negative whole number."""
+    return raw if isinstance(raw, int) and not isinstance(raw, bool) and raw > 0 else 0
 
 
 class SessionStore:

@@ -8,6 +8,18 @@ TEXTS: dict[str, str] = {
     "stranger": "Sorry, this bot only serves its owner.",
     "text_only": "Text only for now.",
     "error": "Sorry, something went wrong on my side.",
+    # -- turns the bot could not answer at once (bot/telegram/queues.py, errors.py)
+    "flood_skipped": (
+        "You sent many messages at once: I answer your text together, but skipped the other "
+        "messages and commands sent meanwhile; send them again once I have answered."
+    ),
+    "turn_lost": (
+        "I stopped before answering your message of {time} (“{text}”); please send it again."
+    ),
+    "disk_full": (
+        "I could not save your message: the disk of the machine I run on is full. Nothing was "
+        "stored; your message is still here in the chat, so send it again once there is room."
+    ),
     "group_private": (
         "Memories are only used in a private chat with me; please message me directly."
     ),
@@ -100,12 +112,16 @@ TEXTS: dict[str, str] = {
     "compacted_keywords": "; new keywords: {words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
     "down": (
-        "Sorry, I cannot reach the language model (Ollama) right now; your message is saved, "
+        "Sorry, I cannot reach the language model right now; your message is saved, "
         "please try again in a moment."
     ),
     "garbage": (
         "Sorry, the language model gave an answer I cannot use; your message is saved, please try "
         "again."
+    ),
+    "context_full": (
+        "Sorry, this conversation no longer fits the language model's context even after "
+        "shortening it; your message is saved, please send a shorter one or /new."
     ),
     "failed": "Sorry, something went wrong while handling this message; please try again.",
     "denied": "Sorry, you are not allowed to use this bot.",

@@ -8,6 +8,16 @@ TEXTS: dict[str, str] = {
     "stranger": "抱歉，這個機器人只服務它的主人。",
     "text_only": "目前只看得懂文字訊息。",
     "error": "抱歉，我這邊出了點問題，請再試一次。",
+    # -- turns the bot could not answer at once (bot/telegram/queues.py, errors.py)
+    "flood_skipped": (
+        "你一次傳了很多訊息：文字我會一起回答，其間的其他訊息和指令沒有處理，"
+        "請等我回答後再傳一次。"
+    ),
+    "turn_lost": "我在回答你 {time} 的訊息（「{text}」）之前停止了，請再傳一次。",
+    "disk_full": (
+        "我無法儲存你的訊息：我所在機器的磁碟已滿，什麼都沒有存下；"
+        "訊息仍在聊天中，騰出空間後請再傳一次。"
+    ),
     "group_private": "記憶只在私訊中使用，請私訊我。",
     "no_memories": "還沒有記憶。用 /remember <內容> 新增。",
     "usage_search": "用法：/search <關鍵字>",
@@ -90,8 +100,12 @@ TEXTS: dict[str, str] = {
     ),
     "compacted_keywords": "；新關鍵字：{words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
-    "down": "抱歉，我現在連不上語言模型（Ollama），你的訊息已經記下了，請稍後再試一次。",
+    "down": "抱歉，我現在連不上語言模型，你的訊息已經記下了，請稍後再試一次。",
     "garbage": "抱歉，語言模型這次的回應無法使用，你的訊息已經記下了，請再試一次。",
+    "context_full": (
+        "抱歉，這段對話縮短後仍超出語言模型能讀的長度，你的訊息已經記下了，"
+        "請傳短一點的訊息或用 /new。"
+    ),
     "failed": "抱歉，處理這則訊息時出了問題，請再試一次。",
     "denied": "抱歉，你沒有使用這個機器人的權限。",
     "tools_exhausted": "抱歉，我這次沒能整理出答案，請換個說法再問一次。",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.streaming import ReplySink
 from agent.texts import both, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.frontdesk.desk import topic_rows
@@ -39,8 +40,8 @@ from memory.write.decisions import parse_reply
 class Responder(Protocol):
     """The agent: one message in, one reply out."""
 
-    async def respond(self, msg: IncomingMessage) -> Reply:
-        """Answer one message."""
+    async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
+        """Answer one message (``stream``: the reply as it is written)."""
         ...
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
@@ -114,11 +115,11 @@ class ServicesBackend:
             raise BackendError("That command is not available in this build yet.")
         return self.keeper
 
-    async def respond(self, msg: IncomingMessage) -> Reply:
+    async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
         """Ask the agent, or say plainly that chat needs Ollama."""
         if self.responder is None or not self.llm_up:
             return Reply(needs_ollama(self.chat_model), error=True)
-        return await self.responder.respond(msg)
+        return await self.responder.respond(msg, stream)
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
         """From the agent."""

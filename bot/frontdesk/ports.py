@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
 
+from agent.streaming import ReplySink
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 
 # The error lives in bot.errors; re-exported because every front end takes it from the ports.
@@ -159,8 +160,9 @@ class Curations(Protocol):
 class Backend(Confirmations, Curations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
-    async def respond(self, msg: IncomingMessage) -> Reply:
-        """One user message in, the agent's reply out."""
+    async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
+        """One user message in, the agent's reply out (``stream``: the reply as it is
+        written, agent.streaming)."""
         ...
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:

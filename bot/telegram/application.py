@@ -7,8 +7,12 @@ stopped, flush) hooks.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+import os
+import signal
+import threading
+from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
 from telegram import BotCommand, MenuButtonWebApp, Update, WebAppInfo
@@ -31,10 +35,12 @@ from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
 from bot.telegram.confirm import on_button, on_memory_button
-from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, PerUserProcessor
+from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
+from bot.telegram.queues import UserQueues
 from bot.telegram.reminders import add_reminder_handlers
+from memory.state.turns import OpenTurns
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer
@@ -43,6 +49,11 @@ log = logging.getLogger(__name__)
 JobSetup = Callable[[BotApp], None]
 WEB = "web"  # bot_data key of the memory page's server, when the bot serves one
 BACKGROUND = "background"  # bot_data key of the deferred-work worker
+QUEUES = "queues"  # bot_data key of the per-user update queues
+# After SIGTERM/SIGINT the process ends within this many seconds, whatever a thread holds
+# (a turn cut, a job or the worker mid-way: their rows stay queued for the next start).
+STOP_DEADLINE = 5.0
+PART_STOP_SECONDS = 1.0  # the page and the worker each get this long to stop before the flush
 
 
 class Background(Protocol):
@@ -64,6 +75,8 @@ async def post_init(application: BotApp) -> None:
     background: Background | None = application.bot_data.get(BACKGROUND)
     if background is not None:
         await background.start()  # first what a previous process left in the queue
+    install_stop_signals(application)
+    await application.bot_data[QUEUES].replay()  # the turns a previous process never finished
     log.info(
         "PCAI bot started; serving %d allowed user(s)", len(application.bot_data[DEPS].allowed)
     )
@@ -87,12 +100,22 @@ async def post_shutdown(application: BotApp) -> None:
     """Stop the memory page and the worker, then flush sessions and pending state."""
     web: WebServer | None = application.bot_data.get(WEB)
     if web is not None:
-        await web.stop()
+        await _within(web.stop(), "the memory page")
     background: Background | None = application.bot_data.get(BACKGROUND)
     if background is not None:
-        await background.stop()
+        await _within(background.stop(), "the deferred-work worker")  # its rows stay queued
     await application.bot_data[DEPS].backend.flush()
     log.info("PCAI bot stopped; state flushed")
+
+
+async def _within(stopping: Coroutine[Any, Any, None], what: str) -> None:
+    """Wait for a part to stop, but not past :data:`PART_STOP_SECONDS` (the flush comes next)."""
+    try:
+        await asyncio.wait_for(stopping, PART_STOP_SECONDS)
+    except TimeoutError:
+        log.warning(
+            "%s did not stop in %.0f s (a thread is busy): left behind", what, PART_STOP_SECONDS
+        )
 
 
 def build_application(
@@ -103,13 +126,18 @@ def build_application(
     jobs: JobSetup | None = None,
     web: WebServer | None = None,
     background: Background | None = None,
+    turns: OpenTurns | None = None,
 ) -> BotApp:
     """The Application for ``settings`` (``request`` replaces HTTP in offline tests).
+
+    ``turns`` (pcai.db's ``open_turns``) keeps each message until it is handled, so a crash
+    loses no turn (:mod:`bot.telegram.queues`).
 
     ``web``, the memory page, is started by ``post_init`` and stopped by ``post_shutdown``:
     it serves in the bot's event loop, over the same services.
     """
     deps = BotDeps(settings, backend, Desk(backend), allowed=frozenset(settings.allowed_users))
+    queues = UserQueues(turns, allowed=deps.allowed, groups=settings.groups)
     context_types = ContextTypes(context=BotContext)
     builder: Any = (
         ApplicationBuilder()
@@ -117,7 +145,7 @@ def build_application(
         .base_url(settings.telegram_base_url)
         .base_file_url(settings.telegram_base_file_url)
         .context_types(context_types)
-        .concurrent_updates(PerUserProcessor())
+        .concurrent_updates(queues)
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
@@ -125,6 +153,8 @@ def build_application(
         builder = builder.request(request).get_updates_request(request)
     application: BotApp = builder.build()
     application.bot_data[DEPS] = deps
+    application.bot_data[QUEUES] = queues
+    queues.attach(application)
     if web is not None:
         application.bot_data[WEB] = web
     if background is not None:
@@ -153,5 +183,41 @@ def add_handlers(application: BotApp) -> None:
 
 
 def run_polling(application: BotApp) -> None:
-    """Long-poll until SIGINT/SIGTERM; in-flight messages finish before the flush."""
-    application.run_polling(allowed_updates=Update.ALL_TYPES, drop_pending_updates=False)
+    """Long-poll until SIGINT/SIGTERM (our handlers: :func:`install_stop_signals`)."""
+    application.run_polling(
+        allowed_updates=Update.ALL_TYPES, drop_pending_updates=False, stop_signals=None
+    )
+
+
+def install_stop_signals(application: BotApp) -> None:
+    """SIGTERM/SIGINT: stop the queues (2 s for the turn in hand), then PTB's own stop.
+
+    A hard deadline (:data:`STOP_DEADLINE`) ends the process even if a thread never returns
+    (a job, the worker or a cut turn still computing): what it held stays queued in pcai.db.
+    """
+    loop = asyncio.get_running_loop()
+    stopping: list[asyncio.Task[None]] = []
+
+    async def stop() -> None:
+        await application.bot_data[QUEUES].stop()
+        application.stop_running()
+
+    def on_signal(signum: int) -> None:
+        if stopping:
+            return
+        log.info("received %s: stopping", signal.Signals(signum).name)
+        timer = threading.Timer(STOP_DEADLINE, _exit_now)
+        timer.daemon = True
+        timer.start()
+        stopping.append(loop.create_task(stop()))
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, on_signal, signum)
+
+
+def _exit_now() -> None:
+    log.warning(
+        "the stop took over %.0f s: exiting now; unfinished work stays queued", STOP_DEADLINE
+    )
+    logging.shutdown()
+    os._exit(0)

@@ -70,6 +70,9 @@ async def on_button(update: Update, context: BotContext) -> None:
     lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
     _, code, proposal_id = [*query.data.split(":", 2), "", ""][:3]
     chat_id = update.effective_chat.id
+    if in_group(update):  # a proposal is private: never answered (nor its text shown) there
+        await query.answer(say("group_private", lang)[:190])
+        return
     if code == "e":
         waiting = await asyncio.to_thread(deps.backend.pending, key)
         if all(p.proposal_id != proposal_id for p in waiting):

@@ -1,14 +1,12 @@
-"""The typed context every handler receives, and the per-user update processor."""
+"""The typed context every handler receives (the per-user queues: bot/telegram/queues.py)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
 from telegram import Update
-from telegram.ext import Application, BaseUpdateProcessor, CallbackContext, ExtBot
+from telegram.ext import Application, CallbackContext, ExtBot
 
 from bot.frontdesk.desk import Desk
 from bot.frontdesk.ports import Backend
@@ -66,49 +64,3 @@ def user_key_of(update: Update) -> str:
     """``telegram_<user id>`` for the update's sender."""
     user = update.effective_user
     return f"telegram_{user.id}" if user else ""
-
-
-class PerUserProcessor(BaseUpdateProcessor):
-    """Different users are served concurrently; one user's updates run one at a time, in order.
-
-    The lock is taken in the order updates arrive (asyncio locks queue their waiters FIFO),
-    so a user's second message is handled only after the first one's reply went out.
-    """
-
-    def __init__(self, max_concurrent_updates: int = 256) -> None:
-        super().__init__(max_concurrent_updates)
-        self._locks: dict[int, tuple[asyncio.Lock, int]] = {}
-
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Run ``coroutine`` under the sender's lock."""
-        key = _sender_id(update)
-        if key is None:
-            await coroutine
-            return
-        lock, users = self._locks.get(key) or (asyncio.Lock(), 0)
-        self._locks[key] = (lock, users + 1)
-        try:
-            async with lock:
-                await coroutine
-        finally:
-            # Strangers must not grow this map forever: drop a lock nobody holds or awaits.
-            lock, users = self._locks[key]
-            if users <= 1:
-                del self._locks[key]
-            else:
-                self._locks[key] = (lock, users - 1)
-
-    async def initialize(self) -> None:
-        """Nothing to set up."""
-
-    async def shutdown(self) -> None:
-        """Nothing to release."""
-
-
-def _sender_id(update: object) -> int | None:
-    if isinstance(update, Update):
-        if update.effective_user:
-            return update.effective_user.id
-        if update.effective_chat:
-            return update.effective_chat.id
-    return None

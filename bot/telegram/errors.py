@@ -7,6 +7,7 @@ import logging
 from telegram import Update
 from telegram.error import TelegramError
 
+from agent.errors import is_disk_full
 from agent.memory_view import file_problem_notice, problem_topic
 from bot.frontdesk.texts import detect_language, say
 from bot.telegram.context import BotContext, user_key_of
@@ -27,11 +28,12 @@ async def on_error(update: object, context: BotContext) -> None:
     log.error("error handling %s", where, exc_info=context.error)
     if not isinstance(update, Update) or update.effective_chat is None:
         return
-    user = update.effective_user
-    lang = detect_language(user.language_code if user else None)
+    user, message = update.effective_user, update.effective_message
+    said = (message.text or message.caption or "") if message is not None else ""
+    lang = detect_language(user.language_code if user else None, said)
     context.deps.spoke(user_key_of(update))  # the apology, not a proposal, is now the last word
-    text = say("error", lang)
     error = context.error
+    text = say("disk_full" if is_disk_full(error) else "error", lang)
     if isinstance(error, UnreadableFileError) and user is not None:  # say what to fix
         root = UserPaths.of(context.deps.settings.data_dir, f"telegram_{user.id}").root
         text = file_problem_notice(error, problem_topic(error, root))

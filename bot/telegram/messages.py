@@ -13,6 +13,7 @@ from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
 from bot.telegram.reminders import show_reminders, try_reminder_reply
 from bot.telegram.sending import send_text, typing
+from bot.telegram.streaming import DraftStream
 from history.sessions import group_session_id
 
 
@@ -41,8 +42,14 @@ async def on_text(update: Update, context: BotContext) -> None:
         in_group=group,
         group_session=group_session_id("telegram", chat.id) if group else "",
     )
+    # Private chats see the reply as it is written (drafts); the final message follows.
+    stream = None if group else DraftStream(context.bot, chat.id, message.message_id)
     async with typing(context.bot, chat.id):
-        reply = await deps.backend.respond(incoming)
+        try:
+            reply = await deps.backend.respond(incoming, stream)
+        finally:
+            if stream is not None:
+                await stream.close()
     await send_text(
         context.bot, chat.id, reply.text, reply_to=message.message_id if group else None
     )

@@ -122,6 +122,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "看不懂這個檔案：請用 PCAI 匯出的 Markdown 或 JSON。",
         "Cannot read that file: use a Markdown or JSON export of PCAI.",
     ),
+    "import_bad_record": (
+        "第 {n} 條記錄的 {field} 不對，整個檔案都沒有匯入。",
+        "Record {n} has a bad {field}: nothing in the file was imported.",
+    ),
     "language": ("English", "中文"),
     "not_live": (
         "{id} 目前是 {status}：請修改取代它的版本，或先恢復它。",

@@ -4,7 +4,8 @@
     data_check_string = "\\n".join(sorted("key=value" for every field except hash))
     valid when hex(HMAC_SHA256(key=secret_key, msg=data_check_string)) == hash
 
-and ``auth_date`` is recent (a day by default) and not in the future.
+and ``auth_date`` is recent (a day by default) and not in the future. One initData logs in
+once (:meth:`~bot.web.logins.LoginStore.spend_init_data`): a copy of it opens nothing.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class WebAppUser:
     id: int
     language_code: str
     auth_date: int
+    signature: str = ""  # the initData's hash: what makes one login with it the only one
 
 
 def secret_key(bot_token: str) -> bytes:
@@ -57,14 +59,18 @@ def validate_init_data(
         raise InitDataError("initData repeats a field")
     given = fields.get("hash", "")
     want = hmac.new(secret_key(bot_token), check_string(fields).encode(), hashlib.sha256)
-    if not given or not hmac.compare_digest(given.lower(), want.hexdigest()):
+    if (
+        not given.isascii()
+        or not hmac.compare_digest(given.lower(), want.hexdigest())
+        or not given
+    ):
         raise InitDataError("initData's signature does not match: altered or not Telegram's")
     try:
         auth_date = int(fields["auth_date"])
         user = json.loads(fields["user"])
         user_id = int(user["id"])
-    except (KeyError, ValueError, TypeError) as exc:
+    except (KeyError, ValueError, TypeError, OverflowError, RecursionError) as exc:
         raise InitDataError("initData lacks auth_date or the user") from exc
     if auth_date > now + FUTURE_SLACK_SECONDS or now - auth_date > max_age:
         raise InitDataError("initData is too old (or from the future): open the page again")
-    return WebAppUser(user_id, str(user.get("language_code") or ""), auth_date)
+    return WebAppUser(user_id, str(user.get("language_code") or ""), auth_date, given.lower())

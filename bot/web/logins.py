@@ -89,6 +89,19 @@ class LoginStore:
             return Redeemed(refusal="used" if row[2] is not None else "expired")
         return Redeemed(str(row[0]), str(row[1]))
 
+    def spend_init_data(self, signature: str, now: float, until: float) -> bool:
+        """Use a Mini App initData (by its hash) to log in; False when it was used before.
+
+        Kept until ``until`` (when the initData is too old to log in anyway); migration 7.
+        """
+        with self.state.transaction() as conn:
+            conn.execute("DELETE FROM web_initdata_spent WHERE expires_ts < ?", (now,))
+            spent = conn.execute(
+                "INSERT OR IGNORE INTO web_initdata_spent (hash, expires_ts) VALUES (?, ?)",
+                (digest(signature), until),
+            ).rowcount
+        return bool(spent == 1)
+
     # -- sessions ------------------------------------------------------------------------
     def open_session(self, user_key: str, lang: str, now: float) -> PageSession:
         """A new session for ``user_key``; its id goes into the (signed) cookie only."""

@@ -9,7 +9,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from bot.web.initdata import InitDataError, validate_init_data
+from bot.web.initdata import (
+    FUTURE_SLACK_SECONDS,
+    MAX_AGE_SECONDS,
+    InitDataError,
+    validate_init_data,
+)
 from bot.web.logins import LANGS, PageSession
 from bot.web.render import render
 from bot.web.security import (
@@ -82,6 +87,9 @@ async def telegram_login(request: Request) -> Response:
         )
         if user.id not in deps.allowed:
             raise InitDataError("this bot does not serve you")
+        until = user.auth_date + MAX_AGE_SECONDS + FUTURE_SLACK_SECONDS
+        if not await asyncio.to_thread(deps.logins.spend_init_data, user.signature, now, until):
+            raise InitDataError("this initData was used already: open the page from Telegram")
     except InitDataError as exc:
         code = 429 if await deps.throttle.failed(client, now) else 403
         return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)

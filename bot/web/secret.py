@@ -54,7 +54,12 @@ class Signer:
     def unsign(self, signed: str) -> str | None:
         """The value of a cookie this signer signed, else None."""
         value, _, sig = signed.rpartition(".")
-        if not value or not hmac.compare_digest(sig, self._mac("cookie", value)):
+        # compare_digest refuses non-ASCII str (TypeError, a 500): such a value is no signature.
+        if (
+            not value
+            or not sig.isascii()
+            or not hmac.compare_digest(sig, self._mac("cookie", value))
+        ):
             return None
         return value
 
@@ -64,4 +69,6 @@ class Signer:
 
     def csrf_ok(self, session_id: str, token: str) -> bool:
         """Whether ``token`` is the session's CSRF token."""
-        return bool(token) and hmac.compare_digest(token, self.csrf(session_id))
+        return (
+            bool(token) and token.isascii() and hmac.compare_digest(token, self.csrf(session_id))
+        )

@@ -39,6 +39,9 @@ HEADERS = [
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),  # a login link never leaks through a Referer
     (b"cache-control", b"no-store"),
+    # For browsers without CSP frame-ancestors (newer ones let the CSP above win, so Telegram
+    # Web can still frame the Mini App).
+    (b"x-frame-options", b"SAMEORIGIN"),
 ]
 
 

@@ -216,8 +216,10 @@ class Shaper:
         try:
             text = data.decode("utf-8-sig")
             entries = _entries_of(name, text)
-        except (UnicodeDecodeError, ValueError, TypeError, KeyError) as exc:
-            raise ShapeError("import_bad") from exc
+        except ShapeError:
+            raise
+        except (UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError) as exc:
+            raise ShapeError("import_bad") from exc  # RecursionError: JSON nested too deep
         proposed: list[str] = []
         refused: list[tuple[str, ShapeError]] = []
         for e in entries[:MAX_IMPORT_ENTRIES]:
@@ -245,13 +247,30 @@ def _entries_of(name: str, text: str) -> list[Entry]:
         records = data.get("memories", []) if isinstance(data, dict) else data
         if not isinstance(records, list):
             raise ValueError("not a list of memories")
-        out = []
-        for r in records:
-            if not isinstance(r, dict) or not str(r.get("text", "")).strip():
-                raise ValueError("a record without text")
-            known = {k: r[k] for k in (*_IMPORTED, "section", "status") if k in r}
-            out.append(Entry(id=str(r.get("id", "")), text=str(r["text"]), **known))
-        entries = out
+        # Every record is checked before anything is proposed: one bad record refuses the
+        # file, so an import is all or nothing (and never a half-import ending in an error).
+        entries = [_record(n, r) for n, r in enumerate(records, start=1)]
     else:
         entries = list(parse_memory(text).entries)
     return [e for e in entries if e.status in LIVE]
+
+
+_TEXT_FIELDS = ("summary", "memory_class", "scope", "canonical_topic", "section", "status")
+
+
+def _record(n: int, r: object) -> Entry:
+    """Record ``n`` of a JSON export as an entry; a :class:`ShapeError` naming what is wrong."""
+    if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
+        raise ShapeError("import_bad_record", n=n, field="text")
+    for name in _TEXT_FIELDS:
+        if name in r and not isinstance(r[name], str):
+            raise ShapeError("import_bad_record", n=n, field=name)
+    if "is_core" in r and not isinstance(r["is_core"], bool):
+        raise ShapeError("import_bad_record", n=n, field="is_core")
+    weight = r.get("user_weight", 5)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 10:
+        raise ShapeError("import_bad_record", n=n, field="user_weight")
+    if "id" in r and not isinstance(r["id"], str | int):
+        raise ShapeError("import_bad_record", n=n, field="id")
+    known = {k: r[k] for k in (*_IMPORTED, "section", "status") if k in r}
+    return Entry(id=str(r.get("id", "")), text=str(r["text"]), **known)

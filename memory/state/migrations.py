@@ -23,6 +23,7 @@ from typing import Any
 
 from memory.base.db import connect
 from memory.errors import StateSchemaError, StateTooNewError
+from memory.state.turns import m006_open_turns
 
 log = logging.getLogger(__name__)
 
@@ -271,12 +272,21 @@ def m005_deferred_work(conn: Any) -> None:
     _run(conn, _DEFERRED_WORK)
 
 
+def m007_initdata_spent(conn: Any) -> None:
+    """``web_initdata_spent``: a Mini App initData logs in once (bot/web/logins.py)."""
+    conn.execute(
+        "CREATE TABLE IF NOT EXISTS web_initdata_spent (hash TEXT PRIMARY KEY, expires_ts REAL)"
+    )
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
     Migration("m003_fading_notices", m003_fading_notices),
     Migration("m004_memory_page", m004_memory_page),
     Migration("m005_deferred_work", m005_deferred_work),
+    Migration("m006_open_turns", m006_open_turns),
+    Migration("m007_initdata_spent", m007_initdata_spent),
 )
 
 

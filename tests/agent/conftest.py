@@ -12,7 +12,7 @@ import pytest
 
 from agent.ollama_client import OllamaChat, OllamaEmbedder
 from agent.pipeline import Agent
-from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
+from agent.prompt import carried_memories
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
@@ -37,12 +37,8 @@ class Env:
         return IncomingMessage(user_key=kw.pop("user_key", USER), text=text, time=self.clock, **kw)
 
     def memory_block(self, request: int = -1) -> str:
-        """The memory block of one recorded /api/chat request ("" when it had none)."""
-        for m in self.fake.chat_requests[request]["messages"]:
-            if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
-                assert m["content"].endswith(MEMORY_CLOSE)
-                return str(m["content"])
-        return ""
+        """The memories of one recorded /api/chat request as one block ("" when it had none)."""
+        return carried_memories(self.fake.chat_requests[request]["messages"])
 
     @property
     def llm(self) -> OllamaChat:

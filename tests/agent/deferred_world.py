@@ -17,6 +17,7 @@ from agent.ollama_client import OllamaEmbedder
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.settings import load_settings
+from tests.fakes.chat_requests import instruction_of, summarised_lines
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "telegram_4242"
@@ -73,8 +74,7 @@ SMALL = {"PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TURNS": "3", "PCAI_HISTORY_HISTORY_T
 
 def summarising_model(request: dict[str, Any]) -> str:
     """Answers "好的"; a summary request gets the lines it was asked about, as points."""
-    messages = request["messages"]
-    if str(messages[0]["content"]).startswith("Summarise"):
-        lines = [ln for ln in str(messages[-1]["content"]).splitlines()[1:] if ln.strip()]
+    if instruction_of(request).startswith("Summarise"):
+        lines = summarised_lines(request)
         return "\n".join(f"- {ln[:80]}" for ln in lines)
     return "好的"

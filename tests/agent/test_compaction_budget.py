@@ -16,6 +16,7 @@ from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from history.compaction_note import MESSAGE_OVERHEAD_TOKENS, NOTE_PREFIX
 from tests.agent.conftest import USER, Env
 from tests.agent.test_compaction_in_turn import LAST, TALK
+from tests.fakes.chat_requests import instruction_of
 
 # A model that writes a very long topic line (the note's gist) and keeps every detail.
 LONG_TOPIC = "十月高雄三人旅行計畫，" + (
@@ -33,7 +34,7 @@ BOOKING = "KH-2291"  # said by the assistant only: the daily log does not hold i
 
 
 def _model(body: dict[str, Any]) -> str:
-    system = str(body["messages"][0]["content"])
+    system = instruction_of(body)
     if system.startswith("Summarise this conversation"):
         return SUMMARY
     if system.startswith("Summarise the message"):
@@ -89,7 +90,7 @@ async def test_the_compaction_part_stays_in_budget_and_early_facts_stay_reachabl
         note, summaries = _compaction_part(env, messages)
         assert 0 < note <= budget // 2
         assert note + summaries <= budget
-        shown = "\n".join(str(m["content"]) for m in messages[1:-1])
+        shown = "\n".join(str(m["content"]) for m in messages[1:])
         assert answer in shown, question
         if answer == BOOKING:  # reached through the summary, cut to what the question asks
             assert summaries > 0 and MEMORY_OPEN in shown

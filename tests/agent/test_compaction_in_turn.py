@@ -17,6 +17,7 @@ from history.sessions import KIND_COMPACTION, ROLE_USER
 from memory.base.users import UserPaths
 from memory.state.notices import NoticeBook
 from tests.agent.conftest import USER, Env
+from tests.fakes.chat_requests import instruction_of, summarised_lines
 
 # Fourteen turns of planning a trip, with names, numbers and dates worth keeping; the 15th
 # user turn reaches the turn threshold (PCAI_HISTORY_AUTO_WRITE_THRESHOLD_TURNS, 15).
@@ -47,7 +48,7 @@ SUMMARY = (
 
 def _model(body: dict[str, Any]) -> str:
     """Chat answers briefly; asked for a conversation summary, it writes SUMMARY."""
-    system = str(body["messages"][0]["content"])
+    system = instruction_of(body)
     if system.startswith("Summarise this conversation"):
         return SUMMARY
     if system.startswith("Summarise the message"):  # the per-message summaries
@@ -57,7 +58,7 @@ def _model(body: dict[str, Any]) -> str:
 
 def _is_conversation_summary(path: str, body: dict[str, Any]) -> bool:
     messages = body.get("messages") or [{}]
-    return path == "/api/chat" and str(messages[0].get("content", "")).startswith(
+    return path == "/api/chat" and instruction_of({"messages": messages}).startswith(
         "Summarise this conversation"
     )
 
@@ -97,7 +98,7 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
 
     # The model was asked to summarise the older turns (the first one among them) ...
     [asked] = [b for b in env.fake.chat_requests if _is_conversation_summary("/api/chat", b)]
-    assert TALK[0] in asked["messages"][1]["content"]
+    assert any(TALK[0] in line for line in summarised_lines(asked))
     # ... and its summary is in MEMORY_FULL.md and the daily log, both indexed.
     full = _memory_full(env)
     assert "## 對話摘要 (" in full and "十月高雄三人旅行計畫" in full and "阿明訂旅館" in full

@@ -23,6 +23,7 @@ from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.base.logs import parse_log
 from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
+from tests.fakes.chat_requests import instruction_of
 from tests.fakes.ollama_server import FakeOllama
 
 
@@ -121,7 +122,7 @@ async def test_the_turn_does_not_wait_for_the_models_summary_and_a_stop_cuts_it(
     summaries: list[int] = []
 
     def model(request: dict[str, Any]) -> str:
-        if str(request["messages"][0]["content"]).startswith("Summarise"):
+        if instruction_of(request).startswith("Summarise"):
             summaries.append(1)
             release.wait(20)  # a slow model: the summary takes its time
             return "- 買藍莓鬆餅\n- 三盒"

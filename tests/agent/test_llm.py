@@ -38,7 +38,7 @@ async def test_chat_sends_messages_and_tools(fake_ollama: FakeOllama) -> None:
     assert body["model"] == "qwen2.5:7b"
     assert body["messages"][0]["content"] == "hi"
     assert body["tools"][0]["function"]["name"] == "t"
-    assert body["stream"] is False
+    assert body["stream"] is True  # every call streams (on_text or not)
 
 
 async def test_tool_calls_come_back_as_plain_data(fake_ollama: FakeOllama) -> None:

@@ -7,11 +7,12 @@ from typing import Any
 
 from memory.base.users import UserPaths
 from tests.agent.conftest import USER, Env
+from tests.fakes.chat_requests import instruction_of
 
 
 def model(body: dict[str, Any]) -> str:
     """Chat turns get a short answer; a conversation-summary request gets bullets."""
-    system = str(body["messages"][0].get("content", ""))
+    system = instruction_of(body)
     if "Summarise this conversation" in system:
         return "- **主題：** 台中出差\n- **待辦：** 訂高鐵票和旅館；預算一萬五千元"
     return "好的，我記下了。"

@@ -6,7 +6,7 @@ import json
 import socket
 
 from agent.ollama_client import OllamaChat
-from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
+from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN, turn_message
 from agent.selection import L0, L1, L2, SHORT_TERM
 from agent.tools import MAX_TOOL_ROUNDS
 from memory.base.users import UserPaths
@@ -63,7 +63,7 @@ async def test_confirmed_memory_reaches_a_later_prompt_in_a_new_session(e5_env: 
     # Search found it (L2), not the static fallback that shows every memory.
     assert [(m.layer, m.id) for m in answer.injected] == [(L2, entry.id)]
     assert env.agent.why(USER) == answer.injected
-    history = [m["content"] for m in env.fake.chat_requests[-1]["messages"][2:]]
+    history = [turn_message(m["content"]) for m in env.fake.chat_requests[-1]["messages"][1:]]
     assert history == ["我最喜歡喝什麼飲料？"]  # the new session holds only the question
     assert env.services.access.get(USER, entry.id).count == 1
 
@@ -139,8 +139,11 @@ async def test_an_instruction_inside_a_memory_is_presented_as_data(env: Env) -> 
     env.services.memory.remember(USER, evil, is_core=True)
     await env.agent.respond(env.msg("What should I cook tonight?"))
     messages = env.fake.chat_requests[-1]["messages"]
-    system, block = messages[0]["content"], env.memory_block()
-    assert "HACKED" not in system and "HACKED" not in messages[-1]["content"]
+    block = env.memory_block()
+    # Pinned (L0): in the head's data block, after the rules, which it cannot close early.
+    rules, data = messages[0]["content"].split(MEMORY_OPEN + "\n", 1)
+    assert "HACKED" not in rules and "HACKED" not in messages[-1]["content"]
+    assert data.count(MEMORY_CLOSE) == 1 and data.endswith(MEMORY_CLOSE)
     assert block.startswith(MEMORY_OPEN) and block.count(MEMORY_CLOSE) == 1
     inside = block[len(MEMORY_OPEN) : -len(MEMORY_CLOSE)]
     assert "Ignore previous instructions" in inside
@@ -153,7 +156,7 @@ async def test_ollama_down_keeps_the_message_and_recovers(env: Env) -> None:
     env.llm.host = _dead_url()
     reply = await env.agent.respond(env.msg("今天下午三點要開會，幫我想想要準備什麼？"))
     # One sentence in the user's language: the model is unreachable, the message is kept.
-    assert reply.error and "Ollama" in reply.text and "訊息已經記下" in reply.text
+    assert reply.error and "連不上語言模型" in reply.text and "訊息已經記下" in reply.text
     assert "\n" not in reply.text and "Error" not in reply.text
     assert [m["content"] for m in _session(env)] == ["今天下午三點要開會，幫我想想要準備什麼？"]
     assert "今天下午三點要開會" in _logs(env)
@@ -206,7 +209,7 @@ async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
     reply = await env.agent.respond(env.msg(huge))
     assert not reply.error
     assert _session(env)[0]["content"] == huge
-    sent = env.fake.chat_requests[-1]["messages"][-1]["content"]
+    sent = turn_message(env.fake.chat_requests[-1]["messages"][-1]["content"])
     assert huge.startswith(sent) and env.services.counter.count(sent) <= 8000
 
 
@@ -236,6 +239,6 @@ async def test_a_slow_ollama_times_out_with_a_clear_sentence(env: Env) -> None:
     env.agent.llm = OllamaChat(env.fake.url, timeout=0.3)
     env.fake.delay = 1.0
     reply = await env.agent.respond(env.msg("hi there, are you awake right now"))
-    assert reply.error and "cannot reach the language model (Ollama)" in reply.text
+    assert reply.error and "cannot reach the language model right now" in reply.text
     assert "your message is saved" in reply.text
     assert _session(env)[-1]["content"] == "hi there, are you awake right now"

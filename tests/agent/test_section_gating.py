@@ -15,7 +15,7 @@ from agent.build import agent_worker
 from agent.deferred import DeferredWorker
 from agent.pipeline import Agent
 from agent.prefetch import WrappedEmbedder
-from agent.prompt import MEMORY_OPEN
+from agent.prompt import carried_memories
 from agent.sections import closest, section_descriptions
 from agent.selection import L2
 from agent.types import IncomingMessage
@@ -65,10 +65,7 @@ class World:
         self.fake.queue_chat("好的。")
         await self.agent.respond(IncomingMessage(user_key=USER, text=text, time=self.clock))
         assert await self.worker.settle()  # the turn's deferred work, before the next message
-        for m in self.fake.chat_requests[-1]["messages"]:
-            if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
-                return str(m["content"])
-        return ""
+        return carried_memories(self.fake.chat_requests[-1]["messages"])
 
 
 @pytest.fixture

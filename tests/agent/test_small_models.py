@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from agent.llm import ToolCall
+from agent.prompt import turn_message
 from agent.remember import claims_saved, honest_text, remember_request, settle_reply
 from agent.tools import SCHEMAS, ToolBox
 from agent.turn_tools import TurnTools
@@ -41,7 +42,7 @@ def small_model(body: dict[str, Any]) -> Any:
     messages = body["messages"]
     if messages[-1]["role"] == "tool":
         return CLAIM_AFTER_TOOL
-    text = str(messages[-1]["content"])
+    text = turn_message(str(messages[-1]["content"]))
     for trigger in ("記住：", "記得", "remember that "):
         if trigger in text:
             return tool_reply("memory_save", text=text.split(trigger, 1)[1].strip())
@@ -79,7 +80,7 @@ async def test_wrong_argument_names_reach_the_tool_as_the_right_ones(env: Env) -
     env.fake.tool_mode = WRONG_NAMES
     await env.agent.respond(env.msg(f"記住：{PEANUTS}"))
     sent = env.fake.chat_requests[0]["messages"]
-    assert sent[-1]["content"] == f"記住：{PEANUTS}"
+    assert turn_message(sent[-1]["content"]) == f"記住：{PEANUTS}"
     tool_answer = json.loads(env.fake.chat_requests[1]["messages"][-1]["content"])
     assert tool_answer["status"] == "pending_confirmation"  # not "unknown argument 'content'"
 

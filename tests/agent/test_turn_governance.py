@@ -14,6 +14,7 @@ from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.write.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
 from tests.agent.conftest import USER, Env
+from tests.fakes.chat_requests import instruction_of
 from tests.fakes.ollama_server import tool_reply
 
 SUMMARY = "- **主題：** 資料庫遷移到 PostgreSQL\n- **決定：** 週五前完成部署"
@@ -21,7 +22,7 @@ SUMMARY = "- **主題：** 資料庫遷移到 PostgreSQL\n- **決定：** 週五
 
 def model(request: dict[str, Any]) -> str:
     """Answers chat plainly and a compaction's summary request with bullets."""
-    system = str(request["messages"][0].get("content", ""))
+    system = instruction_of(request)
     return SUMMARY if "Summarise this conversation" in system else "好的。"
 
 

@@ -14,10 +14,12 @@ from typing import Any
 import pytest
 
 from agent.ollama_client import OllamaChat
+from agent.prompt import turn_message
 from bot.app import Services, build_agent
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
+from memory.state.turns import OpenTurns
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama
 
@@ -63,7 +65,7 @@ class Harness:
         """The user messages the model was asked to answer, one per turn, in order."""
         assert self.model is not None
         return [
-            str(body["messages"][-1]["content"])
+            turn_message(str(body["messages"][-1]["content"]))
             for body in self.model.chat_requests
             if body["messages"][-1]["role"] == "user"
         ]
@@ -86,7 +88,9 @@ async def make_harness(
     if model is not None:
         build_agent(services, OllamaChat(model.url, settings.chat_model, timeout=10))
     api = RecordingRequest()
-    app = build_application(settings, backend_for(services), request=api)
+    app = build_application(
+        settings, backend_for(services), request=api, turns=OpenTurns(services.state)
+    )
     await app.initialize()
     return Harness(app, api, Updates(), services, model)
 

@@ -6,6 +6,7 @@ import io
 from datetime import UTC, datetime
 
 from agent.ollama_client import OllamaChat
+from agent.prompt import turn_message
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for, classify_words, ollama_reachable
@@ -33,7 +34,9 @@ async def test_commands_and_confirm_by_word(services: Services) -> None:
 
 async def test_chat_goes_to_the_agent(services: Services, fake_ollama: FakeOllama) -> None:
     build_agent(services, OllamaChat(fake_ollama.url, services.settings.chat_model))
-    fake_ollama.chat_handler = lambda body: f"you said {body['messages'][-1]['content']}"
+    fake_ollama.chat_handler = lambda body: (
+        f"you said {turn_message(body['messages'][-1]['content'])}"
+    )
     out = io.StringIO()
     chat = TerminalChat(backend_for(services), "cli_ann", out)
     await chat.handle("hello there")

@@ -308,7 +308,7 @@ def test_json_output_of_every_data_command_parses(
     assert run_json(capsys, "config", "--json")["data_dir"] == str(data_dir)
     seen.add("config")
     checks = run_lines(capsys, "doctor", "--json")  # no token: Telegram skipped, exit 0
-    assert [c["status"] for c in checks] == ["ok"] * 6 + ["skip"]
+    assert [c["status"] for c in checks] == ["ok"] * 8 + ["skip"]
     assert [c["check"] for c in checks][-1] == "telegram" and all(c["detail"] for c in checks)
     seen.add("doctor")
     hits = run_lines(capsys, "search", "--user", ALICE, "--json", "咖啡 藍色")

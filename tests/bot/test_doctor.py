@@ -13,7 +13,17 @@ from bot.doctor import run_doctor
 from bot.settings import Settings, load_settings
 from tests.fakes.ollama_server import FakeOllama
 
-CHECKS = ("data dir", "sqlite", "pcai.db", "tokenizer", "embedder", "ollama", "telegram")
+CHECKS = (
+    "data dir",
+    "sqlite",
+    "pcai.db",
+    "tokenizer",
+    "embedder",
+    "model server",
+    "context",
+    "tools",
+    "telegram",
+)
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
 
 
@@ -49,12 +59,14 @@ def test_everything_ok(tmp_path: Path, fake_ollama: FakeOllama) -> None:
     assert code == 0, lines
     assert tuple(checks) == CHECKS and len(lines) == len(CHECKS) + 1
     assert all(v.startswith("ok ") for v in checks.values()), lines
-    assert "qwen2.5:7b present" in checks["ollama"]
+    assert "qwen2.5:7b present" in checks["model server"]
+    assert "8192 tokens (sent as num_ctx) of the model's 32768" in checks["context"]
+    assert checks["tools"] == "ok the model takes tools"
     assert "384 dimensions" in checks["embedder"]
     assert "cl100k" in checks["tokenizer"]
     assert lines[-1] == "all checks passed"
     assert TOKEN not in "\n".join(lines)
-    assert [r.path for r in fake_ollama.requests] == ["/api/tags"]
+    assert [r.path for r in fake_ollama.requests] == ["/api/tags", "/api/show"]
 
 
 def test_failures_are_one_line_each_and_exit_non_zero(tmp_path: Path) -> None:
@@ -62,7 +74,9 @@ def test_failures_are_one_line_each_and_exit_non_zero(tmp_path: Path) -> None:
     code, checks, lines = _doctor(settings)
     assert code == 1
     assert tuple(checks) == CHECKS and len(lines) == len(CHECKS) + 1
-    assert checks["ollama"].startswith("FAIL ") and "not reachable" in checks["ollama"]
+    assert checks["model server"].startswith("FAIL ") and "not reachable" in checks["model server"]
+    # One cause, one FAIL: the lines that need the server say they could not ask it.
+    assert checks["context"].startswith("skip the model server could not be asked")
     assert checks["sqlite"].startswith("ok ") and checks["data dir"].startswith("ok ")
     assert lines[-1] == "1 check(s) failed"
     assert all("\n" not in line and "Traceback" not in line for line in lines)
@@ -75,7 +89,7 @@ def test_a_terminal_only_install_skips_telegram_and_passes(
     assert code == 0, lines
     assert checks["telegram"] == "skip TELEGRAM_BOT_TOKEN is not set: a terminal-only install"
     assert lines[-2].startswith("skip  telegram: ")
-    assert [v.split()[0] for v in checks.values()] == ["ok"] * 6 + ["skip"]
+    assert [v.split()[0] for v in checks.values()] == ["ok"] * 8 + ["skip"]
     assert lines[-1] == "all checks passed, 1 skipped"
 
 
@@ -83,7 +97,8 @@ def test_missing_chat_model_is_named(tmp_path: Path, fake_ollama: FakeOllama) ->
     fake_ollama.models = ["mxbai-embed-large:latest"]
     code, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
     assert code == 1
-    assert checks["ollama"].startswith("FAIL ") and "ollama pull qwen2.5:7b" in checks["ollama"]
+    assert checks["model server"].startswith("FAIL ")
+    assert "ollama pull qwen2.5:7b" in checks["model server"]
 
 
 @pytest.mark.parametrize("mode", ["status", "garbage"])
@@ -95,7 +110,8 @@ def test_broken_ollama_answers_are_one_line(
     else:
         fake_ollama.fail_garbage = True
     code, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
-    assert code == 1 and checks["ollama"].startswith("FAIL ") and "/api/tags" in checks["ollama"]
+    line = checks["model server"]
+    assert code == 1 and line.startswith("FAIL ") and "/api/tags" in line
 
 
 @pytest.mark.parametrize(
@@ -137,12 +153,66 @@ def test_pcai_doctor_json_is_one_object_per_check(
     assert main(["doctor", "--json"]) == 0  # terminal-only: Telegram skipped
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["check"] for r in rows] == list(CHECKS)
-    assert [r["status"] for r in rows] == ["ok"] * 6 + ["skip"]
+    assert [r["status"] for r in rows] == ["ok"] * 8 + ["skip"]
     assert "qwen2.5:7b present" in rows[5]["detail"]
     fake_ollama.models = ["mxbai-embed-large:latest"]
     assert main(["doctor", "--json"]) == 1
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(r["check"], r["status"]) for r in rows if r["status"] != "ok"] == [
-        ("ollama", "fail"),
+        ("model server", "fail"),
+        ("context", "skip"),
+        ("tools", "skip"),
         ("telegram", "skip"),
     ]
+
+
+def test_a_num_ctx_over_what_the_model_takes_fails(
+    tmp_path: Path, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.context_length = 4096
+    settings = _settings(tmp_path, OLLAMA_HOST=fake_ollama.url, PCAI_CONTEXT_TOKENS="8192")
+    _, checks, _ = _doctor(settings)
+    assert checks["context"].startswith("FAIL PCAI_CONTEXT_TOKENS is 8192")
+    assert "takes at most 4096" in checks["context"]
+    _, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert checks["context"].startswith("ok 4096 tokens (sent as num_ctx) of the model's 4096")
+    small = _settings(tmp_path, OLLAMA_HOST=fake_ollama.url, PCAI_CONTEXT_TOKENS="2048")
+    _, checks, _ = _doctor(small)
+    assert checks["context"].startswith("FAIL 2048 tokens of context leave no room")
+
+
+def test_a_model_without_tools_fails_the_tools_line(
+    tmp_path: Path, fake_ollama: FakeOllama
+) -> None:
+    fake_ollama.capabilities = ("completion",)
+    code, checks, _ = _doctor(_settings(tmp_path, OLLAMA_HOST=fake_ollama.url))
+    assert code == 1 and checks["tools"].startswith("FAIL qwen2.5:7b does not take tools")
+
+
+def test_an_openai_compatible_server_gets_the_same_lines(tmp_path: Path) -> None:
+    from tests.fakes.openai_server import FakeOpenAI
+
+    fake = FakeOpenAI(model="qwen2.5-7b-instruct", n_ctx=3072)
+    try:
+        settings = _settings(
+            tmp_path,
+            PCAI_LLM_BACKEND="openai",
+            PCAI_LLM_BASE_URL=fake.url,
+            PCAI_CHAT_MODEL="qwen2.5-7b-instruct",
+            PCAI_LLM_API_KEY="sk-secret-key-123",
+        )
+        code, checks, lines = _doctor(settings)
+        assert code == 0, lines
+        assert checks["model server"].startswith("ok OpenAI-compatible at http://127.0.0.1:")
+        assert (
+            checks["context"] == "warn 3072 tokens of context: prompts keep little history "
+            "(8192 is comfortable)"
+        )
+        assert checks["tools"] == "ok a chat offering a tool was accepted"
+        assert fake.requests[-1]["tools"][0]["function"]["name"] == "ping"
+        assert "sk-secret" not in "\n".join(lines)
+        fake.fail_status = 500  # llama.cpp without --jinja: "tools param requires --jinja flag"
+        _, checks, _ = _doctor(settings)
+        assert checks["tools"].startswith("FAIL a chat offering a tool was refused")
+    finally:
+        fake.stop()

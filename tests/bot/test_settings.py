@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,36 @@ def test_secrets_are_masked() -> None:
     assert token not in str(out) and "AAHdq" not in str(out)
     assert out["telegram_bot_token"] == "123456789:****"
     assert mask("") == "" and "secret" not in mask("secretvalue")
+
+
+def test_the_api_key_is_masked_and_out_of_the_repr() -> None:
+    key = "sk-proj-Zq8xT3bLbkFJ4a9s0d"
+    s = load_settings(
+        {
+            "PCAI_LLM_BACKEND": "openai",
+            "PCAI_LLM_BASE_URL": "http://127.0.0.1:8080/v1",
+            "PCAI_LLM_API_KEY": key,
+        }
+    )
+    assert s.llm_api_key == key
+    out = settings_as_dict(s)
+    assert out["llm_api_key"] == "sk-****" and "Zq8x" not in str(out)
+    assert "Zq8x" not in repr(s)
+
+
+@pytest.mark.parametrize(
+    ("env", "needle"),
+    [
+        ({"PCAI_LLM_BACKEND": "vllm"}, "PCAI_LLM_BACKEND must be 'ollama' or 'openai'"),
+        ({"PCAI_LLM_BACKEND": "openai"}, "PCAI_LLM_BASE_URL must be the server's address"),
+        ({"PCAI_CONTEXT_TOKENS": "1000"}, "PCAI_CONTEXT_TOKENS must be 0 (automatic) or at least"),
+        ({"PCAI_REPLY_TOKENS": "10"}, "PCAI_REPLY_TOKENS must be at least 64"),
+        (
+            {"PCAI_CONTEXT_TOKENS": "2048", "PCAI_REPLY_TOKENS": "1500"},
+            "at most half of the context length",
+        ),
+    ],
+)
+def test_model_settings_are_checked(env: dict[str, str], needle: str) -> None:
+    with pytest.raises(SettingsError, match=re.escape(needle)):
+        load_settings(env)

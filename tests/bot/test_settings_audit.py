@@ -92,6 +92,9 @@ def odd(tmp_path: Path, embedder: E5Embedder, fake_ollama: FakeOllama) -> Iterat
         "PCAI_TIMEZONE": "Asia/Taipei",
         "PCAI_OLLAMA_TIMEOUT_SECONDS": "33",
         "PCAI_REMINDERS_SNOOZE_MINUTES": "0.05",
+        # A context so large that the budgets stand as set (a small one shrinks them).
+        "PCAI_CONTEXT_TOKENS": "131072",
+        "PCAI_KEEP_ALIVE": "2h",
     }
     settings = load_settings(env)
     services = build_services(settings, embedder=embedder)
@@ -114,6 +117,7 @@ def test_each_settings_group_reaches_the_service_that_reads_it(odd: Any) -> None
     )
     assert odd.lifecycle.config is s.lifecycle
     assert agent.view.budget is s.budget
+    assert agent.llm.context_tokens == 131072 and agent.llm._keep_alive == "2h"
     assert agent.history is s.history and agent.compactor.config is s.history
     assert odd.idle.config is s.history
     assert agent.topics.config is s.topic_index

@@ -188,3 +188,26 @@ def markdown_dump(services: Services) -> str:
     return "".join(
         p.read_text(errors="replace") for p in root.rglob("*") if p.is_file() and p.suffix == ".md"
     )
+
+
+async def test_a_proposal_button_pressed_in_a_group_does_nothing(
+    tg: Harness, services: Services
+) -> None:
+    """A ``pm:`` press arriving from a group (a forwarded or crafted button) must neither
+    confirm the private proposal nor post its text there (it did, before the check)."""
+    from telegram import Update
+
+    await tg.send(OWNER, "/remember 我住在台北", lang="zh-hant")
+    [(mid, pid)] = tg.shown()
+    deps = tg.app.bot_data["deps"]
+    deps.settings = replace(deps.settings, groups=True)  # past the gate: the handler decides
+    sent_before = len(tg.api.named("sendMessage"))
+    for code in ("c", "e", "x"):
+        data = tg.updates.button(tg.app.bot, OWNER, f"pm:{code}:{pid}", mid, "en").to_dict()
+        data["callback_query"]["message"]["chat"] = {"id": -100123, "type": "group", "title": "G"}
+        await tg.app.process_update(Update.de_json(data, tg.app.bot))
+    assert _entries(services) == [] and _waiting(services) == ["我住在台北"]
+    assert len(tg.api.named("sendMessage")) == sent_before
+    assert tg.api.named("editMessageText") == []
+    answers = tg.api.named("answerCallbackQuery")
+    assert len(answers) == 3 and all("private chat" in a["text"] for a in answers)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
@@ -10,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from agent.prompt import turn_message
 from bot.app import Services
 from bot.frontdesk.texts import detect_language, split_text
-from bot.telegram.context import PerUserProcessor
 from bot.telegram.sending import send_text
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness, make_harness
 from tests.bot.telegram_doubles import BOT
@@ -21,7 +20,7 @@ from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 def echo(body: dict[str, Any]) -> str:
     """A model that answers with the user's message."""
-    return f"echo: {body['messages'][-1]['content']}"
+    return f"echo: {turn_message(body['messages'][-1]['content'])}"
 
 
 async def test_text_goes_to_the_agent_with_typing(tg: Harness, services: Services) -> None:
@@ -33,7 +32,7 @@ async def test_text_goes_to_the_agent_with_typing(tg: Harness, services: Service
     [body] = tg.model.chat_requests
     # A private turn: the personal prompt (not the group one) in the message's language, tools.
     assert "personal assistant" in body["messages"][0]["content"]
-    assert "(Chinese)" in body["messages"][0]["content"] and body["tools"]
+    assert "reply in Chinese" in body["messages"][-1]["content"] and body["tools"]
     session = services.sessions.load("telegram_1001")
     assert [m.content for m in session.messages] == ["hello 你好", "echo: hello 你好"]
     assert session.messages[0].time.tzinfo is not None
@@ -169,39 +168,3 @@ async def test_html_rejected_falls_back_to_plain(tg: Harness) -> None:
     tg.api.reject_html = True
     await send_text(tg.app.bot, OWNER, "<b>bold</b> & done", html=True)
     assert tg.api.texts()[-1] == "bold & done"
-
-
-async def test_one_user_in_order_users_concurrent() -> None:
-    processor = PerUserProcessor()
-    events: list[str] = []
-
-    async def work(name: str, delay: float) -> None:
-        events.append(f"start {name}")
-        await asyncio.sleep(delay)
-        events.append(f"end {name}")
-
-    def update(user: int) -> object:
-        from telegram import Update
-
-        return Update.de_json(
-            {
-                "update_id": user,
-                "message": {
-                    "message_id": 1,
-                    "date": 0,
-                    "chat": {"id": user, "type": "private"},
-                    "from": {"id": user, "is_bot": False, "first_name": "u"},
-                    "text": "x",
-                },
-            },
-            None,
-        )
-
-    await asyncio.gather(
-        processor.process_update(update(1), work("a1", 0.05)),
-        processor.process_update(update(1), work("a2", 0.0)),
-        processor.process_update(update(2), work("b1", 0.0)),
-    )
-    assert events.index("end a1") < events.index("start a2")  # same user: in order
-    assert events.index("end b1") < events.index("end a1")  # other user: not kept waiting
-    assert processor._locks == {}  # idle locks are dropped

@@ -23,6 +23,7 @@ import pytest
 from memory.base.markdown import Entry, MemoryDocument, parse_memory, render_memory
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import BotProcess, Emulator, User, bot_env
+from tests.fakes.chat_requests import instruction_of
 from tests.fakes.ollama_server import FakeOllama
 
 KEY = f"telegram_{ALICE}"
@@ -31,7 +32,7 @@ SUMMARY = "- **主題：** 搬家到高雄的計畫\n- **決定：** 三月底�
 
 def model(request: dict[str, Any]) -> str:
     """Plain answers; a compaction's summary request gets bullets naming its topic."""
-    system = str(request["messages"][0].get("content", ""))
+    system = instruction_of(request)
     return SUMMARY if "Summarise this conversation" in system else "好的。"
 
 

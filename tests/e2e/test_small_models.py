@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from agent.prompt import turn_message
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.e2e.test_conversation import button, memory_md, proposal_message, wait_until
@@ -27,7 +28,7 @@ def small_model(request: dict[str, Any]) -> Any:
     messages = request.get("messages", [])
     if messages and messages[-1].get("role") == "tool":
         return CLAIM
-    text = str(messages[-1].get("content", "")) if messages else ""
+    text = turn_message(str(messages[-1].get("content", ""))) if messages else ""
     if "記住：" in text:
         return tool_reply("memory_save", text=text.split("記住：", 1)[1].strip())
     return "好的。"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from agent.prompt import turn_message
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.e2e.test_conversation import button, memory_md, proposal_message, wait_until
@@ -20,7 +21,7 @@ TOPIC = "sport:swimming"
 def self_confirming_model(request: dict[str, Any]) -> Any:
     """Proposes what it is asked to remember; for a change, tries every way to confirm it."""
     messages = request.get("messages", [])
-    text = str(next(m for m in reversed(messages) if m.get("role") == "user")["content"])
+    text = turn_message(str(next(m for m in reversed(messages) if m["role"] == "user")["content"]))
     fact = text.split("記住：", 1)[-1].strip()
     tools = [json.loads(m["content"]) for m in messages if m.get("role") == "tool"]
     if not tools:

@@ -8,9 +8,16 @@ It speaks the parts of Ollama's HTTP API that PCAI uses, with the same JSON shap
 - ``POST /api/embed`` -> ``{"model", "embeddings": [[...], ...]}``: deterministic,
   L2-normalised hashed bag-of-words vectors of dimension ``dim`` (English words, CJK
   characters and CJK bigrams), so texts sharing words are close and identical texts equal.
+- ``POST /api/show`` -> the model's ``model_info`` (``<family>.context_length``:
+  ``context_length``) and ``capabilities`` (``"tools"`` unless told otherwise); 404 for a
+  model not in ``models``.
 - ``POST /api/chat`` -> ``{"model", "created_at", "message": {"role": "assistant",
-  "content", "tool_calls"?}, "done": true, ...}``; with ``"stream": true`` the same reply as
-  NDJSON (one content chunk, then a final ``done`` chunk).
+  "content", "tool_calls"?}, "done": true, "prompt_eval_count", ...}``; with ``"stream":
+  true`` the same reply as NDJSON written chunk by chunk (the text in 4-character pieces,
+  then a final ``done`` chunk with the counts). ``prompt_eval_count`` is the prompt's size
+  (~4 characters a token) cut to ``options.num_ctx`` (``default_ctx``, 4096, without it), as
+  Ollama cuts a longer prompt silently. ``hold_stream`` (an Event) holds an answer after its
+  first chunk until set: a test sees text arrive before the answer ends.
 
 Usage::
 
@@ -56,82 +63,41 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-ChatReply = str | dict[str, Any]
+from tests.fakes.tool_replies import (
+    BROKEN_MODES,
+    JSON_TEXT,
+    NATIVE,
+    NO_TOOL_CALL,
+    SMALL_MODEL_CLAIM,
+    WRONG_ARGUMENT_NAMES,
+    WRONG_NAMES,
+    ChatReply,
+    as_json_text,
+    tool_reply,
+    with_wrong_names,
+    without_tool_calls,
+)
+
+__all__ = [
+    "BROKEN_MODES",
+    "JSON_TEXT",
+    "NATIVE",
+    "NO_TOOL_CALL",
+    "SMALL_MODEL_CLAIM",
+    "WRONG_ARGUMENT_NAMES",
+    "WRONG_NAMES",
+    "FakeOllama",
+    "as_json_text",
+    "fake_embedding",
+    "tool_reply",
+    "with_wrong_names",
+    "without_tool_calls",
+]
+
 ChatHandler = Callable[[dict[str, Any]], ChatReply]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-
-
-def tool_reply(name: str, content: str = "", **arguments: Any) -> dict[str, Any]:
-    """A chat reply asking for one tool call ``name(**arguments)``."""
-    return {
-        "content": content,
-        "tool_calls": [{"function": {"name": name, "arguments": arguments}}],
-    }
-
-
-NATIVE, NO_TOOL_CALL, JSON_TEXT, WRONG_NAMES = "native", "no_tool_call", "json_text", "wrong_names"
-SMALL_MODEL_CLAIM = "好的，我記住了！"
-# What small models call the arguments (mem0 and Graphiti users report these).
-WRONG_ARGUMENT_NAMES = {"text": "content", "query": "q", "memory_id": "id"}
-
-
-def _as_dict(reply: ChatReply) -> dict[str, Any]:
-    return {"content": reply} if isinstance(reply, str) else dict(reply)
-
-
-def without_tool_calls(reply: ChatReply, claim: str = SMALL_MODEL_CLAIM) -> dict[str, Any]:
-    """The reply a model gives when it never calls the tool: text only, often a false claim."""
-    out = _as_dict(reply)
-    if out.pop("tool_calls", None):
-        out["content"] = out.get("content") or claim
-    return out
-
-
-def as_json_text(reply: ChatReply, style: str = "fence") -> dict[str, Any]:
-    """The reply with its tool calls written into the content as JSON instead of made.
-
-    ``style``: ``"fence"`` (a ```json block), ``"bare"`` (the object inline) or ``"tag"``
-    (Qwen / Hermes ``<tool_call>`` tags).
-    """
-    out = _as_dict(reply)
-    calls = out.pop("tool_calls", None) or []
-    written = []
-    for call in calls:
-        fn = call.get("function", {})
-        obj = {"name": fn.get("name"), "arguments": fn.get("arguments", {})}
-        if style == "bare":
-            written.append(json.dumps(obj, ensure_ascii=False))
-        elif style == "tag":
-            written.append(f"<tool_call>\n{json.dumps(obj, ensure_ascii=False)}\n</tool_call>")
-        else:
-            written.append(f"```json\n{json.dumps(obj, ensure_ascii=False, indent=2)}\n```")
-    if written:
-        out["content"] = "\n".join([*filter(None, [out.get("content", "")]), *written])
-    return out
-
-
-def with_wrong_names(reply: ChatReply, renames: dict[str, str] | None = None) -> dict[str, Any]:
-    """The reply with each tool call's argument names changed (``text`` -> ``content``...)."""
-    renames = WRONG_ARGUMENT_NAMES if renames is None else renames
-    out = _as_dict(reply)
-    calls = []
-    for call in out.get("tool_calls") or []:
-        fn = dict(call.get("function", {}))
-        args = fn.get("arguments", {})
-        fn["arguments"] = {renames.get(k, k): v for k, v in args.items()}
-        calls.append({**call, "function": fn})
-    if calls:
-        out["tool_calls"] = calls
-    return out
-
-
-BROKEN_MODES: dict[str, Callable[[ChatReply], dict[str, Any]]] = {
-    NO_TOOL_CALL: without_tool_calls,
-    JSON_TEXT: as_json_text,
-    WRONG_NAMES: with_wrong_names,
-}
 
 
 def _features(text: str) -> list[str]:
@@ -186,6 +152,11 @@ class FakeOllama:
         self.fail_when: Callable[[str, dict[str, Any]], bool] | None = None
         self.chat_handler: ChatHandler | None = None
         self.tool_mode = NATIVE  # or one of BROKEN_MODES: how a small model breaks tool calls
+        self.default_ctx = 4096  # Ollama's num_ctx when a call sends none (every CPU machine)
+        self.context_length = 32768  # the most the models take (/api/show)
+        self.capabilities = ("completion", "tools")
+        # Set: each streamed answer waits (up to 5 s) after its first chunk until it is set.
+        self.hold_stream: threading.Event | None = None
         self.requests: list[Recorded] = []
         self._replies: deque[ChatReply] = deque()
         self._lock = threading.Lock()
@@ -274,6 +245,8 @@ class FakeOllama:
             texts = [texts] if isinstance(texts, str) else list(texts)
             rows = [fake_embedding(str(t), self.dim) for t in texts]
             return 200, {"model": body.get("model", ""), "embeddings": rows}
+        if method == "POST" and path == "/api/show":
+            return self._show(str(body.get("model", "")), now)
         if method == "POST" and path == "/api/chat":
             message = self._next_reply(body)
             final = {
@@ -283,17 +256,49 @@ class FakeOllama:
                 "done": True,
                 "done_reason": "stop",
                 "total_duration": 1_000_000,
-                "prompt_eval_count": 10,
+                "prompt_eval_count": self._evaluated(body),
                 "eval_count": 5,
             }
             if not body.get("stream"):
                 return 200, final
-            first = {**final, "message": message, "done": False}
-            for key in ("done_reason", "total_duration", "prompt_eval_count", "eval_count"):
-                first.pop(key)
+            # Ollama streams the text in pieces (a few characters each), calls in one chunk.
+            text = message.get("content", "")
+            pieces = [text[i : i + 4] for i in range(0, len(text), 4)] or [""]
+            chunks = [
+                {**_head(final), "message": {**message, "content": piece}, "done": False}
+                for piece in pieces
+            ]
+            for chunk in chunks[1:]:
+                chunk["message"].pop("tool_calls", None)
             last = {**final, "message": {"role": "assistant", "content": ""}}
-            return 200, [json.dumps(first), json.dumps(last)]
+            return 200, [json.dumps(c, ensure_ascii=False) for c in [*chunks, last]]
         return 404, {"error": f"404 page not found: {method} {path}"}
+
+    def _evaluated(self, body: dict[str, Any]) -> int:
+        """prompt_eval_count: the prompt's tokens (~4 characters each), cut to ``num_ctx``."""
+        sent = sum(len(str(m.get("content") or "")) // 4 + 4 for m in body.get("messages", []))
+        sent += len(json.dumps(body.get("tools") or [])) // 4
+        num_ctx = int((body.get("options") or {}).get("num_ctx") or self.default_ctx)
+        return min(sent, num_ctx)  # Ollama cuts a longer prompt and answers 200 all the same
+
+    def _show(self, model: str, now: str) -> tuple[int, Any]:
+        """``/api/show``: 404 for a model not pulled, else its context length and capabilities."""
+        full = model if ":" in model else f"{model}:latest"
+        if full not in {m if ":" in m else f"{m}:latest" for m in self.models}:
+            return 404, {"error": f"model '{model}' not found"}
+        family = full.split(":")[0].split(".")[0]
+        return 200, {
+            "modelfile": f"FROM {full}",
+            "parameters": "",
+            "template": "{{ .Prompt }}",
+            "details": {"format": "gguf", "family": family, "parameter_size": "7B"},
+            "model_info": {
+                "general.architecture": family,
+                f"{family}.context_length": self.context_length,
+            },
+            "capabilities": list(self.capabilities),
+            "modified_at": now,
+        }
 
     @staticmethod
     def _model_row(name: str, now: str) -> dict[str, Any]:
@@ -306,6 +311,11 @@ class FakeOllama:
             "digest": hashlib.sha256(full.encode()).hexdigest(),
             "details": {"format": "gguf", "family": full.split(":")[0], "parameter_size": "7B"},
         }
+
+
+def _head(final: dict[str, Any]) -> dict[str, Any]:
+    """A streamed chunk's fields (the final one's, less its counts)."""
+    return {"model": final["model"], "created_at": final["created_at"]}
 
 
 def _make_handler(server: FakeOllama) -> type[BaseHTTPRequestHandler]:
@@ -336,10 +346,26 @@ def _make_handler(server: FakeOllama) -> type[BaseHTTPRequestHandler]:
                 return
             status, payload = server.answer(method, path, body)
             if isinstance(payload, list):
-                data = ("\n".join(payload) + "\n").encode()
-                self._send(status, data, "application/x-ndjson")
+                self._stream(status, payload)
             else:
                 self._send(status, json.dumps(payload, ensure_ascii=False).encode())
+
+        def _stream(self, status: int, lines: list[str]) -> None:
+            """NDJSON, one chunk per line as it is written (chunked transfer)."""
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/x-ndjson")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                for n, line in enumerate(lines):
+                    data = (line + "\n").encode()
+                    self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                    self.wfile.flush()
+                    if n == 0 and server.hold_stream is not None:
+                        server.hold_stream.wait(5)
+                self.wfile.write(b"0\r\n\r\n")
+            except (BrokenPipeError, ConnectionResetError):
+                pass
 
         def _send(self, status: int, data: bytes, ctype: str = "application/json") -> None:
             try:

@@ -12,7 +12,9 @@ Telegram does: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code",
   replied message does not exist unless ``allow_sending_without_reply``; 400 for empty text or
   more than 4,096 characters), editMessageText and editMessageReplyMarkup (the keyboard goes
   when not resent; 400 "message is not modified"), deleteMessage, answerCallbackQuery (known
-  query ids only), sendChatAction, sendDocument (multipart; the bytes are kept: getFile and
+  query ids only), sendChatAction, sendMessageDraft (private chats only, a non-zero
+  ``draft_id``; ``draft_retry_after`` makes the next one a 429 with ``retry_after``),
+  sendDocument (multipart; the bytes are kept: getFile and
   ``GET /file/bot<token>/<file_path>`` give them back), set/get/deleteMyCommands (per scope
   and language, validated like Telegram), getWebhookInfo, setWebhook, deleteWebhook
   (``drop_pending_updates``), setChatMenuButton, setMyDescription, setMyShortDescription,
@@ -101,6 +103,7 @@ class FakeTelegram:
         self._commands: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         self._webhooks: dict[str, str] = {}
         self._allowed: dict[str, list[str]] = {}
+        self.draft_retry_after = 0  # set: the next sendMessageDraft gets 429 with this wait
         self._methods: dict[str, Method] = {
             "getme": lambda t, p, f: dict(BOT_USER),
             "getupdates": self._get_updates,
@@ -110,6 +113,7 @@ class FakeTelegram:
             "deletemessage": self._delete_message,
             "answercallbackquery": self._answer_callback_query,
             "sendchataction": self._send_chat_action,
+            "sendmessagedraft": self._send_message_draft,
             "senddocument": lambda t, p, f: self.chats.send_document(t, p, f),
             "getfile": lambda t, p, f: self.chats.get_file(str(p.get("file_id", ""))),
             "setmycommands": self._set_my_commands,
@@ -224,6 +228,24 @@ class FakeTelegram:
     def _send_chat_action(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
         if p.get("chat_id") is None or not p.get("action"):
             raise bad_request("chat_id and action are required")
+        return True
+
+    def _send_message_draft(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
+        chat_id, draft_id = p.get("chat_id"), p.get("draft_id")
+        if not isinstance(chat_id, int) or not isinstance(draft_id, int) or not draft_id:
+            raise bad_request("chat_id and a non-zero draft_id are required")
+        if chat_id < 0:  # group chats have negative ids: drafts are for private chats only
+            raise bad_request("TEXTDRAFT_PEER_INVALID")
+        if len(str(p.get("text") or "")) > 4096:
+            raise bad_request("message is too long")
+        with self._cond:
+            if self.draft_retry_after:  # the next draft hits flood control once
+                seconds, self.draft_retry_after = self.draft_retry_after, 0
+                raise ApiError(
+                    429,
+                    f"Too Many Requests: retry after {seconds}",
+                    {"retry_after": seconds},
+                )
         return True
 
     def _scope(self, token: str, p: dict[str, Any]) -> tuple[str, str, str]:

@@ -27,7 +27,15 @@ _JSON_FIELDS = frozenset(
     }
 )
 _INT_FIELDS = frozenset(
-    {"chat_id", "message_id", "offset", "limit", "reply_to_message_id", "message_thread_id"}
+    {
+        "chat_id",
+        "message_id",
+        "offset",
+        "limit",
+        "reply_to_message_id",
+        "message_thread_id",
+        "draft_id",
+    }
 )
 _BOOL_FIELDS = frozenset(
     {
@@ -52,14 +60,18 @@ _ENTITY = re.compile(
 class ApiError(Exception):
     """A Bot API failure: HTTP status ``code`` and Telegram's ``description``."""
 
-    def __init__(self, code: int, description: str) -> None:
+    def __init__(
+        self, code: int, description: str, parameters: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(description)
         self.code = code
         self.description = description
+        self.parameters = parameters  # ResponseParameters, e.g. {"retry_after": 3}
 
     def body(self) -> dict[str, Any]:
         """The JSON Telegram answers with."""
-        return {"ok": False, "error_code": self.code, "description": self.description}
+        out = {"ok": False, "error_code": self.code, "description": self.description}
+        return out | ({"parameters": self.parameters} if self.parameters else {})
 
 
 def bad_request(what: str) -> ApiError:

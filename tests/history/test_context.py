@@ -77,7 +77,7 @@ def test_compaction_note_stays_first_even_when_the_window_is_full() -> None:
     assert window.note is not None and len(window.older) == 10 and len(window.recent) == 5
     assert history_context(session.messages, CONFIG).startswith("[先前討論已寫入記憶] 摘要：X\n\n")
     chat = history_chat_messages(window)
-    assert chat[0] == {"role": "system", "content": "[先前討論已寫入記憶] 摘要：X"}
+    assert chat[0] == {"role": "user", "content": "[先前討論已寫入記憶] 摘要：X"}
     assert chat[1] == {"role": "assistant", "content": "[Old] m5"}
     assert chat[-1] == {"role": "assistant", "content": "m19"}
 

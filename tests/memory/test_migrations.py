@@ -166,8 +166,17 @@ def test_a_file_from_before_the_deferred_queue_gains_it(tmp_path: Path) -> None:
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:4])  # the version before migration 5
     assert "deferred_work" not in tables_of(db)
-    assert open_state(db) == ["m005_deferred_work"]
+    assert open_state(db, MIGRATIONS[:5]) == ["m005_deferred_work"]
     assert "deferred_work" in tables_of(db)
+    assert [name for name, _ in record_of(db)] == NAMES[:5]
+
+
+# -- 6, 7: open turns (no lost turn), spent Mini App logins ---------------------------------
+def test_a_file_from_before_open_turns_gains_them(tmp_path: Path) -> None:
+    db = tmp_path / "pcai.db"
+    open_state(db, MIGRATIONS[:5])
+    assert open_state(db) == ["m006_open_turns", "m007_initdata_spent"]
+    assert {"open_turns", "web_initdata_spent"} <= tables_of(db)
     assert [name for name, _ in record_of(db)] == NAMES
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from agent.ollama_client import OllamaEmbedder
 from agent.pipeline import Agent
-from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
+from agent.prompt import carried_memories
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.cli import cmd_export
@@ -28,6 +28,7 @@ from bot.frontdesk.desk import Desk
 from bot.jobs import JobRunner, default_jobs
 from bot.settings import load_settings
 from memory.state.short_term import ShortTermStore
+from tests.fakes.chat_requests import instruction_of, summarised_lines
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 USER = "telegram_4242"
@@ -40,8 +41,8 @@ KEPT = "I prefer green tea in the morning"
 
 def model(body: dict[str, Any]) -> str:
     """The model: summaries that repeat the memory in other words, and short chat answers."""
-    system = str(body["messages"][0].get("content", ""))
-    transcript = str(body["messages"][-1].get("content", ""))
+    system = instruction_of(body)
+    transcript = "\n".join(summarised_lines(body))
     if system.startswith("Summarise") and WORD not in transcript:
         return "Small talk.\nKeywords: chat, tea, morning"  # it knows only what it is shown
     if system.startswith("Summarise this stretch"):
@@ -77,11 +78,7 @@ class Scene:
 
     def memory_block(self) -> str:
         """The memory block of the last chat request ("" when it had none)."""
-        for m in self.fake.chat_requests[-1]["messages"]:
-            if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
-                assert m["content"].endswith(MEMORY_CLOSE)
-                return str(m["content"])
-        return ""
+        return carried_memories(self.fake.chat_requests[-1]["messages"])
 
 
 @pytest.fixture

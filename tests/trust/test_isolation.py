@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from agent.ollama_client import OllamaChat
-from agent.prompt import MEMORY_OPEN
+from agent.prompt import carried_memories
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
 from bot.chat import TerminalChat
@@ -77,10 +77,7 @@ def chat(services: Services, fake_ollama: FakeOllama) -> Iterator[Services]:
 
 
 def _memory_block(fake: FakeOllama) -> str:
-    for m in fake.chat_requests[-1]["messages"]:
-        if m["role"] == "system" and m["content"].startswith(MEMORY_OPEN):
-            return str(m["content"])
-    return ""
+    return carried_memories(fake.chat_requests[-1]["messages"])
 
 
 # -- promise 7: a bad file ---------------------------------------------------------------

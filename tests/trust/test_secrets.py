@@ -30,6 +30,7 @@ from bot.settings import load_settings
 from memory.base.db import connect
 from memory.base.guards import REDACTED, mask, scan
 from memory.state.short_term import ShortTermStore
+from tests.fakes.chat_requests import instruction_of, summarised_lines
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 
@@ -130,8 +131,9 @@ _DIGITS = re.compile(r"[A-Za-z0-9]*\d[A-Za-z0-9]*")
 def misbehaving_model(request: dict[str, Any]) -> Any:
     """Copies the tokens that look interesting (they hold digits) into everything it writes."""
     messages = request["messages"]
-    system, last = str(messages[0]["content"]), messages[-1]
-    data = str(last.get("content", ""))
+    system, last = instruction_of(request), messages[-1]
+    summary = system.startswith("Summarise")  # it echoes the lines it is asked about
+    data = "\n".join(summarised_lines(request)) if summary else str(last.get("content", ""))
     loot = list(dict.fromkeys(_DIGITS.findall(data)))
     if system.startswith("Summarise"):  # compaction and idle summaries: echo and keywords
         return f"{data}\nKeywords: {', '.join(loot[:5] or ['wifi'])}"
