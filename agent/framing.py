@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from history.compaction_note import NOTE_PREFIX
 from memory.base.tokens import TokenCounter
 
 SUMMARY_OPEN, SUMMARY_CLOSE = "<conversation_summary_data>", "</conversation_summary_data>"
@@ -165,15 +166,15 @@ def frame_tokens(counter: TokenCounter) -> int:
 
 
 def frame_history(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The history's chat messages with stored text neutralised; a system one (the compaction
-    note, written by the model) framed as a data block."""
+    """The history's chat messages with stored text neutralised; the compaction note (written
+    by the model; a system message, or a user one opening the history) framed as data."""
     out: list[dict[str, Any]] = []
     for m in messages:
         content = m.get("content")
         if not isinstance(content, str):
             out.append(dict(m))
-        elif m.get("role") == "system":
-            out.append({**m, "content": summary_block(content)})
+        elif m.get("role") == "system" or content.startswith(NOTE_PREFIX):
+            out.append({**m, "content": summary_block(content)})  # the model's compaction note
         else:
             out.append({**m, "content": neutralise(content)})
     return out
