@@ -1,17 +1,20 @@
-"""/forget and /undo (docs/memory-lifecycle.md, "Forget"): delete a memory, redact its text.
+"""/forget and /undo (docs/memory-lifecycle.md, "Forget"): delete a memory and its copies.
 
-``forget`` deletes the entry (and the versions it replaced) from MEMORY.md and the index,
-keeping one undo copy in ``pcai.db``; then it redacts what the memory said, and the message it
-came from, out of the user's daily logs, summaries, MEMORY.md's keyword index, session, pending
-proposals, short-term rows and /why record, re-indexes the files it changed, and scrubs both
-databases so no deleted text stays readable in them. ``undo`` puts the entries back within
-the window (the redactions stay); the expiry job drops the copies after it.
+``forget`` blanks the copies of what the memory said (the rule is :mod:`history.redact`'s), and
+the message it came from, in the user's daily logs, summaries, MEMORY.md's keyword index,
+topic line, session, pending proposals, short-term rows and /why records; then it deletes the
+entry (and the versions it replaced) from MEMORY.md and the index, keeping one undo copy in
+``pcai.db`` with the journal of every unit it changed; it re-indexes the files it changed and
+scrubs both databases so no deleted text stays readable in them. ``undo`` puts the entries
+and every unit still as forget left it back within the window; the expiry job drops the
+copies after it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
@@ -19,7 +22,18 @@ from agent.texts import both, say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig
 from history.dailylog import DailyLog
-from history.redact import Redactor, redact_log, redact_session, redact_summaries, said_in_log
+from history.redact import (
+    Journal,
+    Redactor,
+    put_back,
+    redact_log,
+    redact_session,
+    redact_summaries,
+    restore_log,
+    restore_session,
+    restore_summaries,
+    said_in_log,
+)
 from history.sessions import SessionStore
 from history.topic_index import TopicIndex
 from memory.base.fsutil import read_text
@@ -83,16 +97,18 @@ class Forgetter:
     async def forget(self, user_key: str, entry_id: str, *, now: datetime) -> Said:
         """Forget one memory of ``user_key`` (and what it replaced) and redact its text.
 
-        The text is redacted first and the entry deleted last: when a file cannot be read,
-        the entry stays, so the user can fix the file and say /forget again.
+        The copies are blanked first and the entry deleted last: when a file cannot be read,
+        the copies already blanked are put back and the entry stays, so the user can fix the
+        file and say /forget again.
         """
         try:
             doomed = await asyncio.to_thread(self.governance.to_forget, user_key, entry_id)
         except EntryNotFoundError:
             return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
-        changed, unreadable = await self.redact(user_key, doomed)
-        if unreadable:
-            await asyncio.to_thread(self._reindex, user_key, changed)
+        journal = Journal()
+        changed, unreadable = await self.redact(user_key, doomed, journal)
+        if unreadable:  # not forgotten halfway: what was blanked comes back until it can all go
+            await self.restore(user_key, journal)
             names = ", ".join(unreadable)
             return Said(
                 both("forget_unreadable", first="en", entry_id=entry_id, names=names),
@@ -103,7 +119,9 @@ class Forgetter:
                 self.governance.forget,
                 user_key,
                 entry_id,
-                keep=lambda entries: self.undo_store.keep(user_key, entries, now),
+                keep=lambda entries: self.undo_store.keep(
+                    user_key, entries, now, journal.to_json()
+                ),
             )
         except EntryNotFoundError:  # forgotten meanwhile (a second /forget racing this one)
             return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
@@ -129,6 +147,7 @@ class Forgetter:
         if copy is None or copy.expires_at <= now:
             return Said(both("undo_nothing", first="en", minutes=self.minutes), error=True)
         await asyncio.to_thread(self.governance.put_back, user_key, copy.entries)
+        await self.restore(user_key, Journal.from_json(copy.journal))
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
         return Said(both("undo_restored", first="en", entry_id=shown))
@@ -144,8 +163,11 @@ class Forgetter:
         return len(copies)
 
     # -- redaction -------------------------------------------------------------------------
-    async def redact(self, user_key: str, gone: list[Entry]) -> tuple[list[str], list[str]]:
-        """Redact the text of ``gone`` from every file and row of the user.
+    async def redact(
+        self, user_key: str, gone: list[Entry], journal: Journal
+    ) -> tuple[list[str], list[str]]:
+        """Blank the copies of ``gone`` in every file and row of the user, noting each change
+        in ``journal``.
 
         Returns the files changed (to re-index) and those that could not be read.
         """
@@ -166,12 +188,20 @@ class Forgetter:
             ]
             texts = [t for e in gone for t in (e.text, e.summary)]
             redactor = Redactor([*texts, *said], kept)
-            redact_session(session, redactor, message_ids)
+            redact_session(session, redactor, message_ids, journal)
             changed, unreadable = await asyncio.to_thread(
-                self._redact_files, user_key, redactor, refs
+                self._redact_files, user_key, redactor, refs, journal
             )
-        await asyncio.to_thread(self._redact_rows, user_key, redactor, ids)
+        await asyncio.to_thread(self._redact_rows, user_key, redactor, ids, journal)
         return changed, unreadable
+
+    async def restore(self, user_key: str, journal: Journal) -> None:
+        """Put back every unit a forget changed that still reads as it left it (``/undo``)."""
+        async with self.sessions.locked(user_key) as session:
+            restore_session(session, journal)
+            changed = await asyncio.to_thread(self._restore_files, user_key, journal)
+        await asyncio.to_thread(self._restore_rows, user_key, journal)
+        await asyncio.to_thread(self._reindex, user_key, changed)
 
     def _said_in_logs(self, user_key: str, refs: frozenset[str]) -> list[str]:
         said: list[str] = []
@@ -183,10 +213,10 @@ class Forgetter:
         return said
 
     def _redact_files(
-        self, user_key: str, redactor: Redactor, refs: frozenset[str]
+        self, user_key: str, redactor: Redactor, refs: frozenset[str], journal: Journal
     ) -> tuple[list[str], list[str]]:
         changed, unreadable = self.daily_log.rewrite(
-            user_key, lambda day, text: redact_log(day, text, redactor, refs)
+            user_key, lambda day, text: redact_log(day, text, redactor, refs, journal)
         )
         paths = self.memory.paths(user_key)
         for rel, path in (
@@ -194,32 +224,104 @@ class Forgetter:
             ("auto_summaries.md", paths.auto_summaries_md),
         ):
             try:
-                if redact_summaries(path, redactor):
+                if redact_summaries(path, redactor, journal):
                     changed.append(rel)
             except CorruptFileError:
                 unreadable.append(rel)
+
+        def topic(summary: str) -> str:
+            new = redactor(summary)
+            journal.note("topic", "summary", summary, new)
+            return new
+
         # MEMORY_TOPIC.md's summary may quote the memory (it is not indexed: nothing to sync).
-        TopicIndex(self.memory.data_dir, TopicIndexConfig()).redact(user_key, redactor)
+        self._topics().redact(user_key, topic)
+        # The keyword index lists words the summaries name: a word of the forgotten text that
+        # only the removed copies named goes with them.
+        left: str | None
         try:
-            self._redact_keywords(user_key, redactor)
+            left = "".join(read_text(p) for p in (paths.memory_full_md, paths.auto_summaries_md))
+            left = left.lower()
+        except CorruptFileError:
+            left = None  # reported above: keep every keyword the summaries may still name
+
+        def keep(k: str) -> bool:
+            if redactor(k) != k:
+                return False
+            return left is None or not redactor.names(k) or k.lower() in left
+
+        try:
+            self._edit_keywords(user_key, keep, journal)
         except CorruptFileError:
             unreadable.append("MEMORY.md")
         return changed, unreadable
 
-    def _redact_keywords(self, user_key: str, redactor: Redactor) -> None:
-        """Drop the keywords of MEMORY.md's index that name what is forgotten."""
-        terms = {t.lower() for t in redactor.terms}
+    def _topics(self) -> TopicIndex:
+        return TopicIndex(self.memory.data_dir, TopicIndexConfig())
+
+    def _edit_keywords(
+        self, user_key: str, keep: Callable[[str], bool], journal: Journal | None = None
+    ) -> None:
+        """Drop the keywords of MEMORY.md's index that are copies (``keep`` says which stay)."""
         with self.memory.lock(user_key):
             doc = self.memory.document(user_key)
-            kept = tuple(k for k in doc.keywords if k.lower() not in terms and redactor(k) == k)
+            kept = tuple(k for k in doc.keywords if keep(k))
             if kept != doc.keywords:
+                if journal is not None:
+                    journal.note("keywords", "index", "\n".join(doc.keywords), "\n".join(kept))
                 self.memory.write_document(user_key, replace(doc, keywords=kept), index=False)
 
-    def _redact_rows(self, user_key: str, redactor: Redactor, ids: frozenset[str]) -> None:
-        self.stores.pending.redact(user_key, redactor, ids, FORGOTTEN)
-        self.stores.short_term.redact(user_key, redactor)
-        self.stores.why.redact(user_key, redactor, ids, FORGOTTEN)
+    def _redact_rows(
+        self, user_key: str, redactor: Redactor, ids: frozenset[str], journal: Journal
+    ) -> None:
+        self.stores.pending.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("pending"))
+        self.stores.short_term.redact(user_key, redactor, journal.noter("short_term"))
+        self.stores.why.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("why"))
         self.undo_store.checkpoint()
+
+    def _restore_files(self, user_key: str, journal: Journal) -> list[str]:
+        changed: list[str] = []
+        days = {p.removeprefix("log:") for p in journal.places("log:")}
+        if days:
+            changed, _ = self.daily_log.rewrite(
+                user_key,
+                lambda day, text: restore_log(day, text, journal) if day in days else text,
+            )
+        paths = self.memory.paths(user_key)
+        for rel, path in (
+            ("MEMORY_FULL.md", paths.memory_full_md),
+            ("auto_summaries.md", paths.auto_summaries_md),
+        ):
+            try:
+                if restore_summaries(path, journal):
+                    changed.append(rel)
+            except CorruptFileError:
+                log.warning("undo for %s: %s cannot be read, left as it is", user_key, rel)
+        topic = journal.at("topic")
+        if topic:
+            self._topics().redact(user_key, lambda s: put_back(topic, "summary", s))
+        keywords = journal.at("keywords").get("index")
+        if keywords is not None:
+            self._put_back_keywords(user_key, keywords)
+        return changed
+
+    def _put_back_keywords(self, user_key: str, change: tuple[str, str]) -> None:
+        before = [k for k in change[0].split("\n") if k]
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            now = "\n".join(doc.keywords)
+            back = (
+                tuple(before)
+                if now == change[1]
+                else doc.keywords + tuple(k for k in before if k not in doc.keywords)
+            )
+            if back != doc.keywords:
+                self.memory.write_document(user_key, replace(doc, keywords=back), index=False)
+
+    def _restore_rows(self, user_key: str, journal: Journal) -> None:
+        self.stores.pending.put_back(user_key, journal.at("pending"))
+        self.stores.short_term.put_back(user_key, journal.at("short_term"))
+        self.stores.why.put_back(user_key, journal.at("why"))
 
     def _reindex(self, user_key: str, changed: list[str]) -> None:
         for rel in changed:

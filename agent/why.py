@@ -8,7 +8,7 @@ redacts both.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, replace
 from datetime import datetime
 
@@ -16,6 +16,8 @@ from agent.types import InjectedMemory
 from memory.state.statedb import StateDB
 
 KEEP = 20  # replies whose memories the page shows
+_TABLES = (("last_injection", "user_key"), ("injection_history", "id"))  # (table, row key)
+Note = Callable[[str, str, str], None]  # (row key, before, after): what forget changed
 
 
 def _loads(body: str) -> tuple[InjectedMemory, ...]:
@@ -80,30 +82,44 @@ class WhyLog:
             conn.execute("DELETE FROM last_injection WHERE user_key = ?", (user_key,))
 
     def redact(
-        self, user_key: str, redact: Callable[[str], str], ids: Collection[str], blank: str
+        self,
+        user_key: str,
+        redact: Callable[[str], str],
+        ids: Collection[str],
+        blank: str,
+        note: Note | None = None,
     ) -> None:
         """Redact the records (forget): the memories ``ids`` become ``blank``, the rest pass
-        through ``redact``."""
+        through ``redact``. ``note(key, before, after)`` hears of each row changed (undo)."""
 
-        def clean(memories: tuple[InjectedMemory, ...]) -> tuple[InjectedMemory, ...]:
-            return tuple(
-                replace(m, text=blank if m.id in ids else redact(m.text)) for m in memories
-            )
+        def clean(body: str) -> str:
+            old = _loads(body)
+            new = tuple(replace(m, text=blank if m.id in ids else redact(m.text)) for m in old)
+            return body if new == old else _dumps(new)
 
-        last = self.last(user_key)
         with self.state.transaction() as conn:
-            if clean(last) != last:
-                conn.execute(
-                    "UPDATE last_injection SET injected = ? WHERE user_key = ?",
-                    (_dumps(clean(last)), user_key),
-                )
-            rows = conn.execute(
-                "SELECT id, injected FROM injection_history WHERE user_key = ?", (user_key,)
-            ).fetchall()
-            for row_id, body in rows:
-                old = _loads(body)
-                if clean(old) != old:
-                    conn.execute(
-                        "UPDATE injection_history SET injected = ? WHERE id = ?",
-                        (_dumps(clean(old)), row_id),
-                    )
+            for table, key in _TABLES:
+                rows = conn.execute(
+                    f"SELECT {key}, injected FROM {table} WHERE user_key = ?", (user_key,)
+                ).fetchall()
+                for ident, body in rows:
+                    new = clean(body)
+                    if new != body:
+                        conn.execute(
+                            f"UPDATE {table} SET injected = ? WHERE {key} = ?", (new, ident)
+                        )
+                        if note is not None:
+                            note(f"{table}:{ident}", body, new)
+
+    def put_back(self, user_key: str, changes: Mapping[str, tuple[str, str]]) -> None:
+        """Undo :meth:`redact`: each row still as it left it gets its old record back."""
+        with self.state.transaction() as conn:
+            for name, (before, after) in changes.items():
+                table, _, ident = name.partition(":")
+                for known, key in _TABLES:
+                    if table == known:
+                        conn.execute(
+                            f"UPDATE {table} SET injected = ? WHERE user_key = ? AND {key} = ? "
+                            "AND injected = ?",
+                            (before, user_key, ident, after),
+                        )

@@ -129,7 +129,10 @@ class Memory:
         self.short_term = ShortTermStore(self.state)
         self.undo = UndoStore(self.state, cfg.forget_undo_minutes)
         self.governance = Governance(
-            self.service, cfg.pending.conflict_top_k, cfg.pending.conflict_similarity
+            self.service,
+            cfg.pending.conflict_top_k,
+            cfg.pending.conflict_similarity,
+            self.access,
         )
         # Archives only what its owner was told is fading (the bot's weekly notice).
         self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle, FadeBook(self.state))

@@ -138,9 +138,8 @@ TEXTS: dict[str, str] = {
         "then /forget again."
     ),
     "forgot": (
-        "Forgot {entry_id}{also}; where your logs, summaries and this conversation held its text "
-        "they now say {marker}. /undo within {minutes} minutes brings the memory back (the logs "
-        "stay redacted)."
+        "Forgot {entry_id}{also}; where your logs, summaries and this conversation held a copy of "
+        "it they now say {marker}. /undo within {minutes} minutes brings all of it back."
     ),
     "forgot_also_one": " (and {n} earlier version)",
     "forgot_also_many": " (and {n} earlier versions)",
@@ -152,7 +151,7 @@ TEXTS: dict[str, str] = {
         "and the old file kept as {kept_as}"
     ),
     "undo_restored": (
-        "Restored {entry_id}. What was redacted from your logs and summaries stays redacted."
+        "Restored {entry_id}, and its text in your logs, summaries and this conversation."
     ),
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",

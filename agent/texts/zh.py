@@ -116,14 +116,14 @@ TEXTS: dict[str, str] = {
         "沒有忘記 {entry_id}：{names} 無法讀取（不是 UTF-8），請修正或還原後再 /forget 一次。"
     ),
     "forgot": (
-        "已忘記 {entry_id}{also}，日誌、摘要與對話中的原文已改為 {marker}；"
-        "{minutes} 分鐘內可用 /undo 復原這條記憶（日誌不會還原）。"
+        "已忘記 {entry_id}{also}，日誌、摘要與對話中它的副本已改為 {marker}；"
+        "{minutes} 分鐘內可用 /undo 全部復原。"
     ),
     "forgot_also_one": "（連同 {n} 個較早的版本）",
     "forgot_also_many": "（連同 {n} 個較早的版本）",
     "undo_nothing": "沒有可復原的記憶：/forget 後 {minutes} 分鐘內才能用 /undo 復原。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話並保留舊檔",
-    "undo_restored": "已復原 {entry_id}；日誌與摘要中已移除的原文不會還原。",
+    "undo_restored": "已復原 {entry_id}，以及日誌、摘要與對話中它的原文。",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "已有相近的記憶（{shown}）。要新增，還是取代？",
     "refused_too_long": "太長了，一條記憶最多 {limit} 字。",

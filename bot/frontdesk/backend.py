@@ -160,11 +160,11 @@ class ServicesBackend:
         return classify_words(text)
 
     def memories(self, user_key: str) -> Sequence[MemoryLine]:
-        """Every entry that is not archived."""
+        """The current version of each memory that is not archived (older ones: /history)."""
         return [
             MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
             for e in self.memory.entries(user_key)
-            if e.status != MemoryStatus.ARCHIVED
+            if e.status not in (MemoryStatus.ARCHIVED, MemoryStatus.DEPRECATED)
         ]
 
     def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
@@ -227,11 +227,14 @@ class ServicesBackend:
         user about the others.
         """
         entries = self.memory.entries(user_key)
-        active = sum(1 for e in entries if e.status == MemoryStatus.ACTIVE)
+        current = [e for e in entries if e.status != MemoryStatus.DEPRECATED]
+        active = sum(1 for e in current if e.status == MemoryStatus.ACTIVE)
+        older = len(entries) - len(current)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
         return [
-            ("memories", f"{len(entries)} ({active} active)"),
+            ("memories", f"{len(current)} ({active} active)"),
+            *((("older versions", f"{older} (/history)"),) if older else ()),
             ("pending", str(len(self.pending(user_key)))),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),

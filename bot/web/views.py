@@ -17,7 +17,7 @@ from memory.index.sources import KIND_MEMORY
 from memory.search.hybrid import SearchResult
 from memory.state.usage import AccessStat
 from memory.write.governance import LIVE
-from memory.write.lifecycle import entry_health, fade_day, is_core
+from memory.write.lifecycle import entry_health, fade_day, is_core, is_fading
 from memory.write.proposals import Proposal
 
 PAGE_SIZE = 100
@@ -35,6 +35,7 @@ class EntryRow:
     uses: int
     last_used: str
     fades_on: str  # YYYY-MM-DD; "" when it never fades at today's rate
+    fading: bool = False  # it fades within the notice's week: the Keep button is offered
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,9 +60,13 @@ class Filters:
         )
 
     def keep(self, entry: Entry, layer: str) -> bool:
-        """Whether ``entry`` (in ``layer``) passes every filter."""
+        """Whether ``entry`` (in ``layer``) passes every filter.
+
+        Without a status filter a replaced version is left out: it is shown under its
+        current version's timeline (or with the "replaced" filter), not as a second memory.
+        """
         return (
-            (not self.status or entry.status == self.status)
+            (entry.status == self.status if self.status else entry.status != "deprecated")
             and (not self.layer or layer == self.layer)
             and (not self.section or entry.section == self.section)
             and (not self.scope or entry.scope == self.scope)
@@ -143,6 +148,7 @@ def _row(e: Entry, stats: dict[str, AccessStat], services: Services, now: dateti
         stat.count,
         stat.last_access[:16].replace("T", " "),
         fades.date().isoformat() if fades else "",
+        is_fading(e, stat, now, cfg),
     )
 
 

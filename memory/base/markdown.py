@@ -163,8 +163,8 @@ def derived_id(text: str) -> str:
 
 
 def new_entry_id(now: datetime, text: str) -> str:
-    """A fresh id: the creation date plus a short hash (readable and unique enough)."""
-    digest = hashlib.sha1(f"{now.isoformat()}|{text}".encode()).hexdigest()[:6]
+    """A fresh id: the creation date plus 8 hex digits, the form a confirmed proposal's id has."""
+    digest = hashlib.sha1(f"{now.isoformat()}|{text}".encode()).hexdigest()[:8]
     return f"m-{now:%Y%m%d}-{digest}"
 
 

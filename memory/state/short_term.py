@@ -11,7 +11,7 @@ newest ``KEEP_PER_CATEGORY`` rows of a user's category are kept: the table is sh
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -109,8 +109,16 @@ class ShortTermStore:
             out.extend(self.latest(user_key, category, limit))
         return out
 
-    def redact(self, user_key: str, redact: Callable[[str], str]) -> int:
-        """Pass each of the user's rows through ``redact`` (forget); returns rows changed."""
+    def redact(
+        self,
+        user_key: str,
+        redact: Callable[[str], str],
+        note: Callable[[str, str, str], None] | None = None,
+    ) -> int:
+        """Pass each of the user's rows through ``redact`` (forget); returns rows changed.
+
+        ``note(row id, before, after)`` hears of each change, so :meth:`put_back` can undo it.
+        """
         changed = 0
         with self.state.transaction() as conn:
             rows = conn.execute(
@@ -123,4 +131,16 @@ class ShortTermStore:
                         "UPDATE short_term_memory SET content = ? WHERE id = ?", (new, row_id)
                     )
                     changed += 1
+                    if note is not None:
+                        note(str(row_id), content, new)
         return changed
+
+    def put_back(self, user_key: str, changes: Mapping[str, tuple[str, str]]) -> None:
+        """Undo :meth:`redact`: each row still as it left it gets its old content back."""
+        with self.state.transaction() as conn:
+            for row_id, (before, after) in changes.items():
+                conn.execute(
+                    "UPDATE short_term_memory SET content = ? "
+                    "WHERE id = ? AND user_key = ? AND content = ?",
+                    (before, row_id, user_key, after),
+                )

@@ -1,8 +1,11 @@
 """Undo copies of forgotten memories: kept in ``pcai.db`` for a few minutes, then dropped.
 
-``/forget`` deletes a memory from MEMORY.md and the index; the only copy left is one row here,
-so ``/undo`` can put it back within the window. The expiry job drops rows past their time and
-compacts the file, after which the text exists nowhere in the data folder.
+``/forget`` deletes a memory from MEMORY.md and the index and blanks its copies elsewhere; the
+only copy left is one row here: the entries, and the journal of every unit the redaction
+changed (its old and new text), so ``/undo`` can put all of it back within the window. The
+expiry job drops rows past their time and compacts the file, after which the text exists
+nowhere in the data folder. The ``entries`` column holds ``{"entries": [...], "journal": {...}}``
+(a copy written before journals existed is a plain list of entries).
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -31,6 +34,7 @@ class UndoCopy:
     entries: tuple[Entry, ...]
     forgotten_at: datetime
     expires_at: datetime
+    journal: dict[str, Any] = field(default_factory=dict)  # what the redaction changed
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -43,12 +47,16 @@ def _entry(data: dict[str, Any]) -> Entry:
 
 def _row(r: Any) -> UndoCopy:
     forgotten = datetime.fromisoformat(r["forgotten_at"])
+    body = json.loads(r["entries"])
+    if isinstance(body, list):  # written before journals were kept
+        body = {"entries": body}
     return UndoCopy(
         id=r["id"],
         user_key=r["user_key"],
-        entries=tuple(_entry(e) for e in json.loads(r["entries"])),
+        entries=tuple(_entry(e) for e in body.get("entries", [])),
         forgotten_at=forgotten,
         expires_at=datetime.fromtimestamp(float(r["expires_ts"]), forgotten.tzinfo),
+        journal=dict(body.get("journal") or {}),
     )
 
 
@@ -59,13 +67,25 @@ class UndoStore:
         self.state = state
         self.window = timedelta(minutes=minutes)
 
-    def keep(self, user_key: str, entries: Sequence[Entry], now: datetime) -> UndoCopy:
-        """Store the copy of what is about to be forgotten."""
+    def keep(
+        self,
+        user_key: str,
+        entries: Sequence[Entry],
+        now: datetime,
+        journal: Mapping[str, Any] | None = None,
+    ) -> UndoCopy:
+        """Store the copy of what is about to be forgotten (and what its redaction changed)."""
         check_user_key(user_key)
         copy = UndoCopy(
-            "u-" + secrets.token_hex(4), user_key, tuple(entries), now, now + self.window
+            "u-" + secrets.token_hex(4),
+            user_key,
+            tuple(entries),
+            now,
+            now + self.window,
+            dict(journal or {}),
         )
-        body = json.dumps([asdict(e) for e in entries], ensure_ascii=False)
+        data = {"entries": [asdict(e) for e in entries], "journal": copy.journal}
+        body = json.dumps(data, ensure_ascii=False)
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT INTO forget_undo (id, user_key, entries, forgotten_at, expires_ts) "

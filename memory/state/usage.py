@@ -79,6 +79,27 @@ class AccessCounter:
             ).fetchall()
         return {r[0]: AccessStat(int(r[1]), str(r[2])) for r in rows}
 
+    def inherit(self, user_key: str, new_id: str, old_ids: Iterable[str]) -> AccessStat:
+        """A new version starts with the use of the versions it replaced (their sum, latest
+        access); returns what it has. A version is the same memory: its use carries over.
+        Taking the larger of its own count and the sum makes a repeated call change nothing."""
+        stats = self.get_many(user_key)
+        olds = [stats[i] for i in dict.fromkeys(old_ids) if i in stats and i != new_id]
+        mine = stats.get(new_id, AccessStat())
+        got = AccessStat(
+            max(mine.count, sum(s.count for s in olds)),
+            max([mine.last_access, *(s.last_access for s in olds)]),
+        )
+        if got != mine:
+            with self.state.transaction() as conn:
+                conn.execute(
+                    "INSERT INTO memory_access (user_key, entry_id, access_count, last_access) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT(user_key, entry_id) DO UPDATE SET "
+                    "access_count = excluded.access_count, last_access = excluded.last_access",
+                    (user_key, new_id, got.count, got.last_access),
+                )
+        return got
+
     def forget(self, user_key: str, entry_id: str) -> None:
         """Drop the counter of a memory that was deleted."""
         with self.state.transaction() as conn:

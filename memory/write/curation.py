@@ -154,6 +154,7 @@ class Curation:
                 with_status(old, MemoryStatus.DEPRECATED, now, reason)
             ).with_entry(new)
             self.memory.write_document(user_key, doc)
+        self.governance.inherit_use(user_key, new.id, [old.id])
         return new
 
 

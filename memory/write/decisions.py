@@ -309,6 +309,8 @@ class ConfirmationService:
                 )
                 entry = replace(entry, supersedes=tuple(o.id for o in olds), canonical_topic=topic)
         self.memory.write_document(user_key, doc.with_entry(entry), index=False)
+        if entry.supersedes:
+            self.governance.inherit_use(user_key, entry.id, entry.supersedes)
         return entry
 
     @staticmethod

@@ -39,6 +39,7 @@ from memory.base.markdown import (
 from memory.errors import EntryNotFoundError
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_MEMORY
+from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
 
 if TYPE_CHECKING:
@@ -155,23 +156,37 @@ def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
 
 
 def export_records(entries: Iterable[Entry], access: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Entries as plain dicts with status, chain links and access counts (``pcai export``).
+    """Current entries as plain dicts with status, chain links, use and their older versions.
 
+    A replaced (``deprecated``) version is not a record of its own: it is in ``versions``
+    (oldest first) of its chain's current version, so a reader of the export sees each memory
+    once. A replaced version whose chain has no current one stays a record (nothing is lost).
     ``access`` maps entry ids to objects with ``count`` and ``last_access``
     (:class:`memory.state.usage.AccessStat`).
     """
     entries = list(entries)
-    out = []
-    for e in entries:
-        record = asdict(e)
-        chain = chain_of(entries, e.id)
-        record["superseded_by"] = [o.id for o in entries if e.id in o.supersedes]
-        record["chain"] = [c.id for c in chain] if len(chain) > 1 else []
+
+    def record(e: Entry, chain: list[Entry]) -> dict[str, Any]:
+        out = asdict(e)
+        out["superseded_by"] = [o.id for o in entries if e.id in o.supersedes]
+        out["chain"] = [c.id for c in chain] if len(chain) > 1 else []
         stat = access.get(e.id)
-        record["access_count"] = stat.count if stat else 0
-        record["last_access"] = stat.last_access if stat else ""
-        out.append(record)
-    return out
+        out["access_count"] = stat.count if stat else 0
+        out["last_access"] = stat.last_access if stat else ""
+        return out
+
+    records: list[dict[str, Any]] = []
+    for e in entries:
+        chain = chain_of(entries, e.id)
+        current = [c for c in chain if c.status != MemoryStatus.DEPRECATED]
+        if e.status == MemoryStatus.DEPRECATED and current:
+            continue  # listed under its current version
+        r = record(e, chain)
+        holder = bool(current) and e is current[-1]
+        older = [c for c in chain if c.status == MemoryStatus.DEPRECATED] if holder else []
+        r["versions"] = [record(c, chain) for c in older]
+        records.append(r)
+    return records
 
 
 def chains_markdown(entries: Iterable[Entry]) -> str:
@@ -186,10 +201,22 @@ def chains_markdown(entries: Iterable[Entry]) -> str:
 class Governance:
     """Conflicts, chains and status changes over one :class:`MemoryService`."""
 
-    def __init__(self, memory: MemoryService, top_k: int = 5, similarity: float = 0.9) -> None:
+    def __init__(
+        self,
+        memory: MemoryService,
+        top_k: int = 5,
+        similarity: float = 0.9,
+        access: AccessCounter | None = None,
+    ) -> None:
         self.memory = memory
         self.top_k = top_k
         self.similarity = similarity
+        self.access = access  # use counts, which a new version inherits
+
+    def inherit_use(self, user_key: str, new_id: str, old_ids: Iterable[str]) -> None:
+        """A new version keeps the use of what it replaced (its health does not start over)."""
+        if self.access is not None:
+            self.access.inherit(user_key, new_id, old_ids)
 
     def find_duplicate(self, user_key: str, text: str) -> Entry | None:
         """A live entry whose text equals ``text`` (ignoring spaces and punctuation)."""
@@ -264,17 +291,29 @@ class Governance:
         """Make a deprecated, low-priority or archived entry active again.
 
         Its health's recency starts again from ``now`` (``refreshed``): what the user brought
-        back should not fade straight back into the archive.
+        back should not fade straight back into the archive. A replaced version becomes the
+        current one of its chain: the versions that were current (live) are ``deprecated``,
+        replaced by it, so a chain never has two current versions.
         """
         stamp = now.isoformat(timespec="seconds")
         with self.memory.lock(user_key):
             doc = self.memory.document(user_key)
             entry = self._get(doc, entry_id)
-            if entry.status == MemoryStatus.ACTIVE:
+            others = [
+                e for e in chain_of(doc.entries, entry.id) if e.id != entry.id and e.status in LIVE
+            ]
+            if entry.status == MemoryStatus.ACTIVE and not others:
                 return entry
-            restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
-            changed = replace(restored, refreshed_at=stamp)
+            reason = f"replaced by {entry.id} (restored by the user)"
+            for other in others:
+                doc = doc.with_entry(with_status(other, MemoryStatus.DEPRECATED, now, reason))
+            changed = entry
+            if entry.status != MemoryStatus.ACTIVE:
+                restored = with_status(entry, MemoryStatus.ACTIVE, now, "restored")
+                changed = replace(restored, refreshed_at=stamp)
             self.memory.write_document(user_key, doc.with_entry(changed))
+        if others:
+            self.inherit_use(user_key, changed.id, [o.id for o in others])
         return changed
 
     def archived(self, user_key: str) -> list[Entry]:

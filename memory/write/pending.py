@@ -338,9 +338,18 @@ class PendingStore:
         return [r[0] for r in rows if r[0]]
 
     def redact(
-        self, user_key: str, redact: Callable[[str], str], entry_ids: Iterable[str], blank: str
+        self,
+        user_key: str,
+        redact: Callable[[str], str],
+        entry_ids: Iterable[str],
+        blank: str,
+        note: Callable[[str, str, str], None] | None = None,
     ) -> int:
-        """Redact the user's rows (forget); the proposals of ``entry_ids`` become ``blank``."""
+        """Redact the user's rows (forget); the proposals of ``entry_ids`` become ``blank``.
+
+        ``note(key, before, after)`` hears of each value changed (``<row id>:<column>``), so
+        :meth:`put_back` can undo it.
+        """
         check_user_key(user_key)
         gone = set(entry_ids)
         changed = 0
@@ -358,12 +367,29 @@ class PendingStore:
                     text = redact(r["text"])
                     red = {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
                     fields = r["fields"] if red == values else json.dumps(red, ensure_ascii=False)
-                note = redact(r["conflicts_shown"])
-                if (text, fields, note) != (r["text"], r["fields"], r["conflicts_shown"]):
+                note_text = redact(r["conflicts_shown"])
+                new = {"text": text, "fields": fields, "conflicts_shown": note_text}
+                if tuple(new.values()) != (r["text"], r["fields"], r["conflicts_shown"]):
                     conn.execute(
                         "UPDATE pending_memories SET text=?, fields=?, conflicts_shown=? "
                         "WHERE id=?",
-                        (text, fields, note, r["id"]),
+                        (text, fields, note_text, r["id"]),
                     )
                     changed += 1
+                    for column, value in new.items():
+                        if note is not None and value != r[column]:
+                            note(f"{r['id']}:{column}", r[column], value)
         return changed
+
+    def put_back(self, user_key: str, changes: Mapping[str, tuple[str, str]]) -> None:
+        """Undo :meth:`redact`: each value still as it left it gets its old one back."""
+        check_user_key(user_key)
+        with self.state.transaction() as conn:
+            for key, (before, after) in changes.items():
+                row_id, _, column = key.rpartition(":")
+                if column in ("text", "fields", "conflicts_shown"):
+                    conn.execute(
+                        f"UPDATE pending_memories SET {column}=? "
+                        f"WHERE id=? AND user_key=? AND {column}=?",
+                        (before, row_id, user_key, after),
+                    )

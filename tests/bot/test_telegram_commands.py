@@ -144,7 +144,9 @@ async def test_history_new_stats(tg: Harness, services: Services) -> None:
     await tg.send(OWNER, "/remember My bike is a green Brompton")
     await tg.send(OWNER, "/stats")
     stats = dict(line.split(": ", 1) for line in tg.api.texts()[-1].splitlines()[1:])
-    assert stats["memories"] == "2 (1 active)" and stats["pending"] == "1"
+    # The replaced version is history, not a second memory (issue 23).
+    assert stats["memories"] == "1 (1 active)" and stats["older versions"] == "1 (/history)"
+    assert stats["pending"] == "1"
     assert int(stats["indexed chunks"]) >= 2
 
 

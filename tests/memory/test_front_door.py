@@ -201,7 +201,8 @@ def test_export_as_markdown_and_json(library: Memory) -> None:
     assert markdown.startswith("# MEMORY") and COFFEE in markdown
     assert f"<!-- chain: {v1.id} (2026-11-01, deprecated) -> {v2.id}" in markdown
     records = {r["id"]: r for r in json.loads(library.export(ALICE, "json"))}
-    assert records[v1.id]["superseded_by"] == [v2.id]
+    assert list(records) == [v2.id]  # the older version is under the current one
+    assert records[v2.id]["versions"][0]["superseded_by"] == [v2.id]
     assert records[v2.id]["access_count"] == 1
     assert json.loads(library.export(BOB, "json")) == []
     with pytest.raises(ValueError, match="markdown"):

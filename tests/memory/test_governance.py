@@ -145,7 +145,9 @@ def test_restore_makes_a_deprecated_entry_searchable_again(library: Memory) -> N
     restored = library.governance.restore(ALICE, blue.id, now=T0 + timedelta(days=1))
     assert restored.status == "active"
     assert restored.history[-1] == "2026-11-02T09:00:00+08:00 deprecated -> active: restored"
-    assert set(_hits(library, ALICE, "最喜歡的顏色")) == {blue.id, green.id}
+    # The restored version is the chain's current one: the version that replaced it steps back.
+    assert _hits(library, ALICE, "最喜歡的顏色") == [blue.id]
+    assert library.get(ALICE, green.id).status == "deprecated"
 
 
 def test_forget_removes_from_markdown_and_index(library: Memory) -> None:
@@ -169,8 +171,10 @@ def test_export_includes_status_and_chains(library: Memory) -> None:
     library.access.bump(ALICE, [green.id], T0 + timedelta(days=2))
     records = {r["id"]: r for r in json.loads(library.export(ALICE, "json"))}
     markdown = library.export(ALICE)
-    assert records[blue.id]["status"] == "deprecated"
-    assert records[blue.id]["superseded_by"] == [green.id]
+    assert set(records) == {green.id}  # one record per memory; its older versions inside
+    [old] = records[green.id]["versions"]
+    assert old["id"] == blue.id and old["status"] == "deprecated"
+    assert old["superseded_by"] == [green.id]
     assert records[green.id]["supersedes"] == [blue.id]
     assert records[green.id]["chain"] == [blue.id, green.id]
     assert records[green.id]["access_count"] == 1

@@ -1,9 +1,12 @@
-"""Promise 3, "forget means forget": after /forget no search, export or grep finds the text.
+"""Promise 3, "forget means forget": after /forget no search, export or grep finds a copy.
 
 Each test is an attack on the promise. The memory is made the way a person makes one: said in
 the chat (daily log, session), proposed by the model, confirmed by the user, recalled in a later
-turn (the /why record), summarised while idle and by /new (auto_summaries.md, MEMORY_FULL.md,
-the log's summary line), noted in the short-term table. Then the user says /forget.
+turn (the /why record), quoted by the model's replies and by the summaries made while idle and
+by /new (auto_summaries.md, MEMORY_FULL.md, the log's summary line), noted in the short-term
+table. Then the user says /forget. Every copy goes (history/redact.py says what a copy is);
+the user's own question about the stew, which is not one, stays as it was; /undo brings all of
+it back.
 """
 
 from __future__ import annotations
@@ -37,6 +40,8 @@ HANZI = "榅桲草"  # and its Chinese name
 SAID = f"Please remember: my grandmother's stew uses {WORD} ({HANZI}) and smoked paprika."
 ENTRY = f"Grandmother's stew uses {WORD} ({HANZI}) and smoked paprika"
 KEPT = "I prefer green tea in the morning"
+QUESTION = f"What goes into grandma's stew? The {WORD} one."  # about it, not a copy of it
+COPY = "smoked paprika"  # in every copy of the memory, in nothing else
 
 
 def model(body: dict[str, Any]) -> str:
@@ -46,9 +51,9 @@ def model(body: dict[str, Any]) -> str:
     if system.startswith("Summarise") and WORD not in transcript:
         return "Small talk.\nKeywords: chat, tea, morning"  # it knows only what it is shown
     if system.startswith("Summarise this stretch"):
-        return f"Talked about grandma's {WORD} stew recipe.\nKeywords: {WORD}, {HANZI}, paprika"
+        return f"The user's grandmother's stew uses {WORD} and smoked paprika.\nKeywords: stew"
     if system.startswith("Summarise this conversation"):
-        return f"- **主題：** 奶奶的燉菜加 {HANZI}\n- **重點：** {WORD} and smoked paprika"
+        return f"- **主題：** 奶奶的燉菜\n- **重點：** {ENTRY}"
     if system.startswith("Summarise the message"):
         return "Goal: -\nDecision: -\nTodo: -\nFacts: -"
     return "Noted."
@@ -117,14 +122,14 @@ async def scene(services: Services, fake_ollama: FakeOllama) -> AsyncIterator[Sc
     s.entry_id = outcome.entry_id
 
     fake_ollama.chat_handler = model
-    fake_ollama.queue_chat(f"It uses {WORD} and smoked paprika.")
-    await agent.respond(s.msg(f"What goes into grandma's stew? The {WORD} one.", "502"))
+    fake_ollama.queue_chat(f"Your {ENTRY.lower()}.")
+    await agent.respond(s.msg(QUESTION, "502"))
     assert WORD in s.memory_block()  # recalled: the /why record holds it now
     await services.idle.run(s.clock + timedelta(hours=2))
     await agent.new_session(USER, s.clock)
-    fake_ollama.queue_chat(f"Your grandmother's stew uses {WORD}.")
+    fake_ollama.queue_chat(f"As you said: {ENTRY}!")
     await agent.respond(s.msg("Tell me about the stew again", "503"))
-    ShortTermStore(services.state).add(USER, "calendar", f"Buy {WORD} for the stew", s.clock)
+    ShortTermStore(services.state).add(USER, "calendar", f"Note: {ENTRY}", s.clock)
     services.memory.reindex(USER)
 
     # The attack is real: before /forget the text is in every one of these places.
@@ -165,7 +170,7 @@ def _has(path: Path, needle: str) -> bool:
     return needle.encode() in data or needle.lower().encode() in data.lower()
 
 
-async def test_forget_leaves_nothing_for_search_export_or_grep(
+async def test_forget_leaves_no_copy_for_search_export_or_grep(
     scene: Scene, services: Services, capsys: pytest.CaptureFixture[str]
 ) -> None:
     said = await scene.say("forget", scene.entry_id)
@@ -173,8 +178,8 @@ async def test_forget_leaves_nothing_for_search_export_or_grep(
     assert [e.text for e in services.memory.entries(USER)] == [KEPT]
     for query in (WORD, HANZI, "grandmother's stew smoked paprika"):
         hits = services.memory.search(USER, query)
-        assert not [h for h in hits if WORD in h.chunk.text.lower() or HANZI in h.chunk.text]
-        assert WORD not in (await scene.say("search", query)).lower()
+        assert not [h for h in hits if COPY in h.chunk.text.lower() or HANZI in h.chunk.text]
+        assert COPY not in (await scene.say("search", query)).lower()
     exported = await scene.say("export")
     assert KEPT in exported and WORD not in exported.lower() and HANZI not in exported
     for fmt in ("markdown", "json"):
@@ -182,9 +187,11 @@ async def test_forget_leaves_nothing_for_search_export_or_grep(
         out = capsys.readouterr().out
         assert KEPT in out and WORD not in out.lower() and HANZI not in out
     assert WORD not in (await scene.say("why")).lower()
-    assert holding(services, WORD) == [] and holding(services, HANZI) == []
-    # Only the undo copy in pcai.db still holds it; the index holds nothing.
-    for needle in (WORD, HANZI):
+    assert holding(services, COPY) == [] and holding(services, HANZI) == []
+    # The user's question is no copy: it stays, word for word, in the daily log.
+    assert [p.parent.name for p in holding(services, QUESTION)] == ["memory"]
+    # Only the undo copy in pcai.db still holds the memory; the index holds no copy.
+    for needle in (COPY, HANZI):
         assert [p.name.startswith("pcai.db") for p in holding_db(services, needle)] == [True]
     # What was forgotten leaves a marker, not a hole: the log still shows a message was there.
     logs = "".join(p.read_text("utf-8") for p in user_files(services) if p.parent.name == "memory")
@@ -196,8 +203,45 @@ async def test_forget_leaves_nothing_for_search_export_or_grep(
     for spec in default_jobs():
         await runner.run(spec)
     assert all(status.ok for status in runner.status.values())
-    assert holding_db(services, WORD) == [] and holding_db(services, HANZI) == []
-    assert holding(services, WORD) == []
+    assert holding_db(services, COPY) == [] and holding_db(services, HANZI) == []
+    assert holding(services, COPY) == []
+
+
+async def test_undo_puts_back_every_copy_forget_blanked(scene: Scene, services: Services) -> None:
+    files = {p: p.read_bytes() for p in user_files(services) if p.name != "MEMORY.md"}
+    keywords = services.memory.document(USER).keywords
+    rows = _rows(services)
+    assert WORD in " ".join(keywords).lower()  # the summaries' keyword index names it
+
+    await scene.say("forget", scene.entry_id)
+    assert holding(services, COPY) == [] and WORD not in " ".join(
+        services.memory.document(USER).keywords
+    )
+    said = await scene.say("undo")
+
+    assert "logs" in said and scene.entry_id in said
+    changed = [p.name for p, data in files.items() if p.read_bytes() != data]
+    assert changed == []  # logs, summaries, topic, session: byte for byte as before
+    assert _rows(services) == rows  # /why records, proposals, short-term rows
+    assert services.memory.document(USER).keywords == keywords
+    assert ENTRY in [e.text for e in services.memory.entries(USER)]
+    hits = services.memory.search(USER, "grandmother's stew smoked paprika", 20)
+    kinds = {h.chunk.kind for h in hits if COPY in h.chunk.text.lower()}
+    assert "memory" in kinds and len(kinds) >= 2  # the restored copies are indexed again
+
+
+def _rows(services: Services) -> list[tuple[str, ...]]:
+    """The user's rows in pcai.db that forget may change (their text as stored)."""
+    conn = services.state.conn
+    out: list[tuple[str, ...]] = []
+    for sql in (
+        "SELECT id, text, fields, conflicts_shown FROM pending_memories WHERE user_key=?",
+        "SELECT id, content FROM short_term_memory WHERE user_key=?",
+        "SELECT user_key, injected FROM last_injection WHERE user_key=?",
+        "SELECT id, injected FROM injection_history WHERE user_key=?",
+    ):
+        out += [tuple(str(v) for v in r) for r in conn.execute(sql, (USER,)).fetchall()]
+    return sorted(out)
 
 
 async def test_the_fallback_prompt_holds_live_memories_only(
@@ -286,14 +330,18 @@ async def test_an_unreadable_log_stops_the_forget_with_one_sentence(services: Se
     entry = services.memory.remember(USER, ENTRY)
     bad = services.memory.paths(USER).daily_log("2026-01-05")
     bad.parent.mkdir(parents=True, exist_ok=True)
-    bad.write_bytes(b"# 2026-01-05\n\n- 09:00:00 user: caf\xe9 " + WORD.encode() + b"\n")
+    bad.write_bytes(b"# 2026-01-05\n\n- 09:00:00 user: caf\xe9 " + ENTRY.encode() + b"\n")
+    good = services.memory.paths(USER).daily_log("2026-01-06")
+    good.write_text(f"# 2026-01-06\n\n- 09:00:00 user: {ENTRY}\n", encoding="utf-8")
+    before = good.read_bytes()
     desk = Desk(backend_for(services))
 
     answer = await desk.command(USER, "forget", entry.id, "en")
 
-    # Not forgotten halfway: the entry stays until the file it cannot redact is fixed.
+    # Not forgotten halfway: the entry and every copy stay until the file is fixed.
     assert answer.error and "2026-01-05" in answer.text and "/forget again" in answer.text
     assert [e.id for e in services.memory.entries(USER)] == [entry.id]
+    assert good.read_bytes() == before
     bad.write_bytes(bad.read_bytes().replace(b"\xe9", b"e"))
     assert not (await desk.command(USER, "forget", entry.id, "en")).error
     assert holding(services, WORD) == []

@@ -22,7 +22,7 @@ from agent.reminders.settings import parse_briefing_time
 from bot.frontdesk.texts import split_text
 from history import extractive as ex
 from history.conversation_summary import extract_conversation
-from history.redact import Redactor, words_of
+from history.redact import Redactor, words
 from history.section_words import named
 from history.sessions import KIND_COMPACTION, Message
 from history.summarize import parse_structured
@@ -100,8 +100,10 @@ TEXT_FUNCTIONS: dict[str, Callable[[str], object]] = {
     "is_chitchat": ex.is_chitchat,
     "extract_conversation": lambda t: extract_conversation(_messages(t)),
     "parse_structured": parse_structured,
-    "redact": lambda t: Redactor(["hunter22", "咖啡"])(t),
-    "words_of": words_of,
+    "redact": lambda t: Redactor(
+        ["hunter22", "我每天早上喝咖啡", "my sister's birthday is March 3"], ["I drink green tea"]
+    )(t),
+    "redact_words": words,
     "section_named": lambda t: named(t, ["coffee", "咖啡", "work"]),
     "escape_unescape": lambda t: unescape(escape(t, multiline=True)),
     "choose_section": choose_section,

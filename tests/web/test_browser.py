@@ -177,6 +177,30 @@ async def test_restore_an_archived_entry(live: Live, browser: Browser) -> None:
     assert "restore" not in (await tab.inner_html(f"#e-{entry_id}"))
 
 
+async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser: Browser) -> None:
+    old = live.page.remember(ALICE, "My dentist is Dr. Lin")
+    tab = await live.tab(browser)
+    await tab.goto(f"{live.base}/m/{old}")
+    await tab.fill("textarea[name=text]", "My dentist is Dr. Chen near the station")
+    await tab.click("#edit button[type=submit]")
+    await tab.wait_for_selector(".flash")
+    await tab.goto(f"{live.base}/")
+    assert await tab.locator("article.entry p.text").all_inner_texts() == [
+        "My dentist is Dr. Chen near the station"  # one memory: the old version is history
+    ]
+    assert await tab.locator("button.keep").count() == 0  # new, used or not: not fading
+    await tab.goto(f"{live.base}/m/{old}")
+    await tab.click(f"#e-{old} button.restore")
+    await tab.wait_for_selector(".flash")
+    status = {e.text: e.status for e in parse_memory(live.memory_md()).entries}
+    assert status == {
+        "My dentist is Dr. Lin": "active",
+        "My dentist is Dr. Chen near the station": "deprecated",
+    }
+    await tab.goto(f"{live.base}/")
+    assert await tab.locator("article.entry p.text").all_inner_texts() == ["My dentist is Dr. Lin"]
+
+
 async def test_confirm_a_pending_proposal_made_in_chat(live: Live, browser: Browser) -> None:
     desk = Desk(backend_for(live.page.services))
     answer = await desk.command(ALICE, "remember", "我下週三要去台南出差", "zh")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta
 
 from memory.base.fsutil import atomic_write_text
@@ -171,6 +172,11 @@ def test_pin_and_unpin_are_the_chats_own_acts(page: Page) -> None:
 
 def test_keep_a_fading_memory(page: Page) -> None:
     entry_id = page.remember(ALICE, TEA)  # weight 5: it fades in 57 days unless kept
+    doc = page.services.memory.document(ALICE)
+    long_ago = (datetime.now().astimezone() - timedelta(days=55)).isoformat(timespec="seconds")
+    page.services.memory.write_document(
+        ALICE, doc.with_entry(replace(doc.entries[0], created_at=long_ago))
+    )  # within the week of the fade line: the page offers Keep
     client = page.login(ALICE)
     html = client.get("/").text
     assert 'class="keep"' in html
