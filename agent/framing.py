@@ -20,10 +20,13 @@ own compaction note inside a data block of its own.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
+
+import re2  # type: ignore[import-untyped]  # google-re2 ships no type stubs
 
 from history.compaction_note import NOTE_PREFIX
 from memory.base.tokens import TokenCounter
@@ -75,6 +78,9 @@ _TOKEN = re.compile(
     rf"|im_start|im_end){_S}>",
     re.IGNORECASE,
 )
+# The same pattern in RE2 (a DFA: one pass, whatever the text) answers "is there any token?";
+# Python's engine then finds them, which costs little where there are few to find.
+_ANY_TOKEN = re2.compile("(?i)" + _TOKEN.pattern)
 _NAME = re.compile(r"[^\s<>|\[\]]+")
 _CLOSING = re.compile(r"[<\[\s|]{0,8}/")
 
@@ -112,6 +118,7 @@ def _skeleton(text: str) -> tuple[str, list[int], list[int]]:
     return "".join(out), starts, ends
 
 
+@functools.lru_cache(maxsize=256)  # a text repeating one token pays for its words once
 def _plain(token: str) -> str:
     """A token as plain words: ``</user_memory_data>`` -> ``(/user_memory_data)``."""
     closing = "/" if _CLOSING.match(token) else ""
@@ -128,6 +135,8 @@ def neutralise(text: str) -> str:
         skeleton, starts, ends = _skeleton(text)
     else:  # one character for one: folded by a table, in C, at the same offsets
         skeleton, starts, ends = text.translate(_FOLD), [], []
+    if not _ANY_TOKEN.search(skeleton):
+        return text
     parts: list[str] = []
     at = 0
     for m in _TOKEN.finditer(skeleton):
