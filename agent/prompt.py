@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from agent.framing import frame_history, frame_tokens, neutralise
 from agent.llm import ChatMessage
 from agent.selection import FALLBACK, L0, Selection
 from agent.types import InjectedMemory
@@ -35,7 +36,6 @@ from memory.base.tokens import TokenCounter
 from memory.index.text import count_cjk
 
 MEMORY_OPEN, MEMORY_CLOSE = "<user_memory_data>", "</user_memory_data>"
-_DELIMITER = re.compile(r"<\s*/?\s*user_memory_data\s*>", re.IGNORECASE)
 _BLOCK = re.compile(re.escape(MEMORY_OPEN) + r"\n(.*?)\n" + re.escape(MEMORY_CLOSE), re.S)
 _STAMP = re.compile(r"\[\d{4}-\d{2}-\d{2} [A-Za-z]+ \d{2}:\d{2}\]\n")
 _LANGUAGE_LINE = "\n[reply in "
@@ -102,11 +102,6 @@ def detect_language(text: str, hint: str = "") -> str:
     if hint in ("zh", "en"):
         return hint
     return "zh" if count_cjk(text) >= max(1, len(_LATIN_WORD.findall(text))) else "en"
-
-
-def neutralise(text: str) -> str:
-    """Stop a memory's text from opening or closing the data block."""
-    return _DELIMITER.sub("[user_memory_data]", text)
 
 
 def data_block(preface: str, lines: Sequence[str]) -> str:
@@ -193,7 +188,7 @@ def build_messages(
 ) -> list[dict[str, Any]]:
     """The head, the conversation, then the user's turn (docs/prompt.md)."""
     messages: list[dict[str, Any]] = [{"role": "system", "content": system}]
-    messages.extend(dict(m) for m in history)
+    messages.extend(frame_history(history))  # stored text: no delimiter, no control token
     messages.append({"role": "user", "content": user_turn})
     return messages
 
@@ -202,7 +197,8 @@ def conversation_messages(
     session: Session, history: HistoryConfig, counter: TokenCounter
 ) -> list[dict[str, str]]:
     """The conversation part of this turn's prompt (the window in steps, its note fitted)."""
-    window = fit_note(stepped_window(session, history), counter, note_limit(history))
+    limit = note_limit(history) - frame_tokens(counter)  # the note is framed as data
+    window = fit_note(stepped_window(session, history), counter, limit)
     return history_chat_messages(window)
 
 

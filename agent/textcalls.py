@@ -7,6 +7,8 @@ whose arguments have other names (``content`` for ``text``). This module turns t
 back into :class:`~agent.llm.ToolCall` values and removes it from the reply, so the user
 never sees it raw, and maps argument aliases to the schema's names. Only calls to names the
 caller knows are taken: any other JSON in a reply (the user may have asked for JSON) stays.
+And only the model's own words: a call the reply repeats from what the model was shown (a
+stored memory, a log line, a tool result, the message) is a quote, and is never run.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -204,13 +206,37 @@ def extract_text_calls(content: str, names: Collection[str]) -> TextCalls:
     return TextCalls(text, tuple(c for _, c in sorted(found_at, key=lambda pc: pc[0])))
 
 
-def with_text_calls(resp: LLMResponse, names: Collection[str]) -> LLMResponse:
-    """``resp`` with written tool calls taken as calls (if it made none) and cut from its text."""
+def call_key(call: ToolCall) -> str:
+    """A call as a comparable string: its name and its arguments, however they were written."""
+    args = call.arguments
+    if isinstance(args, str):
+        decoded = _decode(args)
+        args = decoded if decoded is not None else args
+    return json.dumps([call.name, args], sort_keys=True, ensure_ascii=False, default=str)
+
+
+def quoted_calls(texts: Iterable[str], names: Collection[str]) -> frozenset[str]:
+    """The calls written in ``texts`` (what the model was shown), as :func:`call_key` keys."""
+    return frozenset(call_key(c) for t in texts for c in extract_text_calls(t, names).calls)
+
+
+def with_text_calls(
+    resp: LLMResponse, names: Collection[str], shown: Callable[[], Iterable[str]] | None = None
+) -> LLMResponse:
+    """``resp`` with written tool calls taken as calls (if it made none) and cut from its text.
+
+    ``shown`` gives the texts the model was shown (memories, history, tool results, the
+    message): a call written there is a quote, not the model's own words, and is not taken,
+    so a stored ``{"name": "reminder_create", ...}`` the reply repeats never runs.
+    """
     found = extract_text_calls(resp.content, names)
     if found.content == resp.content and not found.calls:
         return resp
-    calls = resp.tool_calls or found.calls
-    return LLMResponse(content=found.content, tool_calls=calls)
+    calls = found.calls
+    if calls and shown is not None:
+        quoted = quoted_calls(shown(), names)
+        calls = tuple(c for c in calls if call_key(c) not in quoted)
+    return LLMResponse(content=found.content, tool_calls=resp.tool_calls or calls)
 
 
 def normalise_arguments(name: str, raw: Any, properties: Collection[str]) -> Any:

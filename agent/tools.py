@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from agent.errors import ToolArgumentError
+from agent.framing import neutralise_value
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.streaming import StreamGuard
 from agent.textcalls import normalise_arguments, with_text_calls
@@ -202,7 +203,7 @@ def tool_message(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "role": "tool",
         "tool_name": name,
-        "content": json.dumps(result, ensure_ascii=False, default=str),
+        "content": json.dumps(neutralise_value(result), ensure_ascii=False, default=str),
     }
 
 
@@ -223,11 +224,16 @@ async def run_tool_loop(
     """
     convo = [dict(m) for m in messages]
     known = {*tools.handlers, *NOT_TOOLS}
+
+    def shown() -> Iterator[str]:
+        """What the model was shown: a call written there is a quote, never run."""
+        return (str(m.get("content") or "") for m in convo)
+
     on_text = stream.piece if stream is not None else None
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
         # A call written as text (small models) is run like a real one and never shown raw.
-        resp = with_text_calls(await llm.chat(convo, offered, on_text=on_text), known)
+        resp = with_text_calls(await llm.chat(convo, offered, on_text=on_text), known, shown)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
         if stream is not None:

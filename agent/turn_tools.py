@@ -94,6 +94,7 @@ class TurnTools:
                 section=args.get("section") or None,
                 now=self.now,
                 fields=fields,
+                message=self.user_text,  # a secret the user said is refused in any wording
             )
         except ProposalRefusedError as exc:
             reason = error_text(exc, self.language)

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from datetime import date
 
+from agent.framing import neutralise
 from agent.llm import LLMClient, LLMError
 from agent.prompt import detect_language
 from agent.reminders.briefing import Briefing, BriefingBuilder, render_briefing
@@ -56,7 +57,10 @@ class BriefingWriter:
         )
         try:
             resp = await self.llm.chat(
-                [{"role": "system", "content": system}, {"role": "user", "content": plain}]
+                [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": neutralise(plain)},
+                ]
             )
         except LLMError as exc:
             log.info(

@@ -187,6 +187,7 @@ TEXTS: dict[str, str] = {
     "secret_national_id": "a national ID number",
     "secret_card_security_code": "a card security code",
     "secret_pin_code": "a PIN or verification code",
+    "secret_bank_account": "a bank account number",
     "proposal_error": "That proposal cannot be used.",
     "proposal_missing": (
         "No pending memory {proposal_id!r} of yours: it may have been answered already."

@@ -156,6 +156,7 @@ TEXTS: dict[str, str] = {
     "secret_national_id": "身分證字號",
     "secret_card_security_code": "信用卡安全碼",
     "secret_pin_code": "PIN 碼或驗證碼",
+    "secret_bank_account": "銀行帳號",
     "proposal_error": "這個提議無法使用。",
     "proposal_missing": "找不到這個待確認的記憶（可能已經處理過了）。",
     "proposal_expired_at": "這個待確認的記憶已過期，請重新要求記住。",

@@ -26,7 +26,7 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from memory.base.guards import mask, scan
+from memory.base.guards import mask, scan, secrets_in
 from memory.base.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
 from memory.base.sections import choose_section
 from memory.errors import (
@@ -166,10 +166,14 @@ class ConfirmationService:
         self._check = check
 
     # -- proposing ------------------------------------------------------------------------
-    def check_text(self, user_key: str, text: str, *, replaces: Collection[str] = ()) -> str:
+    def check_text(
+        self, user_key: str, text: str, *, replaces: Collection[str] = (), message: str = ""
+    ) -> str:
         """Return the cleaned text, or raise a :class:`ProposalRefusedError` saying why.
 
         An entry named in ``replaces`` is not a duplicate: a new version may keep its text.
+        ``message`` is what the user said when the proposal was made: a secret of it is
+        refused in the text even without its keyword (a model may write "bank: hunter22").
         """
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
@@ -177,9 +181,11 @@ class ConfirmationService:
         reason = noise_reason(text)
         if reason is not None:
             raise NoiseError(reason)
-        findings = scan(text)
-        if findings:
-            raise SensitiveDataError(tuple(dict.fromkeys(f.kind for f in findings)))
+        kinds = [f.kind for f in scan(text)]
+        if not kinds and message and mask(text, secrets_in(message)) != text:
+            kinds = [f.kind for f in scan(message)]
+        if kinds:
+            raise SensitiveDataError(tuple(dict.fromkeys(kinds)))
         dup = self.governance.find_duplicate(user_key, text)
         if dup is not None and dup.id not in replaces:
             raise DuplicateMemoryError(dup.id)
@@ -203,6 +209,7 @@ class ConfirmationService:
         now: datetime,
         fields: Mapping[str, Any] | None = None,
         replaces: Sequence[str] = (),
+        message: str = "",
     ) -> Proposal:
         """Check ``text`` and store it as a proposal waiting for its owner's answer.
 
@@ -210,13 +217,15 @@ class ConfirmationService:
         taken out and proposes a higher ``user_weight`` (:mod:`memory.write.emphasis`), unless
         ``fields`` already name one. ``replaces`` names the entries this one is a new version
         of (the library's ``update``): they are its conflicts, instead of those a search would
-        find.
+        find. ``message`` is the user's message the proposal came from (see :meth:`check_text`).
         """
         said = emphasis(text)
-        text = self.check_text(user_key, said.text, replaces=replaces)
+        text = self.check_text(user_key, said.text, replaces=replaces, message=message)
         # The text is refused when it holds a secret; the model's section and topic are masked.
+        known = secrets_in(message) if message else frozenset()
         clean = {
-            k: mask(v) if isinstance(v, str) else v for k, v in _clean_fields(fields or {}).items()
+            k: mask(v, known) if isinstance(v, str) else v
+            for k, v in _clean_fields(fields or {}).items()
         }
         if said.weight is not None:
             clean.setdefault("user_weight", said.weight)
@@ -224,7 +233,7 @@ class ConfirmationService:
             ids, shown = tuple(replaces), ""
         else:
             ids, shown = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
-        chosen = mask((section or "").strip()) or choose_section(
+        chosen = mask((section or "").strip(), known) or choose_section(
             text, self.memory.document(user_key).sections
         )
         return self.store.add(

@@ -50,7 +50,7 @@ def _compaction_part(env: Env, messages: list[dict[str, Any]]) -> tuple[int, int
     note = sum(
         counter.count(str(m["content"])) + MESSAGE_OVERHEAD_TOKENS
         for m in messages
-        if str(m["content"]).startswith(NOTE_PREFIX)
+        if NOTE_PREFIX in str(m["content"])  # the note, framed as data (agent.framing)
     )
     body = env.memory_block().removesuffix(MEMORY_CLOSE).rstrip("\n")
     items = body.split("\n- [")[1:]  # an item's own lines are indented: no "- [" inside

@@ -72,7 +72,7 @@ def test_a_message_cannot_forge_the_stamp_or_a_data_block_for_readers() -> None:
     )
     turn = msgs[-1]["content"]
     assert carried_memories(msgs) == "" and MEMORY_OPEN not in turn and MEMORY_CLOSE not in turn
-    assert turn_message(turn).startswith(f"{stamp}\nhi\n\n[user_memory_data]\nx")
+    assert turn_message(turn).startswith(f"{stamp}\nhi\n\n(user_memory_data)\nx")  # framing
 
 
 def test_a_turn_cut_to_fit_the_context_keeps_its_memories_closed() -> None:

@@ -10,6 +10,7 @@ from memory.base.guards import (
     luhn_valid,
     mask,
     scan,
+    secrets_in,
     ssn_valid,
     taiwan_id_valid,
 )
@@ -114,3 +115,11 @@ def test_checksums() -> None:
     assert ssn_valid("123-45-6789")
     assert not ssn_valid("666-45-6789")
     assert not ssn_valid("123-00-6789")
+
+
+def test_a_known_secret_is_masked_in_any_grouping_of_its_digits() -> None:
+    # The user said "PIN 1 2 3 4"; a model's summary writes it as 1234, or 12-34.
+    known = secrets_in("my PIN is 1 2 3 4")
+    assert known == {"1 2 3 4"}
+    for echo in ("PIN noted: 1234", "it is 12-34", "the code 1 2 3 4 works"):
+        assert "1" not in mask(echo, known).replace(REDACTED, ""), echo

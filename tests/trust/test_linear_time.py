@@ -63,13 +63,7 @@ _part = st.tuples(_unit, st.integers(min_value=0, max_value=8))
 adversarial = st.lists(_part, min_size=1, max_size=5).map(runs)
 
 
-# memory/base/guards.py is being rewritten for issue 20 item 2 (h-secrets); its mask and scan are
-# attacked here too, and fail on 'pin' + 100,000 blanks until that lands (then drop the marks).
-_GUARDS = pytest.mark.xfail(reason="guards.py: quadratic masking, fixed by h-secrets (issue 20)")
-_NAMES = [pytest.param(n, marks=_GUARDS) if n.startswith("guards.") else n for n in TEXT_FUNCTIONS]
-
-
-@pytest.mark.parametrize("name", _NAMES)
+@pytest.mark.parametrize("name", list(TEXT_FUNCTIONS))
 @settings(
     max_examples=6,
     deadline=None,
@@ -103,15 +97,11 @@ KNOWN = [
     ("guards.mask", "密碼是x" * 25_000),
     ("guards.scan", "token" + " " * 100_000 + "x"),
 ]
-_STRICT_GUARDS = pytest.mark.xfail(strict=True, reason=_GUARDS.kwargs["reason"])
 
 
 @pytest.mark.parametrize(
     ("name", "text"),
-    [
-        pytest.param(n, t, id=f"{n}-{i}", marks=_STRICT_GUARDS if n.startswith("guards.") else ())
-        for i, (n, t) in enumerate(KNOWN)
-    ],
+    [pytest.param(n, t, id=f"{n}-{i}") for i, (n, t) in enumerate(KNOWN)],
 )
 def test_the_measured_cases_finish(name: str, text: str) -> None:
     assert finishes(TEXT_FUNCTIONS[name], text), f"{name} ran past {FINISH_SECONDS}s"

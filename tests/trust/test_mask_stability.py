@@ -20,6 +20,11 @@ SECRET = "hunter2xyz"
         f"my email password is pw: {SECRET}",
         f"密碼：密碼 {SECRET}",
         f"the passcode is password {SECRET}",
+        f"password password{SECRET}",  # a keyword that goes on into the value
+        f"pin pin: {SECRET}",
+        f"password: pW+{SECRET}",  # the value starts with a keyword and goes on
+        f"password: pw-{SECRET}",
+        f"clave:be8+{SECRET}",  # a separator word ("be") glued to the value is the value
     ],
 )
 def test_a_keyword_in_the_value_place_does_not_hide_the_secret(text: str) -> None:

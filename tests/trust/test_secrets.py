@@ -58,6 +58,20 @@ from tests.fakes.ollama_server import FakeOllama, tool_reply
         ("password for gmail: Tr0ub4dor", "Tr0ub4dor"),
         ("one-time code 905118", "905118"),
         ("認證碼是 337190", "337190"),
+        # The phrasings issue 20 found stored in clear.
+        ("my password is: hunter22", "hunter22"),
+        ("the old password was hunter22", "hunter22"),
+        ("password => hunter22", "hunter22"),
+        ("Password -> hunter22", "hunter22"),
+        ("the password's hunter22", "hunter22"),
+        ("wifi key: hunter22", "hunter22"),
+        ("my PIN is 1 2 3 4", "1 2 3 4"),
+        ("Mein Passwort lautet hunter22", "hunter22"),
+        ("mot de passe : hunter22", "hunter22"),
+        ("mi contraseña es hunter22", "hunter22"),
+        ("la mia password è hunter22", "hunter22"),
+        ("a minha senha é hunter22", "hunter22"),
+        ("mijn wachtwoord is hunter22", "hunter22"),
     ],
 )
 def test_natural_password_and_code_phrasings_are_masked(text: str, secret: str) -> None:
