@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from agent.texts import both, say
+from agent.texts import say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig
 from history.dailylog import DailyLog
@@ -94,7 +94,9 @@ class Forgetter:
         """How long an undo copy is kept."""
         return int(self.undo_store.window.total_seconds() // 60)
 
-    async def forget(self, user_key: str, entry_id: str, *, now: datetime) -> Said:
+    async def forget(
+        self, user_key: str, entry_id: str, *, now: datetime, lang: str = "en"
+    ) -> Said:
         """Forget one memory of ``user_key`` (and what it replaced) and redact its text.
 
         The copies are blanked first and the entry deleted last: when a file cannot be read,
@@ -104,14 +106,14 @@ class Forgetter:
         try:
             doomed = await asyncio.to_thread(self.governance.to_forget, user_key, entry_id)
         except EntryNotFoundError:
-            return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
+            return Said(say("forget_missing", lang, entry_id=entry_id), error=True)
         journal = Journal()
         changed, unreadable = await self.redact(user_key, doomed, journal)
         if unreadable:  # not forgotten halfway: what was blanked comes back until it can all go
             await self.restore(user_key, journal)
             names = ", ".join(unreadable)
             return Said(
-                both("forget_unreadable", first="en", entry_id=entry_id, names=names),
+                say("forget_unreadable", lang, entry_id=entry_id, names=names),
                 error=True,
             )
         try:
@@ -124,33 +126,30 @@ class Forgetter:
                 ),
             )
         except EntryNotFoundError:  # forgotten meanwhile (a second /forget racing this one)
-            return Said(both("forget_missing", first="en", entry_id=entry_id), error=True)
+            return Said(say("forget_missing", lang, entry_id=entry_id), error=True)
         await asyncio.to_thread(self._reindex, user_key, changed)
         older = len(gone) - 1
         also_key = "forgot_also_many" if older > 1 else "forgot_also_one"
-        said = [
-            say(
-                "forgot",
-                lang,
-                entry_id=entry_id,
-                also=say(also_key, lang, n=older) if older else "",
-                marker=FORGOTTEN,
-                minutes=self.minutes,
-            )
-            for lang in ("en", "zh")
-        ]
-        return Said(" ".join(said))
+        said = say(
+            "forgot",
+            lang,
+            entry_id=entry_id,
+            also=say(also_key, lang, n=older) if older else "",
+            marker=FORGOTTEN,
+            minutes=self.minutes,
+        )
+        return Said(said)
 
-    async def undo(self, user_key: str, *, now: datetime) -> Said:
+    async def undo(self, user_key: str, *, now: datetime, lang: str = "en") -> Said:
         """Put back what the user's latest /forget removed, if its window is still open."""
         copy = await asyncio.to_thread(self.undo_store.latest, user_key)
         if copy is None or copy.expires_at <= now:
-            return Said(both("undo_nothing", first="en", minutes=self.minutes), error=True)
+            return Said(say("undo_nothing", lang, minutes=self.minutes), error=True)
         await asyncio.to_thread(self.governance.put_back, user_key, copy.entries)
         await self.restore(user_key, Journal.from_json(copy.journal))
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
-        return Said(both("undo_restored", first="en", entry_id=shown))
+        return Said(say("undo_restored", lang, entry_id=shown))
 
     def expire(self, now: datetime, user_key: str | None = None) -> int:
         """The job: drop undo copies past their window (``user_key``'s only if given)."""

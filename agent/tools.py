@@ -104,8 +104,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 # Names a model may still call (it may expect them) that are not its to call.
 NOT_TOOLS: dict[str, str] = {
     "memory_confirm": (
-        "Only the user can confirm, replace or discard a memory (the ✅ button under the "
-        "proposal, a reply to it, or /confirm). Tell them it awaits their confirmation; "
+        "Only the user can confirm, replace or discard a memory (their own answer to the "
+        "proposal, or /confirm). Tell them it awaits their confirmation; "
         "nothing was saved."
     ),
 }

@@ -104,7 +104,7 @@ class TurnTools:
         out: dict[str, Any] = {
             "status": "pending_confirmation",
             "proposal_id": proposal.id,
-            "note": "Not saved yet: the user sees Confirm / Edit / Discard buttons.",
+            "note": "Not saved yet: the user confirms, edits or discards it themselves.",
         }
         if proposal.conflicts_shown:
             out["conflict"] = conflict_note(proposal.conflicts_shown)
@@ -170,5 +170,5 @@ class TurnTools:
             "status": "pending_confirmation",
             "reminder_id": row.id,
             "understood": view.understood_zh if self.language == "zh" else view.understood_en,
-            "note": "Not set yet: the user sees Confirm / Discard buttons.",
+            "note": "Not set yet: the user confirms or discards it themselves.",
         }

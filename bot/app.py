@@ -13,6 +13,7 @@ from agent.prefetch import QueryAhead
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
+from bot.frontdesk.language import Languages
 from bot.recovery import recover_at_start
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
@@ -24,6 +25,7 @@ from memory.base.tokens import TokenCounter
 from memory.config import MemoryConfig
 from memory.index.chunks import IndexStore
 from memory.index.embedders import E5Embedder, Embedder
+from memory.state.languages import LanguageBook
 from memory.state.reminders import ReminderStore
 from memory.state.statedb import StateDB
 from memory.state.usage import AccessCounter
@@ -88,6 +90,7 @@ class Services:
     agent: Agent | None = None  # set by build_agent (chat needs an LLM; commands do not)
     # Reminders and the briefing; the front end that runs gives it a scheduler and a sender.
     reminders: ReminderService | None = None
+    languages: Languages | None = None  # each person's one language (chat, page, reminders)
 
     def close(self) -> None:
         """Release what the services hold open."""
@@ -184,6 +187,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             snooze_length=timedelta(minutes=settings.reminders_snooze_minutes),
             acts=mem.user_acts.check,  # answers to reminder proposals, like memories: the user's
         ),
+        languages=Languages(LanguageBook(mem.state)),
     )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)

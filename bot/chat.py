@@ -24,10 +24,10 @@ from agent.types import IncomingMessage, ProposalView
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
 from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
-from bot.frontdesk.texts import detect_language, help_text, proposal_text, say
+from bot.frontdesk.texts import help_text, proposal_text, say
 from memory.state.reminders import Reminder
 
-EXTRA_HELP = "  /quit — 離開 / leave"
+EXTRA_HELP = {"zh": "/quit — 離開", "en": "/quit — leave"}
 # The terminal has no buttons: what /memory's 📌 / ✏️ / 🗑 do, as commands.
 BUTTON_HINT = "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>"
 Notify = Callable[[str, str], Awaitable[None]]
@@ -81,7 +81,7 @@ class TerminalChat:
         self.reminders = reminders or getattr(backend, "reminders", None)
         self._rang = 0
         self.background = background
-        self.desk = Desk(backend)
+        self.desk = Desk(backend, typed=True)
         self.user_key = user_key
         self.out = out
         self._counter = 0
@@ -97,7 +97,7 @@ class TerminalChat:
         line = line.strip()
         if not line:
             return True
-        lang = detect_language(None, line)
+        lang = self.backend.languages.of(self.user_key, None, line)
         if line in ("/quit", "/exit"):
             return False
         handled = await self._reminder_line(line, lang)
@@ -107,7 +107,7 @@ class TerminalChat:
             name, _, arg = line[1:].partition(" ")
             answer = await self.desk.command(self.user_key, name.lower(), arg, lang)
             if name.lower() == "help":
-                answer = Answer(help_text(lang) + "\n" + EXTRA_HELP)
+                answer = Answer(help_text(lang) + "\n" + EXTRA_HELP[lang])
             self.show(answer, lang)
             self._show_offers(lang)
             return True
@@ -159,6 +159,8 @@ class TerminalChat:
         if pressed is None:
             return False
         self.say(pressed.text or pressed.toast)
+        for card in pressed.cards:  # "which one?": the proposals again
+            self.show_card(card)
         return True
 
     def show_card(self, card: Card) -> None:
@@ -167,7 +169,8 @@ class TerminalChat:
         for row in card.buttons:
             lines.append("  " + " · ".join(f"[{b.label}] {b.command}" for b in row))
         if card.answers:
-            lines.append("  （回覆「好」確認，「不要」略過 / type yes or no）")
+            zh = self.backend.languages.of(self.user_key) == "zh"
+            lines.append("  （回覆「好」確認，「不要」略過）" if zh else "  (type yes or no)")
         self.say("\n".join(lines))
         if card.answers:
             self._shown_last = card.answers
@@ -190,6 +193,9 @@ class TerminalChat:
         for p in answer.proposals:
             self.say(self._proposal(p, lang))
             self._shown_last = p.proposal_id
+        if self.reminders is not None:
+            for view in answer.reminders:
+                self.show_card(self.reminders.proposal_card(view, lang))
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:

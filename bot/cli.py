@@ -17,11 +17,18 @@ from typing import Any
 from agent.texts import error_both, error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
-from bot.serve import chat, chat_name, open_services, progress_bar, serve
-from bot.settings import Settings, SettingsError, load_settings, settings_as_dict
+from bot.serve import chat, open_services, progress_bar, serve, user_key_of
+from bot.settings import (
+    Settings,
+    SettingsError,
+    load_settings,
+    settings_as_dict,
+    unknown_variables,
+)
 from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
+    InvalidUserKeyError,
     MemoryStoreError,
     ProposalRefusedError,
     StateSchemaError,
@@ -153,15 +160,24 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
-    from bot.web.server import issue_link
+    from bot.web.server import issue_link, running_page_url
+    from memory.base.locks import ServiceLock
     from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")
     user = check_user_key(args.user)
+    try:  # the link is to the page the running bot serves, never to our own settings' port
+        ServiceLock(settings.data_dir).acquire().release()
+    except DataDirBusyError:
+        base = running_page_url(settings.data_dir)
+    else:
+        raise ValueError(f"no pcai run serves {settings.data_dir}: start it, then ask again")
+    if base is None:
+        raise ValueError("the running pcai serves no memory page (its log says why)")
     state = StateDB(settings.state_db_path)
     try:
-        url = issue_link(LoginStore(state), settings.web.base_url, user)
+        url = issue_link(LoginStore(state), base, user)
     finally:
         state.close()
     if args.json:
@@ -224,13 +240,19 @@ def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
-    """``--user``, else ``PCAI_USER`` (a cli_ key's name for the chat; never for reindex)."""
-    if args.command == "chat":
-        args.user = args.user or chat_name(settings.user)
+    """``--user``, else ``PCAI_USER`` (never for reindex), as a checked user key."""
+    if args.command == "chat":  # PCAI_USER when it is a terminal user, else its own default
+        pcai_user = user_key_of(settings.user) if settings.user else ""
+        args.user = args.user or (pcai_user if pcai_user.startswith("cli_") else None)
     elif args.command in ("remember", "search", "export", "web-link"):
         args.user = args.user or settings.user
         if not args.user:
             raise UsageError(USER_MISSING.format(command=args.command))
+    if getattr(args, "user", None):
+        args.user = user_key_of(args.user)
+    if args.command == "chat" and args.user and not args.user.startswith("cli_"):
+        # Another front end's user: its reminders and jobs belong to the service.
+        raise UsageError(f"the terminal chat runs as a cli_ user, not {args.user}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -244,11 +266,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         _resolve_user(args, settings)
     except (SettingsError, UsageError) as exc:
         return _fail(exc, 2)
+    except InvalidUserKeyError as exc:
+        return _fail(exc)
     _setup_logging(settings, args)
+    for warning in unknown_variables(os.environ):
+        print(f"pcai: warning: {warning}", file=sys.stderr)
+    if args.command not in ("config", "doctor") and not settings.data_dir.exists():
+        # Said once, when it happens: a mistyped PCAI_DATA_DIR shows here, not as "no results".
+        try:
+            settings.data_dir.mkdir(parents=True)
+        except OSError as exc:
+            return _fail(exc)
+        print(
+            f"New data folder: {settings.data_dir} (PCAI_DATA_DIR sets another)", file=sys.stderr
+        )
     try:
-        return _dispatch(settings, args)
+        code = _dispatch(settings, args)
+        sys.stdout.flush()  # inside the try: a reader gone shows here, not at exit
     except KeyboardInterrupt:
         return _fail("interrupted", 130)
+    except BrokenPipeError:
+        return _reader_left()
+    return code
+
+
+def _reader_left() -> int:
+    """The reader of our output left (``| head``): stop quietly, exit 0, as other CLIs do.
+
+    Python would print "Exception ignored ... BrokenPipeError" when it flushes stdout at exit;
+    pointing stdout at /dev/null first leaves nothing to flush (the recipe in Python's
+    ``signal`` documentation).
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 0
 
 
 def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
@@ -265,6 +317,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "web-link":
         try:
             return cmd_web_link(settings, args)
+        except BrokenPipeError:
+            raise
         except (MemoryStoreError, ValueError, OSError) as exc:
             return _fail(exc)
     commands = {
@@ -280,6 +334,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(exc)
     try:
         return commands[args.command](services, args)
+    except BrokenPipeError:
+        raise  # the reader left: main() stops quietly
     except (MemoryStoreError, ValueError, OSError) as exc:
         return _fail(exc)
     finally:

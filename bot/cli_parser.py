@@ -9,7 +9,8 @@ from typing import NoReturn
 # What `pcai --help` ends with; the README's exit-code table says the same.
 EXIT_CODES = """\
 exit codes:
-  0    done (doctor: no check failed; warn and skip lines do not count)
+  0    done (doctor: no check failed; warn and skip lines do not count); also when
+       the reader of the output leaves early (pcai config | head)
   1    user error: bad input (user key, query, refused memory), a data dir another
        pcai holds, unreadable data; doctor: a check failed
   2    usage error: unknown command or option, missing argument, bad setting or
@@ -35,7 +36,9 @@ errors are one line on stderr, starting "pcai: ".
 
 {EXIT_CODES}"""
 
-USER_HELP = "user key, e.g. cli_alice or telegram_42 (default: $PCAI_USER)"
+USER_HELP = (
+    "user key, e.g. cli_alice or telegram_42; a bare name is cli_NAME (default: $PCAI_USER)"
+)
 
 
 class Parser(argparse.ArgumentParser):
@@ -125,15 +128,15 @@ def build_parser() -> Parser:
         sub,
         "chat",
         "chat in the terminal",
-        "Chat in the terminal as the user cli_NAME (type /help inside for the commands).",
-        "  pcai chat                 resume the latest terminal session\n"
-        "  pcai chat --user alice    chat as cli_alice\n",
+        "Chat in the terminal as a user (type /help inside for the commands).",
+        "  pcai chat                     resume the latest terminal session\n"
+        "  pcai chat --user cli_alice    chat as cli_alice (--user alice is the same)\n",
     )
     chat.add_argument(
         "--user",
-        metavar="NAME",
-        help="chat as cli_NAME (default: $PCAI_USER when it is a cli_ key, else the latest "
-        "terminal session's name, else your login name)",
+        metavar="KEY",
+        help="user key, e.g. cli_alice; a bare name is cli_NAME (default: $PCAI_USER, else "
+        "the latest terminal session's user, else cli_ and your login name)",
     )
 
     config = _command(
@@ -207,7 +210,8 @@ def build_parser() -> Parser:
     ri.add_argument(
         "--user",
         metavar="KEY",
-        help="only this user's files (default: every user; $PCAI_USER does not apply)",
+        help="only this user's files, a user key as everywhere (default: every user; "
+        "$PCAI_USER does not apply)",
     )
     add_output_options(ri, many=False)
 

@@ -18,7 +18,19 @@ class SettingsError(BotError, ValueError):
 
 # -- a chat request ------------------------------------------------------------------------
 class BackendError(BotError):
-    """A request the user can fix; the message is one sentence fit to show them."""
+    """A request the user can fix; the message is one sentence fit to show them.
+
+    ``texts`` holds the sentence in each language where there is one (``said`` picks the
+    reader's); the message itself is the sentence for a reader whose language is unknown.
+    """
+
+    def __init__(self, message: str, texts: dict[str, str] | None = None) -> None:
+        super().__init__(message)
+        self.texts = texts or {}
+
+    def said(self, lang: str) -> str:
+        """The sentence in ``lang`` when there is one, else the message."""
+        return self.texts.get(lang, str(self))
 
 
 # -- pcai doctor ---------------------------------------------------------------------------

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app import Services, build_agent, build_services, build_worker
 from bot.settings import Settings
+from memory.base.users import check_user_key
+from memory.errors import InvalidUserKeyError
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer
@@ -44,8 +46,9 @@ def open_services(settings: Settings) -> Services:
     return services
 
 
-def chat(services: Services, user: str | None, web: WebServer | None = None) -> int:
-    """Chat in the terminal (``web``: also serve the memory page while the chat runs)."""
+def chat(services: Services, user_key: str | None, web: WebServer | None = None) -> int:
+    """Chat in the terminal as ``user_key`` (else the latest terminal user's, else
+    ``cli_<login>``); ``web``: also serve the memory page while the chat runs."""
     from bot.chat import TerminalChat
     from bot.frontdesk.backend import backend_for
     from bot.jobs import JobRunner
@@ -53,11 +56,10 @@ def chat(services: Services, user: str | None, web: WebServer | None = None) -> 
 
     if services.agent is None:
         build_agent(services)
-    user = user or _latest_cli_user(services) or _default_user()
+    key = user_key or _latest_cli_key(services) or f"cli_{_default_user()}"
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
-    key = f"cli_{user}"
     backend.web = web
 
     @contextlib.asynccontextmanager
@@ -87,7 +89,8 @@ def serve(settings: Settings) -> int:
         )
         services = open_services(settings)
         try:
-            return chat(services, chat_name(settings.user), _web(services))
+            key = user_key_of(settings.user) if settings.user else ""
+            return chat(services, key if key.startswith("cli_") else None, _web(services))
         finally:
             services.close()
     from bot.frontdesk.backend import backend_for
@@ -123,15 +126,20 @@ def serve(settings: Settings) -> int:
     return 0
 
 
-def chat_name(user_key: str) -> str | None:
-    """The terminal chat's name for ``user_key``: PCAI_USER=cli_alice chats as alice."""
-    return user_key.removeprefix("cli_") if user_key.startswith("cli_") else None
+def user_key_of(value: str) -> str:
+    """``--user``'s one meaning in every command: a user key (``cli_alice``,
+    ``telegram_42``); a bare name (``alice``) is short for ``cli_alice``."""
+    key = value if "_" in value else f"cli_{value}"
+    try:
+        return check_user_key(key)
+    except InvalidUserKeyError:
+        raise InvalidUserKeyError(value) from None  # name what was typed, not our guess
 
 
-def _latest_cli_user(services: Services) -> str:
+def _latest_cli_key(services: Services) -> str:
     # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
     latest = services.sessions.load_latest("cli_")
-    return latest.id.removeprefix("cli_") if latest is not None else ""
+    return latest.id if latest is not None else ""
 
 
 def _web(services: Services) -> WebServer | None:

@@ -9,6 +9,7 @@ variables. Top-level settings are ``PCAI_<NAME>`` (plus ``TELEGRAM_BOT_TOKEN`` a
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -55,7 +56,9 @@ class WebConfig:
 class Settings:
     """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
 
-    data_dir: Path = Path("botmemory")
+    # Where the data lives never depends on the current folder; load_settings puts
+    # $XDG_DATA_HOME/pcai here when that is set (the XDG base directory rule).
+    data_dir: Path = Path("~/.local/share/pcai")
     telegram_bot_token: str = ""
     llm_backend: str = "ollama"  # or "openai": any /v1/chat/completions server
     ollama_host: str = "http://localhost:11434"
@@ -176,6 +179,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise SettingsError(f"cannot read config file {path}: {exc}") from exc
     settings: Settings = _build(Settings, toml, env, "PCAI_")
+    if "PCAI_DATA_DIR" not in env and "data_dir" not in toml:
+        settings = dataclasses.replace(settings, data_dir=default_data_dir(env))
     if settings.embedder not in ("e5", "ollama"):
         raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
     if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
@@ -196,6 +201,42 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings
+
+
+def env_names(cls: Any = None, prefix: str = "PCAI_") -> list[str]:
+    """Every environment variable a setting is read from, ``PCAI_CONFIG`` too."""
+    cls = cls or Settings
+    names = ["PCAI_CONFIG"] if cls is Settings else []
+    hints = typing.get_type_hints(cls)
+    for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            names += env_names(hints[f.name], f"{prefix}{f.name.upper()}_")
+        else:
+            alias = ENV_ALIASES.get(f.name) if prefix == "PCAI_" else None
+            names.append(alias or f"{prefix}{f.name.upper()}")
+    return names
+
+
+def unknown_variables(env: Mapping[str, str]) -> list[str]:
+    """One warning per ``PCAI_`` variable that is no setting (a misspelt one would otherwise
+    be ignored without a word, its default used), naming the closest setting."""
+    known = env_names()
+    out = []
+    for name in sorted(n for n in env if n.startswith("PCAI_") and n not in known):
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        out.append(f"{name} is not a setting and is ignored{hint}")
+    return out
+
+
+def default_data_dir(env: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/pcai``, else ``~/.local/share/pcai`` (a relative XDG value is ignored,
+    as the XDG specification says)."""
+    xdg = env.get("XDG_DATA_HOME", "")
+    if xdg and Path(xdg).is_absolute():
+        return Path(xdg) / "pcai"
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    return home / ".local" / "share" / "pcai"
 
 
 def _check_llm(settings: Settings) -> None:

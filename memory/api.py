@@ -204,6 +204,8 @@ class Memory:
         the text supersedes.
         """
         now = now or datetime.now().astimezone()
+        if section is not None:  # "## Evil" names the section "Evil": the heading adds "## "
+            section = " ".join(section.split()).lstrip("#").strip() or None
         proposal = self.confirm.propose(
             user_key, text, OPERATOR, section=section, now=now, fields=fields, replaces=replaces
         )

@@ -15,6 +15,8 @@ from agent.reminders import lexicon as lx
 from agent.reminders.recurrence import MONTHS_EN, YEARLY, Recurrence
 from memory.base.edges import strip_edges
 
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
 OFFER_HOUR = 9  # the day-before reminder rings at 09:00 in the user's zone
 
 _OCCASION = re.compile(
@@ -102,7 +104,12 @@ def find_recurring_date(text: str) -> DateOffer | None:
                 day=day,
                 label=label,
                 rule=rule,
-                text=f"明天是{label}（{month}月{day}日） / Tomorrow: {label} ({on_en})",
+                # One language, the label's own: "明天是媽媽生日", "Tomorrow: my mother's ..."
+                text=(
+                    f"明天是{label}（{month}月{day}日）"
+                    if _HAN.search(label)
+                    else f"Tomorrow: {label} ({on_en})"
+                ),
                 question_zh=f"要在每年 {month} 月 {day} 日的前一天 09:00 提醒你「{label}」嗎？",
                 question_en=f"Remind you of “{label}” the day before {on_en}, yearly at 09:00?",
             )

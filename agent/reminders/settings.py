@@ -111,14 +111,20 @@ class UserSettingsMixin:
         return self.default_zone
 
     def set_zone(self, user_key: str, name: str) -> ZoneInfo:
-        """``/tz <name>``: store the zone; recurring reminders move to it, briefing too."""
+        """``/tz <name>``: store the zone; every scheduled reminder keeps its clock time there
+        (a 09:00 reminder rings at 09:00 in the new zone; a one-off whose new time has already
+        passed keeps its moment), and the briefing too."""
         zone = self._zone_info(name)
         self.store.users.set_zone(user_key, zone.key)
         now = self.clock()
         for row in self.store.of_user(user_key, (SCHEDULED,)):
-            if not row.recurrence:
-                continue
-            due = Recurrence.decode(row.recurrence).next_after(now, zone)
+            if row.recurrence:
+                due = Recurrence.decode(row.recurrence).next_after(now, zone)
+            else:
+                wall = row.due.astimezone(ZoneInfo(row.zone)).replace(tzinfo=None)
+                due = wall.replace(tzinfo=zone)
+                if due <= now:
+                    continue
             self.store.set_zone_of_recurring(row.id, zone.key, due)
             self.scheduler.schedule_at(due, row.key)
         self._schedule_briefing(self.store.users.settings(user_key))

@@ -42,8 +42,19 @@ def understood_en(due: datetime, text: str, rule: Recurrence | None, zone: str) 
     return f"I'll remind you on {when_en(due)} ({zone}): {text}{repeat}"
 
 
-def alert_text(text: str, due_local: datetime, late: bool) -> str:
-    """The message a reminder sends; a late one says when it was due."""
+def alert_text(text: str, due_local: datetime, late: bool, lang: str = "") -> str:
+    """The message a reminder sends, in ``lang`` (both when unknown); a late one says when
+    it was due."""
+    if lang == "zh":
+        return (
+            f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}" if late else f"⏰ 提醒：{text}"
+        )
+    if lang == "en":
+        return (
+            f"⏰ Reminder (late, was due {when_en(due_local)}): {text}"
+            if late
+            else (f"⏰ Reminder: {text}")
+        )
     if late:
         return (
             f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}\n"
@@ -53,15 +64,35 @@ def alert_text(text: str, due_local: datetime, late: bool) -> str:
 
 
 _MARKS = {
-    "proposed": "（待確認 / awaiting your confirmation）",
-    "unknown": "（可能未送達：送出時程式中斷 / may not have arrived: the bot stopped mid-send）",
-    "firing": "（送出中 / sending）",
+    "zh": {
+        "proposed": "（待確認）",
+        "unknown": "（可能未送達：送出時程式中斷）",
+        "firing": "（送出中）",
+    },
+    "en": {
+        "proposed": " (awaiting your confirmation)",
+        "unknown": " (may not have arrived: the bot stopped mid-send)",
+        "firing": " (sending)",
+    },
 }
 
 
 def list_line(
-    reminder_id: int, next_local: datetime, text: str, rule: Recurrence | None, status: str
+    reminder_id: int,
+    next_local: datetime,
+    text: str,
+    rule: Recurrence | None,
+    status: str,
+    lang: str = "zh",
+    zone_name: str = "",
 ) -> str:
-    """One ``/reminders`` line: id, next time, text, its rule, and a mark when not plain."""
-    repeat = f" ↻ {rule.describe_zh()} / {rule.describe_en()}" if rule else ""
-    return f"#{reminder_id} {when_zh(next_local)} {text}{repeat}{_MARKS.get(status, '')}"
+    """One ``/reminders`` line in ``lang``: id, next time and its zone, text, its rule, and a
+    mark when not plain."""
+    zone = f" ({zone_name})" if zone_name else ""
+    if lang == "en":
+        repeat = f" ↻ {rule.describe_en()}" if rule else ""
+        when = when_en(next_local)
+        return f"#{reminder_id} {when}{zone} {text}{repeat}{_MARKS['en'].get(status, '')}"
+    repeat = f" ↻ {rule.describe_zh()}" if rule else ""
+    when = when_zh(next_local)
+    return f"#{reminder_id} {when}{zone} {text}{repeat}{_MARKS['zh'].get(status, '')}"

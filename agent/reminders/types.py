@@ -49,8 +49,7 @@ class Listed:
     next_local: datetime
     rule: Recurrence | None
 
-    @property
-    def line(self) -> str:
-        """The ``/reminders`` line of this reminder."""
+    def line(self, lang: str = "zh") -> str:
+        """The ``/reminders`` line of this reminder, in ``lang``."""
         r = self.reminder
-        return list_line(r.id, self.next_local, r.text, self.rule, r.status)
+        return list_line(r.id, self.next_local, r.text, self.rule, r.status, lang, r.zone)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 TEXTS: dict[str, str] = {
     # -- the bot: commands, buttons, confirmations (bot/)
-    "welcome": "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help.",
+    "welcome": (
+        "Hi! I'm PCAI, and I remember what you confirm. Just talk to me, or type /help. "
+        "(中文：/lang zh)"
+    ),
     "stranger": "Sorry, this bot only serves its owner.",
     "text_only": "Text only for now.",
     "error": "Sorry, something went wrong on my side.",
@@ -34,6 +37,12 @@ TEXTS: dict[str, str] = {
         "Several memories are waiting; which one do you mean? Press the button under it, reply to "
         "it, or type /confirm <id>."
     ),
+    "which_pending_typed": (
+        "Several memories are waiting; which one do you mean? Type /confirm <id> or /discard <id>."
+    ),
+    "this_pending_typed": (
+        "Do you mean this memory that is waiting? Type /confirm <id> or /discard <id>."
+    ),
     "this_pending": (
         "Do you mean this memory that is waiting? Press a button under it, or reply to it."
     ),
@@ -55,11 +64,17 @@ TEXTS: dict[str, str] = {
     ),
     "export_caption": "Your memories (Markdown)",
     "stats_head": "Stats",
+    "no_such_page": "There is no page {page}: your memories fill {pages} (/memory {pages}).",
+    "usage_memory": "Usage: /memory [page], e.g. /memory 2",
     "page": "page {page}/{pages}, next: /memory {next}",
     "needs_ollama": (
         "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "
         "work (/help)."
     ),
+    "help_head": "PCAI — commands",
+    "lang_set": "From now on I speak English with you (/lang zh for Chinese).",
+    "lang_now": "I speak English with you. /lang zh switches to Chinese, /lang en back.",
+    "unknown_command": "I don't know the command /{name}. /help lists the commands.",
     "help_footer": (
         "Plain text is a chat; what I offer to remember is saved only once you confirm."
     ),
@@ -106,7 +121,7 @@ TEXTS: dict[str, str] = {
     "proposal_scope": "🏷 scope {scope}",
     # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
     "compacted": (
-        "📝 I wrote the earlier conversation into memory (MEMORY_FULL.md § {heading}{keywords}); "
+        "📝 I wrote the earlier conversation into your summaries (“{heading}”{keywords}); "
         "from here on I keep only the last few turns."
     ),
     "compacted_keywords": "; new keywords: {words}",
@@ -130,7 +145,7 @@ TEXTS: dict[str, str] = {
     ),
     "new_session": "Started a fresh conversation.",
     "new_session_summarised": (
-        "Started a fresh conversation; the old one is summarised in MEMORY_FULL.md."
+        "Started a fresh conversation; the old one is in your summaries (“{heading}”)."
     ),
     "forget_missing": "No memory {entry_id} of yours.",
     "forget_unreadable": (

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 TEXTS: dict[str, str] = {
     # -- the bot: commands, buttons, confirmations (bot/)
-    "welcome": "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。",
+    "welcome": (
+        "你好！我是 PCAI，會記得你確認過的事。直接跟我聊天，或輸入 /help 看指令。"
+        "（English: /lang en）"
+    ),
     "stranger": "抱歉，這個機器人只服務它的主人。",
     "text_only": "目前只看得懂文字訊息。",
     "error": "抱歉，我這邊出了點問題，請再試一次。",
@@ -29,6 +32,10 @@ TEXTS: dict[str, str] = {
     "which_pending": (
         "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。"
     ),
+    "which_pending_typed": (
+        "有好幾條記憶等待確認，你指的是哪一條？請輸入 /confirm <id> 或 /discard <id>。"
+    ),
+    "this_pending_typed": "你是指這條等待確認的記憶嗎？請輸入 /confirm <id> 或 /discard <id>。",
     "this_pending": "你是指這條等待確認的記憶嗎？請按它下面的按鈕，或回覆它。",
     "no_why": "上一個回答沒有用到任何記憶。",
     "why_head": "上一個回答用到的記憶：",
@@ -48,11 +55,17 @@ TEXTS: dict[str, str] = {
     ),
     "export_caption": "你的記憶（Markdown）",
     "stats_head": "統計",
+    "no_such_page": "沒有第 {page} 頁：你的記憶共 {pages} 頁（/memory {pages}）。",
+    "usage_memory": "用法：/memory [頁數]，例如 /memory 2",
     "page": "第 {page}/{pages} 頁，下一頁：/memory {next}",
     "needs_ollama": (
         "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
         "記憶指令仍可使用（/help）。"
     ),
+    "help_head": "PCAI — 指令",
+    "lang_set": "好的，之後我都用中文跟你說話（/lang en 改用英文）。",
+    "lang_now": "我用中文跟你說話。/lang en 改用英文，/lang zh 改回中文。",
+    "unknown_command": "沒有 /{name} 這個指令。輸入 /help 看所有指令。",
     "help_footer": "直接輸入文字就是聊天；我提議記住的事要你確認才會寫入。",
     "button_confirm": "✅ 確認",
     "button_edit": "✏️ 修改",
@@ -96,7 +109,7 @@ TEXTS: dict[str, str] = {
     "proposal_scope": "🏷 範圍 {scope}",
     # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
     "compacted": (
-        "📝 前面的討論重點已寫入記憶（MEMORY_FULL.md § {heading}{keywords}），之後只帶最近幾輪。"
+        "📝 前面的討論重點已寫入你的摘要（「{heading}」{keywords}），之後只帶最近幾輪。"
     ),
     "compacted_keywords": "；新關鍵字：{words}",
     # -- the agent: replies, new conversations, forget and undo (agent/)
@@ -110,7 +123,7 @@ TEXTS: dict[str, str] = {
     "denied": "抱歉，你沒有使用這個機器人的權限。",
     "tools_exhausted": "抱歉，我這次沒能整理出答案，請換個說法再問一次。",
     "new_session": "已開始新的對話。",
-    "new_session_summarised": "已開始新的對話；舊對話的摘要寫在 MEMORY_FULL.md § {heading}。",
+    "new_session_summarised": "已開始新的對話；舊對話已寫入你的摘要（「{heading}」）。",
     "forget_missing": "找不到你的記憶 {entry_id}。",
     "forget_unreadable": (
         "沒有忘記 {entry_id}：{names} 無法讀取（不是 UTF-8），請修正或還原後再 /forget 一次。"

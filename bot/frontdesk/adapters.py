@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
-from agent.texts import error_both
+from agent.texts import LANGUAGES, CodedError, error_both, error_text
 from agent.turn_tools import proposal_view
 from agent.types import ProposalView
 from bot.frontdesk.desk import history_lines
@@ -42,6 +42,11 @@ def line_of(e: Entry) -> MemoryLine:
     return MemoryLine(e.id, e.text, e.section, e.status, e.is_core, e.user_weight, e.scope)
 
 
+def coded(exc: CodedError) -> BackendError:
+    """``exc`` as a :class:`BackendError` holding its sentence in every language."""
+    return BackendError(error_both(exc), {lang: error_text(exc, lang) for lang in LANGUAGES})
+
+
 class ConfirmAdapter:
     """:class:`~bot.frontdesk.backend.Confirmations` over :class:`ConfirmationService`.
 
@@ -58,7 +63,7 @@ class ConfirmAdapter:
         try:
             return view_of(self.service.propose(user_key, text, "command", now=now))
         except ProposalRefusedError as exc:
-            raise BackendError(error_both(exc)) from exc
+            raise coded(exc) from exc
 
     def decide(self, user_key: str, proposal_id: str, decision: Decision, *, via: Via) -> Outcome:
         """Confirm (writes MEMORY.md) or reject; expiry and unknown ids are outcomes."""
@@ -86,7 +91,7 @@ class ConfirmAdapter:
         except (ProposalNotFoundError, ProposalResolvedError):
             return Outcome("missing")
         except ProposalRefusedError as exc:
-            raise BackendError(error_both(exc)) from exc
+            raise coded(exc) from exc
         return Outcome("edited", p.text, proposal=view_of(p))
 
     def pending(self, user_key: str) -> Sequence[ProposalView]:
@@ -130,7 +135,7 @@ class CurationAdapter:
             return line_of(run(act, now=_now()))
         except (EntryNotFoundError, EntryNotLiveError, ProposalRefusedError) as exc:
             # an unknown or archived memory, a new text or scope the guards refuse
-            raise BackendError(error_both(exc)) from exc
+            raise coded(exc) from exc
 
     def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
         """Pin or unpin."""
@@ -164,16 +169,16 @@ class GovernanceKeeper:
         self.governance = governance
         self.forgetter = forgetter
 
-    async def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str, lang: str = "en") -> str:
         """Delete the memory and redact its text from the user's logs, summaries, session."""
-        said = await self.forgetter.forget(user_key, memory_id, now=_now())
+        said = await self.forgetter.forget(user_key, memory_id, now=_now(), lang=lang)
         if said.error:
             raise BackendError(said.text)
         return said.text
 
-    async def undo(self, user_key: str) -> str:
+    async def undo(self, user_key: str, lang: str = "en") -> str:
         """Bring back what the user's last forget removed, within the window."""
-        said = await self.forgetter.undo(user_key, now=_now())
+        said = await self.forgetter.undo(user_key, now=_now(), lang=lang)
         if said.error:
             raise BackendError(said.text)
         return said.text

@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
 from agent.streaming import ReplySink
 from agent.texts import both, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
-from bot.frontdesk.desk import topic_rows
+from bot.frontdesk.language import Languages
 from bot.frontdesk.ports import (
     BackendError,
     Confirmations,
@@ -56,11 +56,11 @@ class Responder(Protocol):
 class Keeper(Protocol):
     """Governance: forgetting, archaeology, flushing."""
 
-    async def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str, lang: str = "en") -> str:
         """Forget one memory."""
         ...
 
-    async def undo(self, user_key: str) -> str:
+    async def undo(self, user_key: str, lang: str = "en") -> str:
         """Bring back what the last forget removed."""
         ...
 
@@ -99,6 +99,7 @@ class ServicesBackend:
     topics: TopicIndex | None = None  # the current topic and prune advice, for /stats
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
     web: LinkIssuer | None = None  # the memory page of this process, when it is served
+    languages: Languages = field(default_factory=Languages)  # each person's one language
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -118,7 +119,7 @@ class ServicesBackend:
     async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
         """Ask the agent, or say plainly that chat needs Ollama."""
         if self.responder is None or not self.llm_up:
-            return Reply(needs_ollama(self.chat_model), error=True)
+            return Reply(needs_ollama(self.chat_model, msg.language), error=True)
         return await self.responder.respond(msg, stream)
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
@@ -198,13 +199,13 @@ class ServicesBackend:
             for h in self.memory.search(user_key, query)
         ]
 
-    async def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str, lang: str = "en") -> str:
         """Through governance."""
-        return await self._keeper().forget(user_key, memory_id)
+        return await self._keeper().forget(user_key, memory_id, lang)
 
-    async def undo(self, user_key: str) -> str:
+    async def undo(self, user_key: str, lang: str = "en") -> str:
         """Through governance."""
-        return await self._keeper().undo(user_key)
+        return await self._keeper().undo(user_key, lang)
 
     def archaeology(self, user_key: str, topic: str) -> str:
         """Through governance."""
@@ -236,9 +237,13 @@ class ServicesBackend:
             ("memories", f"{len(current)} ({active} active)"),
             *((("older versions", f"{older} (/history)"),) if older else ()),
             ("pending", str(len(self.pending(user_key)))),
+            *(
+                (("pending reminders", str(len(self.reminders.waiting(user_key)))),)
+                if self.reminders
+                else ()
+            ),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
-            *(topic_rows(self.topics.overview(user_key)) if self.topics is not None else ()),
             *(self.job_status() if self.job_status is not None else ()),
         ]
 
@@ -262,8 +267,10 @@ class ServicesBackend:
             await aclose()
 
 
-def needs_ollama(model: str) -> str:
+def needs_ollama(model: str, lang: str = "") -> str:
     """The one sentence saying chat needs a running Ollama with the model."""
+    if lang:
+        return say("needs_ollama", lang, model=model)
     return both("needs_ollama", first="en", model=model)
 
 
@@ -305,4 +312,5 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
         llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
         topics=TopicIndex(settings.data_dir, settings.topic_index),
         reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
+        languages=getattr(services, "languages", None) or Languages(),
     )

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from agent.memory_view import file_problem_notice
 from agent.texts import both
+from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
     Backend,
@@ -24,7 +25,7 @@ from bot.frontdesk.ports import (
     Outcome,
     Via,
 )
-from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say
+from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say, section_label
 from history.topic_index import TopicOverview
 from memory.errors import UnreadableFileError
 from memory.write.archaeology import ChainMatch
@@ -35,18 +36,19 @@ PAGE_SIZE = 10
 class Desk:
     """Runs one command for one user and says what happened."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, *, typed: bool = False) -> None:
         self.backend = backend
+        self.typed = typed  # a front end without buttons (the terminal): how to answer, typed
 
     async def command(self, user_key: str, name: str, arg: str, lang: str) -> Answer:
-        """Run ``/name arg``; unknown commands get the help."""
+        """Run ``/name arg``; an unknown command gets one sentence saying so."""
         handler = getattr(self, f"cmd_{name}", None)
         if handler is None:
-            return Answer(help_text(lang))
+            return Answer(say("unknown_command", lang, name=name[:40]), error=True)
         try:
             answer: Answer = await handler(user_key, arg.strip(), lang)
         except BackendError as exc:
-            return Answer(str(exc), error=True)
+            return Answer(exc.said(lang), error=True)
         except UnreadableFileError as exc:  # the user's own file: say which and what to fix
             return Answer(file_problem_notice(exc, exc.path.name), error=True)
         return answer
@@ -59,16 +61,28 @@ class Desk:
         """The bilingual command list."""
         return Answer(help_text(lang))
 
+    async def cmd_lang(self, user_key: str, arg: str, lang: str) -> Answer:
+        """``/lang zh|en``: the person's language everywhere, from now on."""
+        chosen = parse_choice(arg)
+        if chosen is None:
+            return Answer(say("lang_now", lang))
+        await asyncio.to_thread(self.backend.languages.choose, user_key, chosen)
+        return Answer(say("lang_set", chosen))
+
     async def cmd_memory(self, user_key: str, arg: str, lang: str) -> Answer:
         """A page of the user's memories with their ids, and 📌 / ✏️ / 🗑 under each."""
         lines = await asyncio.to_thread(self.backend.memories, user_key)
         if not lines:
             return Answer(say("no_memories", lang))
         pages = (len(lines) + PAGE_SIZE - 1) // PAGE_SIZE
-        page = min(max(int(arg) if arg.isdigit() else 1, 1), pages)
+        if arg and not arg.isdigit():
+            return Answer(say("usage_memory", lang), error=True)
+        page = max(int(arg[:6]) if arg else 1, 1)
+        if page > pages:
+            return Answer(say("no_such_page", lang, page=page, pages=pages), error=True)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]
         first = (page - 1) * PAGE_SIZE + 1
-        out = [f"{n}. {memory_line(m)}" for n, m in enumerate(shown, first)]
+        out = [f"{n}. {memory_line(m, lang)}" for n, m in enumerate(shown, first)]
         if pages > 1:
             nxt = page + 1 if page < pages else 1
             out.append(say("page", lang, page=page, pages=pages, next=nxt))
@@ -114,7 +128,7 @@ class Desk:
         gone = await asyncio.to_thread(self.backend.archived, user_key)
         if not gone:
             return Answer(say("no_archived", lang))
-        out = [say("archived_head", lang)] + [memory_line(m) for m in gone[:50]]
+        out = [say("archived_head", lang)] + [memory_line(m, lang) for m in gone[:50]]
         return Answer("\n".join(out))
 
     async def revise(self, user_key: str, entry_id: str, text: str, lang: str, *, via: Via) -> str:
@@ -129,9 +143,9 @@ class Desk:
             if action is not None:
                 return (await self._act(user_key, entry_id, action, lang, via="button")).text
             if code == "f":
-                return await self.backend.forget(user_key, entry_id)
+                return await self.backend.forget(user_key, entry_id, lang)
         except BackendError as exc:
-            return str(exc)
+            return exc.said(lang)
         return say("missing", lang)
 
     async def _act(
@@ -172,18 +186,20 @@ class Desk:
         """Forget one memory by id."""
         if not arg:
             return Answer(say("usage_forget", lang))
-        return Answer(await self.backend.forget(user_key, arg.split()[0]))
+        return Answer(await self.backend.forget(user_key, arg.split()[0], lang))
 
     async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
         """Bring back the memory the last /forget removed (within a few minutes)."""
-        return Answer(await self.backend.undo(user_key))
+        return Answer(await self.backend.undo(user_key, lang))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
         """The proposals waiting for an answer, each with its buttons."""
         waiting = tuple(await asyncio.to_thread(self.backend.pending, user_key))
-        if not waiting:
+        desk = getattr(self.backend, "reminders", None)  # reminder proposals wait here too
+        timed = await asyncio.to_thread(desk.waiting, user_key) if desk is not None else ()
+        if not waiting and not timed:
             return Answer(say("no_pending", lang))
-        return Answer("", proposals=waiting)
+        return Answer("", proposals=waiting, reminders=timed)
 
     async def cmd_confirm(self, user_key: str, arg: str, lang: str) -> Answer:
         """Confirm a proposal by id, or the only one waiting."""
@@ -211,8 +227,12 @@ class Desk:
                 self.backend.decide, user_key, waiting[0].proposal_id, decision, via="word"
             )
             return Answer(outcome_text(outcome, lang))
-        ask = "which_pending" if len(waiting) > 1 else "this_pending"
-        return Answer(say(ask, lang), proposals=waiting)
+        return Answer(self._which(len(waiting), lang), proposals=waiting)
+
+    def _which(self, waiting: int, lang: str) -> str:
+        """Which proposal? (several waiting) or this one? (one): with buttons, or typed."""
+        ask = "which_pending" if waiting > 1 else "this_pending"
+        return say(ask + "_typed" * self.typed, lang)
 
     async def _decide(self, user_key: str, arg: str, decision: Decision, lang: str) -> Answer:
         target = arg.split()[0] if arg else ""
@@ -221,7 +241,7 @@ class Desk:
             if not waiting:
                 return Answer(say("no_pending", lang))
             if len(waiting) > 1:
-                return Answer(say("which_pending", lang), proposals=waiting)
+                return Answer(self._which(len(waiting), lang), proposals=waiting)
             target = waiting[0].proposal_id
         outcome = await asyncio.to_thread(
             self.backend.decide, user_key, target, decision, via="command"
@@ -255,8 +275,12 @@ class Desk:
 
     async def cmd_stats(self, user_key: str, arg: str, lang: str) -> Answer:
         """Counts, index size and last jobs."""
-        rows = await asyncio.to_thread(self.backend.stats, user_key)
-        return Answer("\n".join([say("stats_head", lang)] + [f"{k}: {v}" for k, v in rows]))
+        rows = list(await asyncio.to_thread(self.backend.stats, user_key))
+        topics = getattr(self.backend, "topics", None)
+        if topics is not None:
+            rows += topic_rows(await asyncio.to_thread(topics.overview, user_key), lang)
+        labelled = [f"{STATS_LABELS.get(k, {}).get(lang, k)}: {v}" for k, v in rows]
+        return Answer("\n".join([say("stats_head", lang), *labelled]))
 
     async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
         """A one-time login link to the user's memory page."""
@@ -267,12 +291,12 @@ class Desk:
         return Answer(text)
 
 
-def memory_line(m: MemoryLine) -> str:
+def memory_line(m: MemoryLine, lang: str = "en") -> str:
     """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
     marks = "📌 " if m.core else ""
     marks += f"⭐{m.weight} " if m.weight != 5 else ""
     marks += f"🏷{m.scope} " if m.scope != "global" else ""
-    return f"{m.id}  {marks}[{m.section}] {m.text}"
+    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
 
 
 def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
@@ -296,17 +320,30 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
 
 
-def topic_rows(overview: TopicOverview) -> list[tuple[str, str]]:
+# /stats row labels in the reader's language (the backend names rows in English).
+STATS_LABELS: dict[str, dict[str, str]] = {
+    "memories": {"zh": "記憶"},
+    "pending": {"zh": "待確認"},
+    "pending reminders": {"zh": "待確認的提醒"},
+    "daily logs": {"zh": "每日日誌"},
+    "indexed chunks": {"zh": "索引片段"},
+}
+
+
+def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str]]:
     """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
     if overview.current_topic:
-        line = f"{overview.current_topic} ({overview.share:.0%} / {overview.turns} turns)"
+        turns = "輪" if lang == "zh" else "turns"
+        topic = section_label(overview.current_topic, lang)
+        line = f"{topic} ({overview.share:.0%} / {overview.turns} {turns})"
         if overview.topic_summary:
             line += f": {overview.topic_summary}"
-        rows.append((both("stats_topic", first="en"), line))
+        rows.append((say("stats_topic", lang), line))
     if overview.prune:
-        advice = both("stats_prune_advice")
-        rows.append((both("stats_prune", first="en"), f"{', '.join(overview.prune)} — {advice}"))
+        advice = say("stats_prune_advice", lang)
+        names = ", ".join(section_label(s, lang) for s in overview.prune)
+        rows.append((say("stats_prune", lang), f"{names} — {advice}"))
     return rows
 
 

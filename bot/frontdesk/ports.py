@@ -12,10 +12,11 @@ from datetime import datetime
 from typing import Literal, Protocol
 
 from agent.streaming import ReplySink
-from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
+from agent.types import IncomingMessage, InjectedMemory, ProposalView, ReminderView, Reply
 
 # The error lives in bot.errors; re-exported because every front end takes it from the ports.
 from bot.errors import BackendError as BackendError
+from bot.frontdesk.language import Languages
 
 # "replace": confirm, and let the new memory supersede the one it conflicts with.
 Decision = Literal["confirm", "replace", "reject"]
@@ -77,6 +78,7 @@ class Answer:
     notices: tuple[str, ...] = field(default=())
     error: bool = False
     buttons: tuple[tuple[Button, ...], ...] = ()  # rows of inline buttons under the text
+    reminders: tuple[ReminderView, ...] = ()  # reminder proposals to show, each with ✅ / 🗑
 
 
 class Confirmations(Protocol):
@@ -160,6 +162,8 @@ class Curations(Protocol):
 class Backend(Confirmations, Curations, Protocol):
     """Every service a front end calls. Sync methods may block (SQLite, embeddings)."""
 
+    languages: Languages  # each person's one language
+
     async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
         """One user message in, the agent's reply out (``stream``: the reply as it is
         written, agent.streaming)."""
@@ -181,11 +185,11 @@ class Backend(Confirmations, Curations, Protocol):
         """Search the user's memories."""
         ...
 
-    async def forget(self, user_key: str, memory_id: str) -> str:
+    async def forget(self, user_key: str, memory_id: str, lang: str = "en") -> str:
         """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
         ...
 
-    async def undo(self, user_key: str) -> str:
+    async def undo(self, user_key: str, lang: str = "en") -> str:
         """Bring back what the last forget removed (raises BackendError when too late)."""
         ...
 

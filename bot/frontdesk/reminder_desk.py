@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import OrderedDict
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
@@ -22,6 +22,7 @@ from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.types import ReminderView
+from bot.frontdesk.cards import Button, Card, Pressed
 from memory.state import reminders as rs
 from memory.state.reminders import Reminder
 from memory.store.service import MemoryService
@@ -35,34 +36,6 @@ Via = Literal["button", "reply", "word", "command"]
 SNOOZE_CODES = {"10m": "10m", "1h": "1h", "tm": "tomorrow"}
 MAX_LISTED = 20  # buttons under one listing
 MAX_TIED = 500  # message -> proposal links kept for replies (proposals live 30 minutes)
-
-
-@dataclass(frozen=True, slots=True)
-class Button:
-    """An inline button: its label, its callback data, and the command that does the same."""
-
-    label: str
-    data: str  # "rm:<code>:<arg>", at most 64 bytes
-    command: str
-
-
-@dataclass(frozen=True, slots=True)
-class Card:
-    """One message: its text, rows of buttons, and what a bare yes / no typed next answers."""
-
-    text: str
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    answers: str = ""  # "r:<reminder id>" (a proposal), "b:<memory id>" (a birthday offer)
-
-
-@dataclass(frozen=True, slots=True)
-class Pressed:
-    """What a press did: a short toast, the pressed message's new text and buttons, more cards."""
-
-    toast: str
-    text: str
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    cards: tuple[Card, ...] = ()
 
 
 def _t(lang: str, zh: str, en: str) -> str:
@@ -89,6 +62,8 @@ class ReminderDesk:
         self.writer = writer
         self._tied: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._offers: dict[str, list[tuple[str, DateOffer]]] = {}
+        # Each person's language for what a job sends (alerts); None: both languages.
+        self.language_of: Callable[[str], str] | None = None
 
     # -- commands --------------------------------------------------------------------------
     async def command(self, user_key: str, name: str, arg: str, lang: str) -> list[Card]:
@@ -147,8 +122,18 @@ class ReminderDesk:
                     f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
                 )
             )
+        live = await asyncio.to_thread(self.service.store.of_user, user_key, (rs.SCHEDULED,))
         zone = await asyncio.to_thread(self.service.set_zone, user_key, arg)
-        return Card(_t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}."))
+        said = _t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}.")
+        if live:
+            said += _t(
+                lang,
+                f"你的 {len(live)} 個提醒維持原本的鐘點，改在 {zone.key} 的時間響"
+                "（09:00 仍是 09:00）。",
+                f" Your {len(live)} reminder(s) keep their clock times, now in {zone.key} "
+                "(09:00 stays 09:00).",
+            )
+        return Card(said)
 
     async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
         if arg.lower() in ("now", "現在", "现在"):
@@ -185,28 +170,36 @@ class ReminderDesk:
         rid = view.reminder_id
         text = _t(
             lang,
-            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid} · 按 ✅ 確認，或回覆「好」",
-            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid} · press ✅, or reply yes",
+            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid}",
+            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid}",
         )
+        hint = _t(lang, "按 ✅ 確認，或回覆「好」", "press ✅, or reply yes")
         row = (
             Button(_t(lang, "✅ 確認", "✅ Confirm"), f"rm:c:{rid}", f"/reminders confirm {rid}"),
             Button(_t(lang, "🗑 捨棄", "🗑 Discard"), f"rm:d:{rid}", f"/reminders discard {rid}"),
         )
-        return Card(text, (row,), answers=f"r:{rid}")
+        return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
     def alert_card(self, reminder: Reminder, text: str) -> Card:
-        """A reminder ringing, with Done and the three snoozes (both languages: sent by a job)."""
+        """A reminder ringing, with Done and the three snoozes (in its owner's language when
+        known, else both: a job sends it)."""
         rid = reminder.id
+        lang = self.language_of(reminder.user_key) if self.language_of is not None else ""
+
+        def label(zh: str, en: str) -> str:
+            return _t(lang, zh, en) if lang else f"{zh} / {en}"
+
         zh, en = span_zh_en(self.service.snooze_length)
+        snooze = f"/reminders snooze {rid}"
         return Card(
             text,
             (
-                (Button("✅ 完成 Done", f"rm:k:{rid}", f"/reminders done {rid}"),),
+                (Button(f"✅ {label('完成', 'Done')}", f"rm:k:{rid}", f"/reminders done {rid}"),),
                 (
-                    Button(f"💤 {zh} / {en}", f"rm:10m:{rid}", f"/reminders snooze {rid} 10m"),
-                    Button("💤 1 小時 / 1 h", f"rm:1h:{rid}", f"/reminders snooze {rid} 1h"),
+                    Button(f"💤 {label(zh, en)}", f"rm:10m:{rid}", f"{snooze} 10m"),
+                    Button(f"💤 {label('1 小時', '1 h')}", f"rm:1h:{rid}", f"{snooze} 1h"),
                     Button(
-                        "💤 明天 / tomorrow", f"rm:tm:{rid}", f"/reminders snooze {rid} tomorrow"
+                        f"💤 {label('明天', 'tomorrow')}", f"rm:tm:{rid}", f"{snooze} tomorrow"
                     ),
                 ),
             ),
@@ -234,7 +227,7 @@ class ReminderDesk:
             )
             for i in listed[:MAX_LISTED]
         )
-        return Card("\n".join([head, *(i.line for i in listed)]), rows)
+        return Card("\n".join([head, *(i.line(lang) for i in listed)]), rows)
 
     # -- presses and answers ---------------------------------------------------------------
     def _act(self, user_key: str, rid: int, yes: bool, via: Via) -> Any:
@@ -277,24 +270,47 @@ class ReminderDesk:
             return Pressed(toast, f"{toast}\n\n{fresh.text}", fresh.buttons)
         if code == "k":
             row = await asyncio.to_thread(service.done, user_key, rid)
-            said = f"✅ 完成 / Done: {row.text}"
+            said = _t(lang, f"✅ 完成：{row.text}", f"✅ Done: {row.text}")
             return Pressed(said, said)
         if code in SNOOZE_CODES:
             row = await asyncio.to_thread(service.snooze, user_key, rid, SNOOZE_CODES[code])
             local = row.due.astimezone(ZoneInfo(row.zone))
-            said = f"💤 {row.text}\n延後到 {when_zh(local)} / snoozed until {when_en(local)}"
+            said = _t(
+                lang,
+                f"💤 {row.text}\n延後到 {when_zh(local)}",
+                f"💤 {row.text}\nsnoozed until {when_en(local)}",
+            )
             return Pressed(_t(lang, "已延後", "Snoozed"), said)
         return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
+
+    def waiting(self, user_key: str) -> tuple[ReminderView, ...]:
+        """The user's reminder proposals waiting for an answer, soonest first."""
+        rows = self.service.store.of_user(user_key, (rs.PROPOSED,))
+        return tuple(self.service.view(row) for row in rows)
 
     async def answer(
         self, user_key: str, answers: str, yes: bool, lang: str, via: Via
     ) -> Pressed | None:
-        """A reply or a bare word answering the card that showed ``answers``; None if stale."""
+        """A reply or a bare word answering the card that showed ``answers``; None if stale.
+
+        A bare word with several reminder proposals waiting asks which, as it does for
+        memories, and shows them again; a reply names its proposal.
+        """
         kind, _, ident = answers.partition(":")
         if kind == "r" and ident.isdigit():
             row = await asyncio.to_thread(self.service.store.by_id, int(ident))
             if row is None or row.user_key != user_key or row.status != rs.PROPOSED:
                 return None
+            waiting = await asyncio.to_thread(self.waiting, user_key)
+            if via == "word" and len(waiting) > 1:
+                ask = _t(
+                    lang,
+                    "有好幾個提醒等待確認，你指的是哪一個？請回覆它，或用它的按鈕。",
+                    "Several reminders are waiting; which one do you mean? Reply to it, or use "
+                    "its buttons.",
+                )
+                cards = tuple(self.proposal_card(view, lang) for view in waiting)
+                return Pressed(ask, ask, cards=cards)
             return await self.press(user_key, f"rm:{'c' if yes else 'd'}:{ident}", lang, via)
         if kind == "b" and ident:
             if yes:
@@ -370,4 +386,8 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
         services.settings.lifecycle,
     )
     llm = services.agent.llm if services.agent is not None else None
-    return ReminderDesk(service, services.user_acts, services.memory, BriefingWriter(builder, llm))
+    desk = ReminderDesk(service, services.user_acts, services.memory, BriefingWriter(builder, llm))
+    languages = getattr(services, "languages", None)
+    if languages is not None:
+        desk.language_of = service.language_of = languages.known
+    return desk

@@ -14,7 +14,6 @@ from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
 CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 
 # (command, zh, en): registered with setMyCommands and shown by /help.
 COMMANDS: tuple[tuple[str, str, str], ...] = (
@@ -49,10 +48,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
         "設定提醒：/remind 明天早上九點 打電話給媽媽",
         "set a reminder: /remind 5pm water plants",
     ),
-    ("reminders", "列出提醒（可取消）", "list your reminders (with cancel buttons)"),
+    ("reminders", "列出提醒（可取消）", "list your reminders (and cancel one)"),
     ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
     ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
     ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),
+    ("lang", "設定語言：/lang zh 或 /lang en", "set your language: /lang en or /lang zh"),
 )
 
 BUTTONS = {
@@ -75,21 +75,32 @@ KEEP_BUTTON = f"✅ {both('keep_word')}"
 FADING_HEAD = f"{say('fading_head', 'zh')}\n{say('fading_head', 'en')}"
 
 
+# A section named in both languages ("偏好 Preferences") shows the reader's half.
+_TWO_NAMES = re.compile(r"^([^\x00-\x7f][^\x00-\x7f ]*)\s+([\x00-\x7f]+)$")
+SECTION_ZH = {"General": "一般"}
+
+
+def section_label(section: str, lang: str) -> str:
+    """How a section's name reads in ``lang``: ``偏好`` / ``Preferences``; others as named."""
+    m = _TWO_NAMES.match(section)
+    if m:
+        return m.group(1) if lang == "zh" else m.group(2)
+    return SECTION_ZH.get(section, section) if lang == "zh" else section
+
+
 def detect_language(language_code: str | None, text: str = "") -> str:
-    """ "zh" or "en": the client's language if it says, else whether the text has CJK."""
-    code = (language_code or "").lower()
-    if code.startswith("zh"):
-        return "zh"
-    if _CJK.search(text):
-        return "zh"
-    return "en" if code or text else "zh"
+    """ "zh" or "en" where the person is not at hand (nothing stored): what the text is
+    written in, else the client's language, else English (bot/frontdesk/language.py)."""
+    from bot.frontdesk.language import client_language, written_language
+
+    return written_language(text) or client_language(language_code) or "en"
 
 
 def help_text(lang: str, commands: tuple[tuple[str, str, str], ...] = COMMANDS) -> str:
-    """The bilingual command list (the user's language first)."""
-    lines = ["PCAI — 指令 / commands"]
+    """The command list in the reader's language."""
+    lines = [say("help_head", lang)]
     for name, zh, en in commands:
-        lines.append(f"/{name} — {zh} / {en}" if lang == "zh" else f"/{name} — {en} / {zh}")
+        lines.append(f"/{name} — {zh if lang == 'zh' else en}")
     lines.append("")
     lines.append(say("help_footer", lang))
     return "\n".join(lines)
@@ -107,7 +118,8 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
         lines.append(say("proposal_weight", lang, weight=p.weight) + core)
     if p.scope and p.scope != "global":
         lines.append(say("proposal_scope", lang, scope=p.scope))
-    lines.append(f"[{p.section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
+    section = section_label(p.section, lang)
+    lines.append(f"[{section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
     return "\n".join(lines)
 
 

@@ -8,10 +8,12 @@ from telegram import Message, Update
 from telegram.constants import ChatType
 from telegram.ext import ApplicationHandlerStop
 
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.language import client_language
+from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext
 
 log = logging.getLogger(__name__)
+MAX_REFUSED = 10_000  # strangers remembered as already told (the oldest is forgotten first)
 
 
 async def gate(update: Update, context: BotContext) -> None:
@@ -28,10 +30,15 @@ async def gate(update: Update, context: BotContext) -> None:
     if user.id not in context.deps.allowed:
         # Only the numeric id is logged, so the owner can add it to PCAI_ALLOWED_USERS.
         log.info("refused Telegram user %s (not in PCAI_ALLOWED_USERS)", user.id)
-        lang = detect_language(user.language_code)
+        lang = client_language(user.language_code) or "en"  # a stranger: nothing stored
+        refused = context.deps.refused
+        told = user.id in refused
+        refused[user.id] = None
+        while len(refused) > MAX_REFUSED:  # strangers must not grow this forever
+            refused.popitem(last=False)
         if update.callback_query:
-            await update.callback_query.answer(say("stranger", lang))
-        elif update.message and chat and chat.type == ChatType.PRIVATE:
+            await update.callback_query.answer(None if told else say("stranger", lang))
+        elif update.message and chat and chat.type == ChatType.PRIVATE and not told:
             await update.message.reply_text(say("stranger", lang))
         raise ApplicationHandlerStop
     if chat is not None and chat.type != ChatType.PRIVATE:

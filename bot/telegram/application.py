@@ -173,9 +173,14 @@ def add_handlers(application: BotApp) -> None:
     # New messages only: PTB's defaults also take edited ones, which must never run twice.
     new = filters.UpdateType.MESSAGE
     application.add_handler(CommandHandler(names, on_command, filters=new))
+    # Any other /word in a private chat: one sentence saying it is unknown (groups: another
+    # bot's command, not ours to answer).
+    private = new & filters.COMMAND & filters.ChatType.PRIVATE
+    application.add_handler(MessageHandler(private, on_command))
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
     application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
     application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
+    application.add_handler(MessageHandler(new & filters.CAPTION, on_text))  # photo + words
     application.add_handler(
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
     )

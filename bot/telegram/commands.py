@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from telegram import Update
 
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_answer
 from bot.telegram.context import BotContext, user_key_of
@@ -21,8 +21,7 @@ async def on_command(update: Update, context: BotContext) -> None:
         return
     name = message.text.split()[0][1:].split("@")[0].lower()
     arg = message.text.partition(" ")[2].strip()
-    user = update.effective_user
-    lang = detect_language(user.language_code if user else None, arg)
+    lang = context.deps.lang(update, arg)
     if in_group(update) and name not in PUBLIC:
         await send_text(context.bot, chat.id, say("group_private", lang))
         return

@@ -22,9 +22,10 @@ from telegram import Bot, ForceReply, Update
 from agent.types import ProposalView
 from bot.frontdesk.desk import outcome_text
 from bot.frontdesk.ports import Answer, BackendError, Decision, Via
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
+from bot.telegram.reminders import show_reminders
 from bot.telegram.sending import (
     buttons_markup,
     edit_outcome,
@@ -59,6 +60,7 @@ async def show_answer(
     for notice in answer.notices:
         await send_text(bot, chat_id, notice)
     await show_proposals(bot, deps, chat_id, key, answer.proposals, lang)
+    await show_reminders(bot, deps, chat_id, key, answer.reminders, lang)
 
 
 async def on_button(update: Update, context: BotContext) -> None:
@@ -67,7 +69,7 @@ async def on_button(update: Update, context: BotContext) -> None:
     if query is None or query.data is None or update.effective_chat is None:
         return
     deps, key = context.deps, user_key_of(update)
-    lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
+    lang = context.deps.lang(update)
     _, code, proposal_id = [*query.data.split(":", 2), "", ""][:3]
     chat_id = update.effective_chat.id
     if in_group(update):  # a proposal is private: never answered (nor its text shown) there
@@ -102,7 +104,7 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
     if query is None or query.data is None or update.effective_chat is None:
         return
     deps, key = context.deps, user_key_of(update)
-    lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
+    lang = context.deps.lang(update)
     _, code, entry_id = [*query.data.split(":", 2), "", ""][:3]
     if in_group(update):  # memories are never shown or changed in a group
         await query.answer(say("group_private", lang)[:190])
@@ -137,7 +139,7 @@ async def try_confirm_flow(update: Update, context: BotContext, text: str, lang:
         try:
             said = await deps.desk.revise(key, revising, text, lang, via="reply")
         except BackendError as exc:  # refused (a secret, noise, archived): say why
-            said = str(exc)
+            said = exc.said(lang)
         await send_text(context.bot, chat_id, said)
         return True
     live = {p.proposal_id for p in await asyncio.to_thread(deps.backend.pending, key)}
@@ -178,7 +180,7 @@ async def _edit(
     try:
         outcome = await asyncio.to_thread(deps.backend.edit, key, pid, text, via=via)
     except BackendError as exc:  # the new text is refused (a secret, noise, a duplicate)
-        await send_text(bot, chat_id, str(exc))
+        await send_text(bot, chat_id, exc.said(lang))
         return
     if outcome.status == "edited" and outcome.proposal is not None:
         await show_proposals(bot, deps, chat_id, key, (outcome.proposal,), lang)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,12 +32,21 @@ class BotDeps:
     # user key -> (memory id, monotonic time of the ✏️ press under /memory): the user's next
     # message is that memory's new text, if it comes within REVISE_WINDOW seconds.
     awaiting_revise: dict[str, tuple[str, float]] = field(default_factory=dict)
+    # Telegram ids already refused since the start (in memory only: nothing about a stranger
+    # is stored): the refusal is said once, then they hear nothing.
+    refused: OrderedDict[int, None] = field(default_factory=OrderedDict)
 
     @property
     def reminders(self) -> ReminderDesk | None:
         """Reminder commands and buttons, when the backend has a reminder service."""
         desk: ReminderDesk | None = getattr(self.backend, "reminders", None)
         return desk
+
+    def lang(self, update: Update, text: str = "") -> str:
+        """The sender's one language (bot/frontdesk/language.py has the rule)."""
+        user = update.effective_user
+        code = user.language_code if user else None
+        return self.backend.languages.of(user_key_of(update), code, text)
 
     def spoke(self, user_key: str) -> None:
         """The bot told the user something else: no proposal is its last message now."""

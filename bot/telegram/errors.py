@@ -9,7 +9,7 @@ from telegram.error import TelegramError
 
 from agent.errors import is_disk_full
 from agent.memory_view import file_problem_notice, problem_topic
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext, user_key_of
 from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
@@ -30,7 +30,7 @@ async def on_error(update: object, context: BotContext) -> None:
         return
     user, message = update.effective_user, update.effective_message
     said = (message.text or message.caption or "") if message is not None else ""
-    lang = detect_language(user.language_code if user else None, said)
+    lang = context.deps.lang(update, said)
     context.deps.spoke(user_key_of(update))  # the apology, not a proposal, is now the last word
     error = context.error
     text = say("disk_full" if is_disk_full(error) else "error", lang)

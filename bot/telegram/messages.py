@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from telegram import Update
 
 from agent.types import IncomingMessage
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_proposals, try_confirm_flow
 from bot.telegram.context import BotContext, user_key_of
@@ -20,12 +20,15 @@ from history.sessions import group_session_id
 async def on_text(update: Update, context: BotContext) -> None:
     """One text message: answer a proposal, or ask the agent and send its reply."""
     message, chat, user = update.effective_message, update.effective_chat, update.effective_user
-    if message is None or chat is None or user is None or message.text is None:
+    said = message.text if message is not None and message.text is not None else None
+    if message is not None and said is None:
+        said = message.caption  # a photo or file with a caption: the caption is the message
+    if message is None or chat is None or user is None or said is None:
         return
-    text, group = message.text, in_group(update)
+    text, group = said, in_group(update)
     if group and context.bot.username:
         text = text.replace(f"@{context.bot.username}", "").strip()
-    lang = detect_language(user.language_code, text)
+    lang = context.deps.lang(update, text)
     if not group and await try_reminder_reply(update, context, text.strip(), lang):
         return
     if not group and await try_confirm_flow(update, context, text.strip(), lang):
@@ -62,9 +65,9 @@ async def on_text(update: Update, context: BotContext) -> None:
 
 async def on_other(update: Update, context: BotContext) -> None:
     """Stickers, photos, voice…: say that only text works for now."""
-    message, user = update.effective_message, update.effective_user
+    message = update.effective_message
     if message is None:
         return
-    lang = detect_language(user.language_code if user else None)
+    lang = context.deps.lang(update, message.caption or "")
     context.deps.spoke(user_key_of(update))
     await message.reply_text(say("text_only", lang))

@@ -22,7 +22,7 @@ from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
 from agent.types import ReminderView
 from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
-from bot.frontdesk.texts import detect_language, say
+from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
 from bot.telegram.sending import edit_outcome, send_text
@@ -50,7 +50,8 @@ def keyboard(card: Card) -> InlineKeyboardMarkup | None:
 
 async def send_card(bot: Bot, deps: BotDeps, chat_id: int, key: str, card: Card) -> None:
     """Send one card; a proposal or offer becomes what a bare yes / a reply answers."""
-    sent = await send_text(bot, chat_id, card.text, markup=keyboard(card))
+    text = f"{card.text} · {card.hint}" if card.hint else card.text
+    sent = await send_text(bot, chat_id, text, markup=keyboard(card))
     deps.spoke(key)
     if card.answers and deps.reminders is not None:
         deps.reminders.tie(key, str(sent[-1].message_id), card.answers)
@@ -69,12 +70,12 @@ async def show_reminders(
 
 async def on_reminder_command(update: Update, context: BotContext) -> None:
     """``/remind``, ``/reminders``, ``/tz``, ``/briefing`` for their sender."""
-    message, chat, user = update.effective_message, update.effective_chat, update.effective_user
+    message, chat = update.effective_message, update.effective_chat
     if message is None or chat is None or not message.text:
         return
     name = message.text.split()[0][1:].split("@")[0].lower()
     arg = message.text.partition(" ")[2].strip()
-    lang = detect_language(user.language_code if user else None, arg)
+    lang = context.deps.lang(update, arg)
     deps, key = context.deps, user_key_of(update)
     if in_group(update):
         await send_text(context.bot, chat.id, say("group_private", lang))
@@ -92,7 +93,7 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
     if query is None or query.data is None or update.effective_chat is None:
         return
     deps, key, chat_id = context.deps, user_key_of(update), update.effective_chat.id
-    lang = detect_language(query.from_user.language_code, getattr(query.message, "text", ""))
+    lang = context.deps.lang(update)
     if deps.reminders is None or in_group(update):
         await query.answer(UNAVAILABLE[0 if lang == "zh" else 1])
         return
@@ -139,6 +140,8 @@ async def try_reminder_reply(update: Update, context: BotContext, text: str, lan
         await edit_outcome(context.bot, chat_id, replied.message_id, pressed.text)
     await send_text(context.bot, chat_id, pressed.text or pressed.toast)
     deps.spoke(key)
+    for card in pressed.cards:  # "which one?": the proposals again
+        await send_card(context.bot, deps, chat_id, key, card)
     return True
 
 
@@ -148,7 +151,7 @@ async def offer_after_update(update: Update, context: BotContext) -> None:
     if desk is None or chat is None or in_group(update) or update.effective_user is None:
         return
     key = user_key_of(update)
-    lang = detect_language(update.effective_user.language_code)
+    lang = context.deps.lang(update)
     for card in desk.take_offers(key, lang):
         await send_card(context.bot, context.deps, chat.id, key, card)
 

@@ -117,6 +117,15 @@ WORDS: dict[str, tuple[str, str]] = {
         "已建立 %d 個待確認的提議，%d 條未匯入。",
         "%d proposals to confirm; %d not imported.",
     ),
+    "add_conflict": (
+        "和你已有的記憶很像：請在「待確認」選擇新增或取代。",
+        "Close to a memory you have: choose Add or Replace under Pending.",
+    ),
+    "why_question": ("你問：", "You asked:"),
+    "add_head": ("新增一條記憶", "Add a memory"),
+    "add": ("新增", "Add"),
+    "add_section_hint": ("分類（可留空）", "section (optional)"),
+    "import_skipped": ("沒有可以當作記憶的文字，略過", "no text to remember: skipped"),
     "import_empty": ("檔案裡沒有可以匯入的記憶。", "The file holds no memories to import."),
     "import_bad": (
         "看不懂這個檔案：請用 PCAI 匯出的 Markdown 或 JSON。",

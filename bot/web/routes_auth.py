@@ -114,7 +114,10 @@ async def switch_lang(request: Request, session: PageSession, form: FormData) ->
     """Switch the page's language, back to the page it was switched on."""
     lang = str(form.get("lang", ""))
     if lang in LANGS:
-        await asyncio.to_thread(deps_of(request).logins.set_lang, session.session_id, lang)
+        deps = deps_of(request)
+        await asyncio.to_thread(deps.logins.set_lang, session.session_id, lang)
+        if deps.services.languages is not None:  # the person's choice, in the chat too
+            await asyncio.to_thread(deps.services.languages.choose, session.user_key, lang)
     return RedirectResponse(safe_back(str(form.get("back", "/"))), status_code=303)
 
 

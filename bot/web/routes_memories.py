@@ -82,8 +82,18 @@ async def memories(request: Request, session: PageSession) -> Response:
 @page
 async def entry_page(request: Request, session: PageSession) -> Response:
     """One memory: its fields, the edit form, and its topic's timeline (supersedes chain)."""
+    return await _entry_view(request, session, str(request.path_params["entry_id"]))
+
+
+async def _entry_view(
+    request: Request,
+    session: PageSession,
+    entry_id: str,
+    draft: EditForm | None = None,
+    error: str = "",
+) -> Response:
+    """The entry page; after a refused edit, the form keeps what was typed, the error in red."""
     deps = deps_of(request)
-    entry_id = request.path_params["entry_id"]
     user, now = session.user_key, now_of(deps)
     entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
     entry = next((e for e in entries if e.id == entry_id), None)
@@ -100,7 +110,16 @@ async def entry_page(request: Request, session: PageSession) -> Response:
             governance.archaeology, user, row.entry.canonical_topic
         )
     timeline = topic_chain if len(topic_chain) > len(chain) else chain
-    return render(request, session, "entry.html", row=row, timeline=timeline)
+    return render(
+        request,
+        session,
+        "entry.html",
+        status_code=422 if error else 200,
+        row=row,
+        timeline=timeline,
+        draft=draft,
+        error=error,
+    )
 
 
 def _entry_id(request: Request) -> str:
@@ -130,9 +149,8 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
         )
     except EntryNotFoundError as exc:
         raise HTTPException(404) from exc
-    except ShapeError as exc:
-        deps.flash(session, exc.said(lang))
-        return _back(entry_id)
+    except ShapeError as exc:  # said on the same page, in red, nothing typed lost
+        return await _entry_view(request, session, entry_id, edit_form, exc.said(lang))
     new = entry.id != entry_id
     deps.flash(session, word("new_version", lang) + entry.id if new else word("saved", lang))
     return _back(entry.id)
@@ -155,7 +173,8 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
         await asyncio.to_thread(shaper.entry, session.user_key, _entry_id(request))
     except EntryNotFoundError as exc:
         raise HTTPException(404) from exc
-    said = await shaper.forget(session.user_key, _entry_id(request), now_of(deps))
+    lang = lang_of(request, session)
+    said = await shaper.forget(session.user_key, _entry_id(request), now_of(deps), lang)
     deps.flash(session, said.text)
     return RedirectResponse("/", status_code=303)
 
@@ -164,7 +183,7 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
 async def undo(request: Request, session: PageSession, form: FormData) -> Response:
     """The chat's /undo."""
     deps = deps_of(request)
-    said = await shaper_of(request).undo(session.user_key, now_of(deps))
+    said = await shaper_of(request).undo(session.user_key, now_of(deps), lang_of(request, session))
     deps.flash(session, said.text)
     return RedirectResponse("/", status_code=303)
 

@@ -87,6 +87,23 @@ async def batch(request: Request, session: PageSession, form: FormData) -> Respo
     return RedirectResponse("/pending", status_code=303)
 
 
+@write
+async def add(request: Request, session: PageSession, form: FormData) -> Response:
+    """Add a memory typed on the page: the same guards as chat; the press is the user's act."""
+    deps, lang, shaper = deps_of(request), lang_of(request, session), shaper_of(request)
+    text, section = str(form.get("text", "")).strip(), str(form.get("section", "")).strip()
+    try:
+        outcome = await asyncio.to_thread(shaper.add, session.user_key, text, section)
+    except ShapeError as exc:
+        deps.flash(session, exc.said(lang))
+        return RedirectResponse("/", status_code=303)
+    if outcome.status == "edited":  # close to a memory: the user picks add or replace
+        deps.flash(session, word("add_conflict", lang))
+        return RedirectResponse("/pending", status_code=303)
+    deps.flash(session, _said(outcome, lang))
+    return RedirectResponse("/", status_code=303)
+
+
 @page
 async def why(request: Request, session: PageSession) -> Response:
     """The memories that shaped each recent reply, with links to the entries."""
@@ -195,6 +212,7 @@ ROUTES = [
     Route("/pending", pending, methods=["GET"]),
     Route("/pending/batch", batch, methods=["POST"]),
     Route("/pending/{proposal_id}/{action}", answer, methods=["POST"]),
+    Route("/add", add, methods=["POST"]),
     Route("/why", why, methods=["GET"]),
     Route("/logs", logs, methods=["GET"]),
     Route("/logs/{day}", log_day, methods=["GET"]),

@@ -13,6 +13,7 @@ import logging
 import socket
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 
 import uvicorn
 
@@ -21,8 +22,21 @@ from bot.settings import WebConfig
 from bot.web.app import build_app, build_deps
 from bot.web.logins import LoginStore
 from bot.web.security import WebDeps
+from memory.base.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
+
+
+WEB_URL_FILE = "web.url"
+
+
+def running_page_url(data_dir: Path) -> str | None:
+    """The address of the page a running ``pcai run`` serves on ``data_dir``, or None."""
+    try:
+        url = (data_dir / WEB_URL_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return url or None
 
 
 def login_url(base_url: str, token: str) -> str:
@@ -106,12 +120,20 @@ class WebServer:
             self._server = None
             return False
         log.info("memory page at %s (send /web for a login link)", self.base_url)
+        # Where `pcai web-link` finds the page this process really serves (port 0, a proxy).
+        atomic_write_text(self.url_file, self.base_url + "\n")
         return True
+
+    @property
+    def url_file(self) -> Path:
+        """``<data dir>/web.url``: the running page's address, while it runs."""
+        return self.deps.services.settings.data_dir / WEB_URL_FILE
 
     async def stop(self) -> None:
         """Stop serving; in-flight requests finish first (a few seconds at most)."""
         if self._server is None or self._task is None:
             return
+        self.url_file.unlink(missing_ok=True)
         self._server.should_exit = True
         try:
             await asyncio.wait_for(self._task, timeout=10)

@@ -22,9 +22,10 @@ from agent.forget import Said
 from agent.texts import error_text
 from bot.app import Services
 from bot.errors import BackendError
-from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter
+from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, view_of
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
+from bot.web.importing import IMPORTED, Read, read_file
 from memory.base.guards import mask
 from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
 from memory.errors import EntryNotFoundError
@@ -34,8 +35,6 @@ from memory.write.governance import LIVE
 MAX_IMPORT_BYTES = 2_000_000
 MAX_IMPORT_ENTRIES = 500
 _SCOPE = re.compile(r"global|(?:project|lang):\S+")
-# Fields an import carries over from a PCAI export (the rest is derived again).
-_IMPORTED = ("summary", "memory_class", "scope", "canonical_topic", "is_core", "user_weight")
 
 
 class ShapeError(ValueError):
@@ -53,6 +52,9 @@ class ShapeError(ValueError):
         """The sentence in ``lang``."""
         if self.refusal is not None:
             return error_text(self.refusal, lang)
+        backend = self.fields.get("backend")
+        if isinstance(backend, BackendError):  # the chat's sentence, in the reader's language
+            return backend.said(lang)
         return word(self.key, lang).format(**self.fields)
 
 
@@ -128,7 +130,7 @@ class Shaper:
         try:
             return do().id
         except BackendError as exc:
-            raise ShapeError("as_is", text=str(exc)) from exc
+            raise ShapeError("as_is", text=str(exc), backend=exc) from exc
 
     def _fields(self, old: Entry, form: EditForm) -> dict[str, object]:
         scope = form.scope.strip() or "global"
@@ -184,18 +186,32 @@ class Shaper:
         return self._act(lambda: self.curation.restore(user_key, entry_id, via="page"))
 
     # -- forgetting ----------------------------------------------------------------------
-    async def forget(self, user_key: str, entry_id: str, now: datetime) -> Said:
+    async def forget(self, user_key: str, entry_id: str, now: datetime, lang: str) -> Said:
         """The chat's /forget: delete, redact everywhere, keep an undo copy."""
-        return await self.services.forgetter.forget(user_key, entry_id, now=now)
+        return await self.services.forgetter.forget(user_key, entry_id, now=now, lang=lang)
 
-    async def undo(self, user_key: str, now: datetime) -> Said:
+    async def undo(self, user_key: str, now: datetime, lang: str) -> Said:
         """The chat's /undo."""
-        return await self.services.forgetter.undo(user_key, now=now)
+        return await self.services.forgetter.undo(user_key, now=now, lang=lang)
 
     def can_undo(self, user_key: str, now: datetime) -> bool:
         """Whether the user's latest forget can still be undone."""
         copy = self.services.forgetter.undo_store.latest(user_key)
         return copy is not None and copy.expires_at > now
+
+    def add(self, user_key: str, text: str, section: str) -> Outcome:
+        """A memory typed on the page: proposed through the guards, then confirmed by the
+        user's own press (one that conflicts with a memory waits on /pending: add or replace?)."""
+        now = datetime.now().astimezone()
+        try:
+            p = self.services.confirm.propose(
+                user_key, text, "page", section=_line(section)[:80] or None, now=now
+            )
+        except ProposalRefusedError as exc:
+            raise _refused(exc) from exc
+        if p.conflicts_shown:
+            return Outcome("edited", p.text, proposal=view_of(p))
+        return self.decide(user_key, p.id, "confirm")
 
     # -- proposals -----------------------------------------------------------------------
     def decide(self, user_key: str, proposal_id: str, decision: Decision) -> Outcome:
@@ -207,7 +223,7 @@ class Shaper:
         try:
             return self.answers.edit(user_key, proposal_id, text, via="page")
         except Exception as exc:  # BackendError: a refusal already worded for the user
-            raise ShapeError("as_is", text=str(exc)) from exc
+            raise ShapeError("as_is", text=str(exc), backend=exc) from exc
 
     def import_file(self, user_key: str, name: str, data: bytes, now: datetime) -> ImportReport:
         """Propose every live memory of a Markdown or JSON file; nothing is written yet."""
@@ -215,15 +231,16 @@ class Shaper:
             raise ShapeError("too_large")
         try:
             text = data.decode("utf-8-sig")
-            entries = _entries_of(name, text)
+            read = _read(name, text)
         except ShapeError:
             raise
         except (UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError) as exc:
             raise ShapeError("import_bad") from exc  # RecursionError: JSON nested too deep
+        entries = read.entries
         proposed: list[str] = []
-        refused: list[tuple[str, ShapeError]] = []
+        refused = [(mask(part), ShapeError("import_skipped")) for part in read.skipped]
         for e in entries[:MAX_IMPORT_ENTRIES]:
-            values = {k: getattr(e, k) for k in _IMPORTED}
+            values = {k: getattr(e, k) for k in IMPORTED}
             try:
                 p = self.services.confirm.propose(
                     user_key, e.text, "import", section=e.section, now=now, fields=values
@@ -237,6 +254,22 @@ class Shaper:
             for e in entries[MAX_IMPORT_ENTRIES:]
         ]
         return ImportReport(proposed, refused)
+
+
+def _read(name: str, text: str) -> Read:
+    """PCAI's own JSON export checked record by record (all or nothing); another tool's JSON
+    (no ``text`` in a record), plain lines and Markdown read by bot/web/importing.py."""
+    stripped = text.lstrip()
+    if name.lower().endswith(".json") or stripped.startswith(("[", "{")):
+        try:
+            strict = Read(_entries_of(name, text))
+        except ShapeError as exc:  # record 1 has no text: another tool's shape, not ours
+            if exc.key != "import_bad_record" or exc.fields.get("n") != 1:
+                raise
+        else:
+            if strict.entries:
+                return strict
+    return read_file(name, text)
 
 
 def _entries_of(name: str, text: str) -> list[Entry]:
@@ -272,5 +305,5 @@ def _record(n: int, r: object) -> Entry:
         raise ShapeError("import_bad_record", n=n, field="user_weight")
     if "id" in r and not isinstance(r["id"], str | int):
         raise ShapeError("import_bad_record", n=n, field="id")
-    known = {k: r[k] for k in (*_IMPORTED, "section", "status") if k in r}
+    known = {k: r[k] for k in (*IMPORTED, "section", "status") if k in r}
     return Entry(id=str(r.get("id", "")), text=str(r["text"]), **known)

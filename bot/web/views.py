@@ -232,10 +232,18 @@ def minutes_left(p: Proposal, now: datetime) -> int:
     return max(0, int(-(-seconds // 60)))
 
 
-def why(services: Services, user_key: str) -> list[tuple[str, Sequence[InjectedMemory]]]:
-    """(time, memories) of the user's recent replies that used memories, newest first."""
+def why(services: Services, user_key: str) -> list[tuple[str, str, Sequence[InjectedMemory]]]:
+    """(time, the question it answered, memories) of the user's recent replies that used
+    memories, newest first; the question is the session's message of that time ("" once
+    the session no longer holds it)."""
+    asked = {
+        m.time.isoformat(): m.content
+        for m in services.sessions.load(user_key).messages
+        if m.role == "user" and m.time is not None
+    }
     return [
-        (at[:16].replace("T", " "), used) for at, used in WhyLog(services.state).recent(user_key)
+        (at[:16].replace("T", " "), asked.get(at, ""), used)
+        for at, used in WhyLog(services.state).recent(user_key)
     ]
 
 

@@ -279,6 +279,18 @@ def m007_initdata_spent(conn: Any) -> None:
     )
 
 
+# -- 8: each person's language (bot/frontdesk/language.py) --------------------------------
+_USER_LANGUAGE = (
+    "CREATE TABLE IF NOT EXISTS user_language "
+    "(user_key TEXT PRIMARY KEY, lang TEXT NOT NULL, chosen INTEGER NOT NULL DEFAULT 0)",
+)
+
+
+def m008_user_language(conn: Any) -> None:  # the language chosen (/lang, the page) or written
+    """``user_language``: each person's one language."""
+    _run(conn, _USER_LANGUAGE)
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
@@ -287,6 +299,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m005_deferred_work", m005_deferred_work),
     Migration("m006_open_turns", m006_open_turns),
     Migration("m007_initdata_spent", m007_initdata_spent),
+    Migration("m008_user_language", m008_user_language),
 )
 
 

@@ -94,7 +94,8 @@ async def test_the_15th_turn_summarises_the_older_talk_with_the_model(env: Env) 
     assert reply.text.startswith("好的，聽起來不錯。") and not reply.error
     assert await worker.settle()  # the worker writes what the turn planned
     [told] = NoticeBook(env.services.state).outbox(env.clock, USER)
-    assert "MEMORY_FULL.md § 對話摘要 (" in told.text  # the user is told where it went
+    assert "對話摘要 (" in told.text  # the user is told what it is called
+    assert "MEMORY_FULL" not in told.text  # not the name of an internal file
 
     # The model was asked to summarise the older turns (the first one among them) ...
     [asked] = [b for b in env.fake.chat_requests if _is_conversation_summary("/api/chat", b)]
@@ -130,7 +131,7 @@ async def test_when_the_summariser_fails_the_extractive_summary_is_written(env: 
     assert reply.text.startswith("好的，聽起來不錯。") and not reply.error  # still answered
     assert await worker.settle()
     [told] = NoticeBook(env.services.state).outbox(env.clock, USER)
-    assert "MEMORY_FULL.md § 對話摘要 (" in told.text
+    assert "對話摘要 (" in told.text and "MEMORY_FULL" not in told.text
 
     assert any(_is_conversation_summary("/api/chat", b) for b in env.fake.chat_requests)
     full = _memory_full(env)

@@ -25,7 +25,7 @@ async def test_new_session_summarises_the_old_one_then_starts_empty(env: Env) ->
 
     said = await env.agent.new_session(USER, env.clock)
 
-    assert "MEMORY_FULL.md" in said
+    assert "對話摘要 (" in said and "MEMORY_FULL" not in said  # the summary, not a file name
     session = json.loads(env.agent.sessions.path(USER).read_text(encoding="utf-8"))
     assert session["messages"] == []
     full = UserPaths.of(env.services.settings.data_dir, USER).memory_full_md.read_text("utf-8")
@@ -34,7 +34,7 @@ async def test_new_session_summarises_the_old_one_then_starts_empty(env: Env) ->
 
     # Nothing left to summarise: a second /new writes no second summary.
     again = await env.agent.new_session(USER, env.clock)
-    assert "MEMORY_FULL.md" not in again
+    assert "對話摘要" not in again
     assert full == UserPaths.of(env.services.settings.data_dir, USER).memory_full_md.read_text(
         "utf-8"
     )
@@ -47,6 +47,6 @@ async def test_new_session_without_the_model_uses_the_extractive_summary(env: En
 
     said = await env.agent.new_session(USER, env.clock)
 
-    assert "MEMORY_FULL.md" in said
+    assert "對話摘要 (" in said
     full = UserPaths.of(env.services.settings.data_dir, USER).memory_full_md.read_text("utf-8")
     assert "台中" in full  # the extractive fallback kept the conversation's facts

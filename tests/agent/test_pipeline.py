@@ -112,6 +112,9 @@ async def test_memory_save_tool_makes_a_proposal_not_a_memory(env: Env) -> None:
     tool_msg = env.fake.chat_requests[1]["messages"][-1]
     assert tool_msg["role"] == "tool"
     assert json.loads(tool_msg["content"])["status"] == "pending_confirmation"
+    # The same note for every front end: the terminal has no buttons.
+    prompt = env.fake.chat_requests[1]["messages"][0]["content"]
+    assert "button" not in tool_msg["content"] and "button" not in prompt
 
 
 async def test_the_model_cannot_confirm_its_own_proposal(env: Env) -> None:

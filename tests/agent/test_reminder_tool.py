@@ -56,6 +56,7 @@ async def test_the_model_proposes_a_reminder_and_nothing_is_scheduled(env: Env) 
     assert wakeups.jobs == {}  # a proposal: nothing rings until the user confirms
     [result] = _tool_results(env.fake.chat_requests[1])
     assert result["status"] == "pending_confirmation" and result["reminder_id"] == row.id
+    assert "button" not in result["note"]  # the terminal has none
     assert "reminder_create" in SYSTEM_PROMPT
 
 

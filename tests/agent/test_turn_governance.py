@@ -64,7 +64,7 @@ async def test_a_compaction_says_so_in_one_line_once_it_is_written(env: Env) -> 
     assert await worker.settle()
     [told] = book.outbox(env.clock, USER)  # the line, once, for the next tick that can reach
     line = told.text
-    assert "\n" not in line and line.startswith("📝") and "MEMORY_FULL.md § 對話摘要" in line
+    assert "\n" not in line and line.startswith("📝") and "「對話摘要 (" in line
     assert "PostgreSQL" in line  # the new keyword, also in MEMORY.md's index
     paths = UserPaths.of(env.services.settings.data_dir, USER)
     assert "PostgreSQL" in paths.memory_md.read_text("utf-8").splitlines()[2]

@@ -65,3 +65,29 @@ def test_confirm_and_reject_words() -> None:
     assert classify_words("確認") == "confirm" and classify_words("好！") == "confirm"
     assert classify_words("Yes") == "confirm" and classify_words("取消") == "reject"
     assert classify_words("no") == "reject" and classify_words("好像不對") is None
+
+
+async def test_an_unknown_command_says_so(services: Services) -> None:
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services), "cli_ann", out)
+    await chat.handle("/settings")
+    assert out.getvalue() == "I don't know the command /settings. /help lists the commands.\n"
+
+
+async def test_the_terminal_never_speaks_of_buttons(services: Services) -> None:
+    from bot.frontdesk.reminder_desk import reminder_desk_for
+
+    out = io.StringIO()
+    desk = reminder_desk_for(services)
+    chat = TerminalChat(backend_for(services), "cli_ann", out, reminders=desk)
+    await chat.handle("/remember I like green tea")
+    await chat.handle("/remember I walk the dog at seven")
+    await chat.handle("yes")  # two waiting: which one?
+    await chat.handle("/confirm")
+    await chat.handle("/remind tomorrow 9am call mom")
+    await chat.handle("/help")
+    said = out.getvalue()
+    assert "Type /confirm <id> or /discard <id>." in said
+    assert "⏰ Set this reminder?" in said
+    for word in ("press", "Press", "button", "按"):
+        assert word not in said, word

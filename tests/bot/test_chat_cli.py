@@ -50,3 +50,38 @@ def test_chat_user_flag_wins_over_the_latest_session(
     monkeypatch.setattr("sys.stdin", io.StringIO("/quit\n"))
     assert main(["chat", "--user", "ann"]) == 0
     assert "cli_ann" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", ["cli_bob", "bob"])
+def test_user_means_one_user_key_everywhere(
+    given: str,
+    data_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.setattr("sys.stdin", io.StringIO("/remember bob keeps bees on the roof\n確認\n"))
+    assert main(["chat", "--user", given]) == 0
+    assert "PCAI terminal chat as cli_bob." in capsys.readouterr().out
+    assert not (data_dir / "users" / "cli_cli_bob").exists()
+    # the other commands read the same key the chat wrote under
+    assert main(["search", "--user", given, "bees"]) == 0
+    assert "bob keeps bees on the roof" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", [["chat"], ["search", "x"], ["export"]])
+def test_a_user_that_is_no_key_is_refused_in_one_line(
+    command: list[str], data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main([command[0], "--user", "Bob Smith", *command[1:]]) == 1
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", "pcai: not a valid user key: 'Bob Smith'\n")
+    assert not (data_dir / "users").exists() or not any((data_dir / "users").iterdir())
+
+
+def test_the_chat_runs_only_as_a_terminal_user(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["chat", "--user", "telegram_42"]) == 2
+    assert capsys.readouterr().err == (
+        "pcai: the terminal chat runs as a cli_ user, not telegram_42\n"
+    )

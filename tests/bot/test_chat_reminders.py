@@ -66,7 +66,8 @@ async def test_a_due_reminder_is_printed_between_the_users_lines(
     await _until(lambda: "✅ Set." in out.getvalue())
     assert service.store.get(KEY, item.reminder.id).status == rs.SCHEDULED
 
-    await _until(lambda: "⏰ 提醒：stretch" in out.getvalue())  # while the user is idle
+    await _until(lambda: "⏰ Reminder: stretch" in out.getvalue())  # while the user is idle
+    assert "提醒" not in out.getvalue()  # the person's one language
     rid = item.reminder.id
     assert f"/reminders snooze {rid} 10m" in out.getvalue()
     assert service.store.get(KEY, rid).status == rs.SENT

@@ -18,6 +18,7 @@ import pytest
 from bot.cli import main
 from bot.cli_parser import EXIT_CODES, build_parser
 from history.sessions import Session, SessionStore
+from memory.base.locks import ServiceLock
 from tests.fakes.ollama_server import FakeOllama
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,7 +36,9 @@ MEMORIES = [
 
 @pytest.fixture
 def data_dir(clean_environment: Path) -> Path:
-    """The data dir PCAI_DATA_DIR points at (tests/conftest.py strips every other setting)."""
+    """The data dir PCAI_DATA_DIR points at (tests/conftest.py strips every other setting),
+    made already: a command that makes it says so on stderr (tests/bot/test_data_dir.py)."""
+    clean_environment.mkdir(parents=True, exist_ok=True)
     return clean_environment
 
 
@@ -171,7 +174,7 @@ ERRORS = [
     ({"PCAI_USER": "../x"}, ["config"], 2, "PCAI_USER must be a user key like cli_alice"),
     ({}, ["search", "--user", "../x", "x"], 1, "not a valid user key: '../x'"),
     ({}, ["search", "--user", "cli_a/../../b", "x"], 1, "not a valid user key"),
-    ({}, ["remember", "--user", "nobody", "x"], 1, "not a valid user key: 'nobody'"),
+    ({}, ["remember", "--user", "no body", "x"], 1, "not a valid user key: 'no body'"),
     ({}, ["export", "--user", "../x"], 1, "not a valid user key"),
     ({}, ["search", "--user", ALICE, " "], 1, "the query is empty"),
     ({}, ["remember", "--user", ALICE, "我的卡號 4111 1111 1111 1111"], 1, "payment card number"),
@@ -319,8 +322,10 @@ def test_json_output_of_every_data_command_parses(
     exported = run_lines(capsys, "export", "--user", ALICE, "--json")
     assert [e["text"] for e in exported] == MEMORIES[:2]
     seen.add("export")
-    link = run_json(capsys, "web-link", "--user", ALICE, "--json")
-    assert link["url"].startswith("http://127.0.0.1:8765/login?t=")
+    with ServiceLock(data_dir):  # a running bot whose page listens on 8123 (web.url says so)
+        (data_dir / "web.url").write_text("http://127.0.0.1:8123\n", encoding="utf-8")
+        link = run_json(capsys, "web-link", "--user", ALICE, "--json")
+    assert link["url"].startswith("http://127.0.0.1:8123/login?t=")
     seen.add("web-link")
     assert seen == DATA_COMMANDS
 

@@ -75,8 +75,9 @@ async def test_stats_show_the_topic_and_the_sections_to_prune(
         )
     await real.send(OWNER, "/stats")
     stats = real.api.texts()[-1]
-    assert "topic 當前主題: 偏好 Preferences (100% / 4 turns): 我喜歡喝拿鐵咖啡" in stats
-    assert "unused sections 少用的區塊: 工作 Work — " in stats
+    assert "topic: Preferences (100% / 4 turns): 我喜歡喝拿鐵咖啡" in stats  # one language
+    assert "unused sections: Work — unused for several turns" in stats
+    assert "當前主題" not in stats and "少用" not in stats
     topic_md = services.memory.paths(USER).memory_topic_md.read_text("utf-8")
     assert "偏好 Preferences" in topic_md and "我喜歡喝拿鐵咖啡" in topic_md
 
@@ -93,4 +94,4 @@ async def test_the_terminal_chat_shows_the_same(services: Services) -> None:
     await chat.handle("/stats")
     printed = out.getvalue()
     assert "咖啡 → drink_preference" in printed and "我現在只喝綠茶" in printed
-    assert "unused sections 少用的區塊: 工作 Work" in printed
+    assert "少用的區塊: 工作 — 連續多輪沒用到" in printed  # they wrote Chinese: Chinese

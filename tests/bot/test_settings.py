@@ -2,17 +2,26 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
 import pytest
 
-from bot.settings import SettingsError, load_settings, mask, settings_as_dict
+from bot.cli import main
+from bot.settings import (
+    SettingsError,
+    env_names,
+    load_settings,
+    mask,
+    settings_as_dict,
+    unknown_variables,
+)
 
 
 def test_defaults_match_the_docs() -> None:
-    s = load_settings({})
-    assert s.data_dir == Path("botmemory")
+    s = load_settings({"HOME": "/home/ann"})
+    assert s.data_dir == Path("/home/ann/.local/share/pcai")
     assert s.ollama_host == "http://localhost:11434"
     assert s.embed_model == "mxbai-embed-large"
     r = s.retrieval  # docs/retrieval.md, "Staged scoring"
@@ -127,6 +136,26 @@ def test_secrets_are_masked() -> None:
     assert token not in str(out) and "AAHdq" not in str(out)
     assert out["telegram_bot_token"] == "123456789:****"
     assert mask("") == "" and "secret" not in mask("secretvalue")
+
+
+def test_a_misspelt_pcai_variable_is_named_with_the_closest_setting(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PCAI_RETRIEVL_TOP_K", "3")
+    monkeypatch.setenv("PCAI_RETRIEVAL_TOP_K", "4")  # a real one: no warning
+    assert main(["config", "--json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == (
+        "pcai: warning: PCAI_RETRIEVL_TOP_K is not a setting and is ignored "
+        "(did you mean PCAI_RETRIEVAL_TOP_K?)\n"
+    )
+    assert json.loads(out)["retrieval"]["top_k"] == 4
+
+
+def test_every_setting_is_a_known_variable() -> None:
+    env = {name: "1" for name in env_names()}
+    assert unknown_variables(env) == []
+    assert "PCAI_WEB_PUBLIC_URL" in env and "TELEGRAM_BOT_TOKEN" in env
 
 
 def test_the_api_key_is_masked_and_out_of_the_repr() -> None:

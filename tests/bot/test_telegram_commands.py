@@ -10,12 +10,12 @@ from bot.telegram.application import post_init, post_shutdown
 from tests.bot.conftest import FRIEND, OWNER, Harness
 
 
-async def test_start_and_help_are_bilingual(tg: Harness) -> None:
+async def test_start_and_help(tg: Harness) -> None:
     await tg.send(OWNER, "/start", lang="zh-hant")
-    await tg.send(OWNER, "/help", lang="en")
+    await tg.send(FRIEND, "/help", lang="en")
     welcome, help_en = tg.api.texts()
-    assert "PCAI" in welcome and "/help" in welcome
-    assert "/remember" in help_en and "remember something" in help_en and "記住" in help_en
+    assert "PCAI" in welcome and "/help" in welcome and "你好" in welcome
+    assert "/remember" in help_en and "remember something" in help_en and "記住" not in help_en
 
 
 async def test_commands_registered_in_both_languages(tg: Harness) -> None:
@@ -198,3 +198,22 @@ async def test_shutdown_closes_the_model_client_and_keeps_proposals(
     with memory.open(services.settings.data_dir, embedder=services.embedder) as again:
         [waiting] = again.pending.pending("telegram_1001")
         assert waiting.text == "My bike is a green Brompton"
+
+
+async def test_an_unknown_command_is_answered(tg: Harness) -> None:
+    await tg.send(OWNER, "/settings", lang="en")
+    await tg.send(FRIEND, "/foo bar", lang="zh-hant")
+    unknown_en, unknown_zh = tg.api.texts()
+    assert unknown_en == "I don't know the command /settings. /help lists the commands."
+    assert unknown_zh == "沒有 /foo 這個指令。輸入 /help 看所有指令。"
+
+
+async def test_memory_past_the_last_page_or_not_a_number_says_so(
+    tg: Harness, services: Services
+) -> None:
+    services.memory.remember("telegram_1001", "I like green tea")
+    await tg.send(OWNER, "/memory 2")
+    await tg.send(OWNER, "/memory abc")
+    past, word = tg.api.texts()
+    assert past == "There is no page 2: your memories fill 1 (/memory 1)."
+    assert word == "Usage: /memory [page], e.g. /memory 2"

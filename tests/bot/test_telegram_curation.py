@@ -82,7 +82,7 @@ async def test_pin_unpin_and_scope_commands(bot: Bot, services: Services) -> Non
     await bot.send(f"/scope {e.id} somewhere")
     assert "scope" in bot.last().lower() and _entries(services)[e.id].scope == "lang:python"
     await bot.send("/pin m-nope")
-    assert "找不到" in bot.last()
+    assert bot.last() == "No memory 'm-nope' of yours."  # one language: the person's
     await bot.send("/pin")
     assert bot.last().startswith("Usage: /pin")
 
@@ -150,12 +150,13 @@ async def test_a_conflict_offers_replace_and_replace_supersedes(
     await bot.send("/remember 我喜歡綠色")
     data = bot.callbacks()
     assert [d.split(":")[1] for d in data] == ["c", "r", "e", "d"]
-    assert [b["text"] for b in bot.keyboard()[0]][:2] == ["➕ 新增", "🔁 取代"]  # zh text
+    assert [b["text"] for b in bot.keyboard()[0]][:2] == ["➕ 新增", "🔁 取代"]  # they wrote zh
     await bot.press(data[1])
     entries = _entries(services)
     new = next(e for e in entries.values() if e.id != old.id)
     assert new.supersedes == (old.id,) and entries[old.id].status == "deprecated"
-    assert f"(replaces {old.id})" in bot.api.named("editMessageText")[-1]["text"]  # en press
+    # the press answers in the same language, though the client says English
+    assert f"（取代 {old.id}）" in bot.api.named("editMessageText")[-1]["text"]
 
 
 async def test_a_proposal_without_conflict_keeps_three_buttons_and_shows_weight(

@@ -11,7 +11,7 @@ import pytest
 
 from agent.prompt import turn_message
 from bot.app import Services
-from bot.frontdesk.texts import detect_language, split_text
+from bot.frontdesk.texts import split_text
 from bot.telegram.sending import send_text
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness, make_harness
 from tests.bot.telegram_doubles import BOT
@@ -51,8 +51,9 @@ async def test_stranger_refused_once_and_nothing_stored(
     assert tg.model is not None and tg.model.chat_requests == []
     assert [t for t in tg.api.texts() if "only serves" in t] == [
         "Sorry, this bot only serves its owner."
-    ] * 2
-    assert tg.api.named("answerCallbackQuery")
+    ]  # once (the README promises one), not on every message
+    [pressed] = tg.api.named("answerCallbackQuery")
+    assert "text" not in pressed  # the button's spinner stops; nothing is said again
     after = sorted(p for p in Path(services.settings.data_dir).rglob("*"))
     assert after == before and not any("9999" in str(p) for p in after)
 
@@ -125,6 +126,17 @@ async def test_non_text_gets_text_only(tg: Harness) -> None:
     assert tg.asked() == []
 
 
+async def test_a_caption_is_a_message(tg: Harness) -> None:
+    assert tg.model is not None
+    tg.model.chat_handler = echo
+    photo = {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]}
+    await tg.send(OWNER, None, extra={**photo, "caption": "my new bike, remember its colour"})
+    document = {"document": {"file_id": "d", "file_unique_id": "d", "file_name": "a.pdf"}}
+    await tg.send(OWNER, None, extra={**document, "caption": "the lease I signed today"})
+    assert tg.asked() == ["my new bike, remember its colour", "the lease I signed today"]
+    assert "Text only for now." not in tg.api.texts()
+
+
 async def test_errors_give_one_sentence_never_a_trace(
     tg: Harness, services: Services, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -155,13 +167,6 @@ def test_split_text_edges() -> None:
     assert split_text("short") == ["short"]
     solid = "字" * 9000  # no break at all: hard cuts, nothing lost
     assert "".join(split_text(solid)) == solid and len(split_text(solid)) == 3
-
-
-def test_detect_language() -> None:
-    assert detect_language("zh-hant") == "zh"
-    assert detect_language("en", "hello") == "en"
-    assert detect_language(None, "我喜歡 coffee") == "zh"
-    assert detect_language(None, "hello") == "en"
 
 
 async def test_html_rejected_falls_back_to_plain(tg: Harness) -> None:

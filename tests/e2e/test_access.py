@@ -38,7 +38,7 @@ def test_stranger_is_refused_and_leaves_no_trace(
     stranger = User(emulator, STRANGER, "Mallory")
     stranger.send(f"hello, remember my card {CARD}")
     refusal = stranger.wait_for(lambda m: bool(m.get("text")))
-    assert refusal["text"] == "抱歉，這個機器人只服務它的主人。"  # no language given: Chinese
+    assert refusal["text"] == "Sorry, this bot only serves its owner."  # no language: English
     english = User(emulator, STRANGER_EN, "Eve", language_code="en")
     english.send("/remember my locker code is Trudy-8842")
     refusal = english.wait_for(lambda m: bool(m.get("text")))

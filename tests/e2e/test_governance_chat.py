@@ -193,7 +193,7 @@ def test_a_compaction_says_so_in_one_line_once_written(
     texts = [m.get("text") for m in alice.inbox]
     assert texts[texts.index(line) - 3 : texts.index(line)] == ["好的。"] * 3
     assert "\n" not in line
-    assert "MEMORY_FULL.md § 對話摘要" in line and "高雄" in line
+    assert "「對話摘要 (" in line and "MEMORY_FULL" not in line and "高雄" in line
     full = (data / "users" / KEY / "MEMORY_FULL.md").read_text(encoding="utf-8")
     assert "搬家到高雄的計畫" in full
     assert "高雄" in parse_memory(memory_md(data)).keywords

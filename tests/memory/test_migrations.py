@@ -175,8 +175,17 @@ def test_a_file_from_before_the_deferred_queue_gains_it(tmp_path: Path) -> None:
 def test_a_file_from_before_open_turns_gains_them(tmp_path: Path) -> None:
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:5])
-    assert open_state(db) == ["m006_open_turns", "m007_initdata_spent"]
+    assert open_state(db, MIGRATIONS[:7]) == ["m006_open_turns", "m007_initdata_spent"]
     assert {"open_turns", "web_initdata_spent"} <= tables_of(db)
+
+
+# -- 8: each person's language ---------------------------------------------------------------
+def test_a_file_from_before_languages_gains_the_table(tmp_path: Path) -> None:
+    db = tmp_path / "pcai.db"
+    open_state(db, MIGRATIONS[:7])
+    assert "user_language" not in tables_of(db)
+    assert open_state(db) == ["m008_user_language"]
+    assert "user_language" in tables_of(db)
     assert [name for name, _ in record_of(db)] == NAMES
 
 

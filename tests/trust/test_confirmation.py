@@ -215,7 +215,7 @@ async def test_bare_ok_with_two_waiting_asks_which_and_writes_nothing(world: Wor
     assert len(world.services.confirm.pending(KEY, _now())) == 2
     again = world.shown()[len(first_two) :]
     assert sorted(pid for _, pid in again) == sorted(pid for _, pid in first_two)
-    assert any("which one" in t for t in world.texts())
+    assert any("你指的是哪一條" in t for t in world.texts())  # they write Chinese
 
     await world.send("好")  # still two: still asks
     assert world.services.memory.entries(KEY) == []
@@ -231,7 +231,7 @@ async def test_bare_ok_after_other_talk_does_not_confirm(world: World) -> None:
     await world.send("ok")
     assert world.services.memory.entries(KEY) == []
     assert TEA not in world.memory_md()
-    assert any("Do you mean this" in t for t in world.texts())
+    assert any("你是指這條" in t for t in world.texts())
 
     await world.send("ok")  # now the proposal is the bot's last message: the user's act
     assert [e.text for e in world.services.memory.entries(KEY)] == [TEA]

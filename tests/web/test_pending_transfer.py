@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+import pytest
+
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.desk import Desk
 from memory.base.markdown import parse_memory
@@ -115,3 +117,34 @@ def test_a_file_too_large_is_refused(page: Page) -> None:
     big = "- 一條很長的記憶\n" * 200_000  # about 4 MB
     r = client.post("/import", data={"csrf": token}, files={"file": ("big.md", big, "text/md")})
     assert "too large" in r.text and page.services.confirm.pending(ALICE) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected", "skipped"),
+    [
+        ("notes.txt", "I take my coffee black\n\n- 我住在台北\n2. My cat is Mochi\n", 3, 0),
+        (
+            "mem0.json",
+            json.dumps(
+                {"results": [{"id": "a", "memory": "Likes sushi"}, {"id": "b", "score": 1}]}
+            ),
+            1,
+            1,
+        ),
+        (
+            "MEMORY.md",
+            "# MEMORY\n\n## Work\n\n- I deploy on Fridays\n  - id: m-20260101-aaaaaaaa\n\n"
+            "My sister Anna lives in Tainan\nand visits every May.\n",
+            2,
+            0,
+        ),
+    ],
+)
+def test_plain_lines_other_tools_and_paragraphs_become_proposals(
+    page: Page, name: str, content: str, expected: int, skipped: int
+) -> None:
+    client = page.login(ALICE)
+    token = csrf_of(client.get("/transfer").text)
+    r = client.post("/import", data={"csrf": token}, files={"file": (name, content, "text/plain")})
+    assert f"{expected} proposals to confirm; {skipped} not imported" in r.text
+    assert len(page.services.confirm.pending(ALICE)) == expected

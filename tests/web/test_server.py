@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import re
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import replace
+from pathlib import Path
 
 import httpx
 import pytest
@@ -15,6 +17,7 @@ from bot.cli import main
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init, post_shutdown
 from bot.web.server import WebServer
+from memory.base.locks import ServiceLock
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.web.conftest import ALICE, BOB, Page
 
@@ -108,22 +111,38 @@ async def test_a_taken_port_is_one_warning_and_the_bot_goes_on(
         backend.web_link(f"telegram_{ALICE}", "en")
 
 
-def test_pcai_web_link_works_while_the_service_runs(
-    page: Page, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+async def test_pcai_web_link_links_to_the_page_the_running_bot_serves(
+    page: Page,
+    server: WebServer,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    # The service holds pcai.db open (page.services); the command opens it beside (WAL).
-    monkeypatch.setenv("PCAI_DATA_DIR", str(page.services.settings.data_dir))
-    assert main(["web-link", "--user", "cli_alice"]) == 0
-    url = capsys.readouterr().out.strip()
-    assert url.startswith("http://127.0.0.1:8765/login?t=")
-    client = page.client()
-    r = client.post("/login", data={"t": url.split("t=", 1)[1]}, follow_redirects=False)
-    assert r.status_code == 303 and client.get("/me").json()["user_key"] == "cli_alice"
+    data_dir = page.services.settings.data_dir
+    monkeypatch.setenv("PCAI_DATA_DIR", str(data_dir))
+    # No bot on this data dir: no link (it used to print one to its own settings' port).
+    assert main(["web-link", "--user", "cli_alice"]) == 1
+    assert (
+        capsys.readouterr().err
+        == f"pcai: no pcai run serves {data_dir}: start it, then ask again\n"
+    )
+    with ServiceLock(data_dir):  # what `pcai run` holds while it runs
+        assert await server.start()
+        # The service holds pcai.db open (page.services); the command opens it beside (WAL).
+        assert main(["web-link", "--user", "cli_alice"]) == 0
+        url = capsys.readouterr().out.strip()
+        assert server.port != 8765 and url.startswith(f"{_local(server)}/login?t=")
+        async with httpx.AsyncClient(base_url=_local(server)) as client:
+            r = await client.post("/login", data={"t": url.split("t=", 1)[1]})
+            assert r.status_code == 303
+        await server.stop()
+        assert main(["web-link", "--user", "cli_alice"]) == 1  # the bot runs, its page not
+        assert "serves no memory page" in capsys.readouterr().err
 
 
 def test_pcai_web_link_refuses_when_the_page_is_off(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PCAI_WEB_ENABLED", "false")
+    Path(os.environ["PCAI_DATA_DIR"]).mkdir(parents=True)  # not new: nothing said about it
     assert main(["web-link", "--user", "cli_alice"]) == 1
     assert capsys.readouterr().err == "pcai: the memory page is off (PCAI_WEB_ENABLED=false)\n"

@@ -48,3 +48,15 @@ def test_daily_logs_and_summaries_are_browsable_and_searchable(page: Page) -> No
     assert "永康街" in found
     assert client.get("/logs/2026-11-20").status_code == 404
     assert client.get("/logs/..%2F..%2Fpcai").status_code == 404
+
+
+def test_why_shows_the_question_each_reply_answered(page: Page) -> None:
+    asked_at = datetime(2026, 11, 22, 12, 30).astimezone()
+    session = page.services.sessions.load(ALICE)
+    session.append("user", "晚餐可以吃花生醬麵嗎？", asked_at)
+    session.append("assistant", "不行，你對花生過敏。", asked_at)
+    page.services.sessions.save(session)
+    used = [InjectedMemory("", "L0", 0.9, "我對花生過敏", "MEMORY.md")]
+    WhyLog(page.services.state).record(ALICE, used, asked_at)
+    html = page.login(ALICE).get("/why").text
+    assert "You asked: <q>晚餐可以吃花生醬麵嗎？</q>" in html

@@ -40,3 +40,11 @@ def test_recurring_dates_are_found(text: str, month: int, day: int, label: str, 
 )
 def test_no_offer_without_an_occasion_and_a_real_date(text: str) -> None:
     assert find_recurring_date(text) is None
+
+
+def test_the_ringing_text_is_in_the_labels_own_language() -> None:
+    en = find_recurring_date("my sister Anna's birthday is March 3")
+    zh = find_recurring_date("媽媽的生日是5月3日")
+    assert en is not None and zh is not None
+    assert en.text == "Tomorrow: my sister Anna's birthday (3 March)"
+    assert zh.text == "明天是媽媽的生日（5月3日）"

@@ -182,11 +182,15 @@ def test_listing_shows_the_next_time_of_recurring_ones(world: World) -> None:
         ("看牙醫", "05-03 14:00", rs.PROPOSED),
     ]
     assert listed[1].rule is not None and listed[1].rule.describe_zh() == "每週一 08:00"
-    assert listed[1].line == (
-        f"#{listed[1].reminder.id} 2026-03-09（週一）08:00 交週報 ↻ 每週一 08:00 / "
-        "every Monday at 08:00"
+    zone = listed[1].reminder.zone
+    assert listed[1].line("zh") == (
+        f"#{listed[1].reminder.id} 2026-03-09（週一）08:00 ({zone}) 交週報 ↻ 每週一 08:00"
     )
-    assert listed[2].line.endswith("看牙醫（待確認 / awaiting your confirmation）")
+    assert listed[1].line("en") == (
+        f"#{listed[1].reminder.id} Mon 9 Mar 2026 08:00 ({zone}) 交週報 ↻ every Monday at 08:00"
+    )
+    assert listed[2].line("zh").endswith("看牙醫（待確認）")
+    assert listed[2].line("en").endswith("看牙醫 (awaiting your confirmation)")
     world.clock.now = datetime(2026, 3, 9, 0, 0, tzinfo=TPE)
     assert [i.reminder.text for i in proc.service.today(ALICE)] == ["交週報"]
 
@@ -207,11 +211,11 @@ def test_the_users_zone_defaults_to_the_setting_and_can_change(world: World) -> 
     berlin = ZoneInfo("Europe/Berlin")
     moved = proc.service.store.get(ALICE, daily.id)
     # the daily one keeps 07:00 on the wall clock where Alice now is (04:00 there now, so
-    # today's 07:00 is next); the one-off keeps its instant
+    # today's 07:00 is next); the one-off keeps its 09:00 too
     assert moved.zone == "Europe/Berlin"
     assert moved.due == datetime(2026, 3, 4, 7, 0, tzinfo=berlin)
     assert proc.scheduler.jobs[daily.key] == moved.due
-    assert proc.service.store.get(ALICE, once.id).due == once.due
+    assert proc.service.store.get(ALICE, once.id).due == datetime(2026, 3, 5, 9, 0, tzinfo=berlin)
     assert proc.service.zone(BOB).key == "Asia/Taipei"
     parsed = proc.service.parse(ALICE, "tomorrow 9am x")
     assert parsed.due.tzinfo == berlin and parsed.due.hour == 9
@@ -314,3 +318,20 @@ async def test_briefing_once_a_day_at_the_users_time(world: World) -> None:
     assert restarted.service.set_briefing(ALICE, "off").briefing_at == ""
     assert restarted.scheduler.jobs == {}
     assert len(briefed) == 2
+
+
+def test_after_tz_every_reminder_keeps_its_clock_time_in_the_new_zone(world: World) -> None:
+    proc = world.start()
+    once, _ = proc.service.propose_phrase(ALICE, "提醒我明天早上九點打電話給媽媽")
+    weekly, _ = proc.service.propose_phrase(ALICE, "every Monday 8:00 weekly report")
+    for row in (once, weekly):
+        proc.service.confirm(act(ALICE, row.id), ALICE, row.id)
+    berlin = ZoneInfo("Europe/Berlin")
+    proc.service.set_zone(ALICE, "Europe/Berlin")
+    moved = proc.service.store.get(ALICE, once.id)
+    assert moved.zone == "Europe/Berlin"
+    assert moved.due == datetime(2026, 3, 5, 9, 0, tzinfo=berlin)  # 09:00 stays 09:00
+    assert proc.scheduler.jobs[moved.key] == moved.due
+    again = proc.service.store.get(ALICE, weekly.id)
+    local = again.due.astimezone(berlin)
+    assert (again.zone, local.weekday(), local.hour) == ("Europe/Berlin", 0, 8)
