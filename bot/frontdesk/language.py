@@ -11,11 +11,14 @@ take it from here, so one person never gets half of one language and half of ano
 
 from __future__ import annotations
 
+import logging
 import re
 import threading
 
 from agent.prompt import detect_language
 from memory.state.languages import LanguageBook, UserLanguage
+
+log = logging.getLogger(__name__)
 
 LANGS = ("zh", "en")
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
@@ -69,7 +72,10 @@ class Languages:
 
     def _put(self, user_key: str, lang: str, chosen: bool) -> None:
         if self.book is not None:
-            self.book.put(user_key, lang, chosen=chosen)
+            try:
+                self.book.put(user_key, lang, chosen=chosen)
+            except Exception as exc:  # a full disk (any SQLite driver): the turn is answered
+                log.warning("%s: the language could not be stored: %s", user_key, exc)
         with self._lock:
             self._known[user_key] = UserLanguage(lang, chosen)
 
