@@ -27,6 +27,8 @@ async def test_each_prompt_extends_the_last_until_a_rebuild_in_the_15_5_shape(en
     env.services.memory.remember(USER, "我對花生過敏", is_core=True)
     env.fake.chat_handler = lambda body: "好的，沒問題。Sounds good."
     turns = 20
+    # The head carries the date: the turns (a minute apart) must not cross midnight.
+    env.clock = env.clock.replace(hour=min(env.clock.hour, 22))
     for i in range(turns):
         assert not (await env.agent.respond(env.msg(LINES[i % len(LINES)]))).error
     requests = env.fake.chat_requests
