@@ -8,6 +8,7 @@ vLLM, LM Studio, hosted endpoints) in ``agent.openai_client`` (the only one impo
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -104,3 +105,32 @@ class LLMClient(Protocol):
         the returned response holds the whole reply either way.
         """
         ...
+
+
+async def with_retries(
+    call: Callable[[TextSink], Awaitable[LLMResponse]],
+    on_text: TextSink | None,
+    retryable: Callable[[BaseException | None], bool],
+    *,
+    retries: int,
+    backoff: float,
+) -> LLMResponse:
+    """``call(sink)``, again after an :class:`LLMUnavailableError` whose cause is
+    ``retryable`` (exponential backoff, at most ``retries`` times), but never once any text
+    went through ``on_text``: a retry would repeat it to the user."""
+    sent: list[str] = []
+
+    async def sink(piece: str) -> None:
+        sent.append(piece)
+        if on_text is not None:
+            await on_text(piece)
+
+    attempt = 0
+    while True:
+        try:
+            return await call(sink)
+        except LLMUnavailableError as exc:
+            if attempt >= retries or sent or not retryable(exc.__cause__):
+                raise
+            await asyncio.sleep(backoff * (2**attempt))
+            attempt += 1

@@ -8,6 +8,7 @@ import logging
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from typing import Any, ClassVar
 
 import httpx
@@ -25,6 +26,7 @@ from agent.llm import (
     TextSink,
     ToolCall,
     Usage,
+    with_retries,
 )
 from memory.errors import EmbedderUnavailableError
 from memory.index.embedders import Vector, normalise, query_part
@@ -177,29 +179,15 @@ class OllamaChat:
         on_text: TextSink | None = None,
     ) -> LLMResponse:
         """One streamed /api/chat call; raises :class:`LLMError` subclasses only."""
-        attempt = 0
-        sent: list[str] = []  # what reached on_text: a retry after that would repeat it
-
-        async def sink(piece: str) -> None:
-            sent.append(piece)
-            if on_text is not None:
-                await on_text(piece)
-
-        while True:
-            try:
-                resp = await self._chat_once(messages, tools, sink)
-            except LLMUnavailableError as exc:
-                if (
-                    attempt >= self._retries
-                    or sent
-                    or not isinstance(exc.__cause__, ConnectionError | httpx.ConnectError)
-                ):
-                    raise
-                await asyncio.sleep(self._backoff * (2**attempt))
-                attempt += 1
-                continue
-            self._check_cut(messages, tools, resp)
-            return resp
+        resp = await with_retries(
+            partial(self._chat_once, messages, tools),
+            on_text,
+            lambda cause: isinstance(cause, ConnectionError | httpx.ConnectError),
+            retries=self._retries,
+            backoff=self._backoff,
+        )
+        self._check_cut(messages, tools, resp)
+        return resp
 
     async def _chat_once(
         self,

@@ -15,6 +15,7 @@ import re
 import time
 import weakref
 from collections.abc import Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import httpx
@@ -30,9 +31,19 @@ from agent.llm import (
     TextSink,
     ToolCall,
     Usage,
+    with_retries,
 )
 
 log = logging.getLogger(__name__)
+
+
+def _reconnectable(cause: BaseException | None) -> bool:
+    """A connection that failed (the server may be restarting); not one that timed out."""
+    return isinstance(cause, openai.APIConnectionError) and not isinstance(
+        cause, openai.APITimeoutError
+    )
+
+
 SERVER_DOWN = "the model server is not reachable at {url}: is it running?"
 # How llama.cpp ("exceeds the available context size"), vLLM ("maximum context length is")
 # and OpenAI ("context_length_exceeded") refuse a prompt that does not fit.
@@ -139,25 +150,13 @@ class OpenAIChat:
         on_text: TextSink | None = None,
     ) -> LLMResponse:
         """One streamed /v1/chat/completions call; raises :class:`LLMError` subclasses only."""
-        attempt = 0
-        sent: list[str] = []
-
-        async def sink(piece: str) -> None:
-            sent.append(piece)
-            if on_text is not None:
-                await on_text(piece)
-
-        while True:
-            try:
-                return await self._chat_once(messages, tools, sink)
-            except LLMUnavailableError as exc:
-                retry = isinstance(exc.__cause__, openai.APIConnectionError) and not isinstance(
-                    exc.__cause__, openai.APITimeoutError
-                )
-                if attempt >= self._retries or sent or not retry:
-                    raise
-                await asyncio.sleep(self._backoff * (2**attempt))
-                attempt += 1
+        return await with_retries(
+            partial(self._chat_once, messages, tools),
+            on_text,
+            _reconnectable,
+            retries=self._retries,
+            backoff=self._backoff,
+        )
 
     async def _chat_once(
         self,
