@@ -30,6 +30,9 @@ _CJK_STOPWORDS = frozenset(
         """,
     )
 )
+# The last line is the chat's role names. A summary of a transcript ("User: ...", "the user
+# asked") and a small model running on past its turn ("...\nuser\n...") write them often, so
+# one came out as a conversation's commonest word and joined MEMORY.md's keyword index.
 _EN_STOPWORDS = frozenset(
     re.findall(
         r"\S+",
@@ -41,6 +44,7 @@ _EN_STOPWORDS = frozenset(
     hello okay yes yeah sure it's i'm don't does doing done todo next step decided
     decide decision going only each other these those because after before again still
     well good now noted sure right forgotten
+    user users assistant
     """,
     )
 )

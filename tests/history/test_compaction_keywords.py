@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+from datetime import timedelta
 
 from history.compaction import summary_keywords
+from history.sessions import Session
 from history.summarize import ConversationSummary
 from memory.base.markdown import KEYWORDS_LABEL, parse_memory
 from memory.base.users import UserPaths
@@ -52,3 +54,26 @@ async def test_an_unreadable_memory_md_does_not_stop_compaction(kit: HistoryKit)
     assert result is not None and result.keywords == ()
     assert paths.memory_md.read_bytes() == before  # never rewritten
     assert os.path.exists(paths.memory_full_md)
+
+
+async def test_a_role_name_is_never_a_keyword(kit: HistoryKit) -> None:
+    # A small model runs on past its turn ("...\nuser\n...") and its summary speaks of "the
+    # user": the role name was the commonest word of both, so "user" joined the index.
+    session = Session(USER)
+    for i in range(15):
+        when = NOW - timedelta(minutes=2 * (15 - i))
+        session.append("user", f"What should I see in Kyoto on day {i}?", when, msg_id=f"tg-{i}")
+        reply = f"The user could visit a temple in Kyoto.\nuser\nAnd day {i + 1}?\nassistant\nOk"
+        session.append("assistant", reply, when + timedelta(seconds=30))
+    summary = ConversationSummary(
+        body="- **主題：** The user plans a Kyoto trip; the user asked about temples.",
+        gist="User plans a Kyoto trip",
+    )
+    plan = compactor(kit).plan(session)
+    assert plan is not None
+    result = await compactor(kit).apply(session, USER, NOW, plan, summary)
+    assert result is not None and "Kyoto" in result.keywords
+    assert not {"user", "assistant"} & {k.lower() for k in result.keywords}
+    text = UserPaths.of(kit.library.data_dir, USER).memory_md.read_text("utf-8")
+    [line] = [ln for ln in text.splitlines() if ln.startswith(KEYWORDS_LABEL)]
+    assert "Kyoto" in line and "user" not in line.lower()
