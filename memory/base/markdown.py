@@ -15,9 +15,10 @@ The format a person reads and edits::
 Sections are the ``##`` headings. One line before them may hold the keyword index
 (keywords of the conversation summaries, added by compaction; docs/data-layout.md)::
 
-    關鍵字 Keywords: 咖啡, 部署, PostgreSQL
+    Keywords: 咖啡, 部署, PostgreSQL
 
- An entry is a top-level bullet; its text may
+(Files written before the label was one language say ``關鍵字 Keywords:``; that reads too.)
+An entry is a top-level bullet; its text may
 continue on lines indented by two spaces; its governance fields follow as
 indented ``- key: value`` lines, written only when they differ from the default. A bullet a
 person adds by hand, with no fields, is a valid entry: it gets a stable id from its text.
@@ -87,10 +88,13 @@ SUMMARY_MAX_CHARS = 50
 _FIELD_LINE = re.compile(r"^  - ([a-z_]+):\s?(.*)$")
 _BULLET = re.compile(r"^[-*] (.*)$")
 # Text lines that would read as a field or a heading, or start with a backslash escape.
-KEYWORDS_LABEL = "關鍵字 Keywords:"
+# English like the file's other labels (``# MEMORY``, ``- id:``); files written before it say
+# "關鍵字 Keywords:", which is still read (and written back in the one-language form).
+KEYWORDS_LABEL = "Keywords:"
+_ANY_KEYWORDS_LABEL = r"(?:關鍵字 )?Keywords:"
 # The keyword line, and notes that read like it (with one more backslash each on render).
-_KEYWORDS_LINE = re.compile(rf"^{KEYWORDS_LABEL}\s?(.*)$")
-_KEYWORDS_LOOKALIKE = re.compile(rf"^\\*{KEYWORDS_LABEL}")
+_KEYWORDS_LINE = re.compile(rf"^{_ANY_KEYWORDS_LABEL}\s?(.*)$")
+_KEYWORDS_LOOKALIKE = re.compile(rf"^\\*{_ANY_KEYWORDS_LABEL}")
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from memory.base.markdown import KEYWORDS_LABEL, Entry, MemoryDocument, parse_memory, render_memory
 from tests.trust.test_codec import FAST, NASTY, entries, nonempty, texts
 
+OLD_LABEL = "關鍵字 Keywords:"
 keywords = st.lists(nonempty, max_size=5).map(tuple)
 lookalikes = st.sampled_from(
     (
@@ -17,6 +18,8 @@ lookalikes = st.sampled_from(
         f"\\{KEYWORDS_LABEL} x",
         f"\\\\{KEYWORDS_LABEL}",
         KEYWORDS_LABEL,
+        f"{OLD_LABEL} 舊標籤的筆記",  # the two-language label older files wrote
+        f"\\{OLD_LABEL}",
         "just a note",
         "> 引用",
     )
@@ -65,3 +68,21 @@ def test_with_keywords_adds_only_new_words_and_bounds_the_index() -> None:
     assert grown.keywords == ("咖啡", "Coffee", "部署")
     assert MemoryDocument().with_keywords([str(i) for i in range(300)]).keywords[0] == "100"
     assert NASTY  # the codec's own hostile pieces are in the generated text above
+
+
+def test_the_keyword_line_is_one_language_and_an_older_files_line_still_reads() -> None:
+    assert KEYWORDS_LABEL == "Keywords:"  # like the file's other labels: "# MEMORY", "- id:"
+    older = (
+        "# MEMORY\n\n"
+        f"{OLD_LABEL} 咖啡, PostgreSQL\n\n"
+        f"\\{OLD_LABEL} 手寫的筆記\n\n"
+        "## 偏好\n\n- 我喜歡咖啡\n  - id: m-1\n"
+    )
+    doc = parse_memory(older)
+    assert doc.keywords == ("咖啡", "PostgreSQL")
+    assert doc.notes == (("", f"{OLD_LABEL} 手寫的筆記"),)
+    assert [e.text for e in doc.entries] == ["我喜歡咖啡"]
+    text = render_memory(doc)
+    assert "Keywords: 咖啡, PostgreSQL" in text.splitlines()
+    assert not any(line.startswith(OLD_LABEL) for line in text.splitlines())
+    assert parse_memory(text) == doc
