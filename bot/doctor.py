@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from bot.doctor_model import ModelChecks, ModelSkip
+from bot.doctor_page import PageSkip, check_page
 from bot.errors import DoctorWarning
 from bot.settings import Settings
 
@@ -115,6 +116,7 @@ def run_checks(settings: Settings) -> list[CheckResult]:
         ("model server", model.server),
         ("context", model.context),
         ("tools", model.tools),
+        ("memory page", lambda: check_page(settings)),
         ("telegram", lambda: _telegram(settings)),
     ]
     results = []
@@ -123,7 +125,7 @@ def run_checks(settings: Settings) -> list[CheckResult]:
             results.append(CheckResult(name, "ok", check()))
         except DoctorWarning as exc:
             results.append(CheckResult(name, "warn", str(exc)))
-        except (DoctorSkip, ModelSkip) as exc:
+        except (DoctorSkip, ModelSkip, PageSkip) as exc:
             results.append(CheckResult(name, "skip", str(exc)))
         except Exception as exc:  # every failure becomes one readable line
             results.append(CheckResult(name, "fail", " ".join(str(exc).split())))

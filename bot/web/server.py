@@ -92,7 +92,7 @@ class WebServer:
     async def start(self) -> bool:
         """Bind and serve in this event loop; False (and a warning) when the port is taken."""
         try:
-            sock = _bind(self.config.host, self.config.port)
+            sock = listen_socket(self.config.host, self.config.port)
         except OSError as exc:
             log.warning(
                 "the memory page cannot listen on %s:%s (%s); the bot runs without it "
@@ -152,7 +152,8 @@ class WebServer:
             await self.stop()
 
 
-def _bind(host: str, port: int) -> socket.socket:
+def listen_socket(host: str, port: int) -> socket.socket:
+    """A socket listening on ``host:port`` as the page binds it (``pcai doctor`` tries it too)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:

@@ -304,6 +304,7 @@ def test_json_output_of_every_data_command_parses(
     fake_ollama: FakeOllama,
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("PCAI_WEB_PORT", "0")  # the page line never depends on this machine
     seen = set()
     for text in MEMORIES[:2]:
         assert run_json(capsys, "remember", "--user", ALICE, "--json", text)["section"]
@@ -311,7 +312,7 @@ def test_json_output_of_every_data_command_parses(
     assert run_json(capsys, "config", "--json")["data_dir"] == str(data_dir)
     seen.add("config")
     checks = run_lines(capsys, "doctor", "--json")  # no token: Telegram skipped, exit 0
-    assert [c["status"] for c in checks] == ["ok"] * 8 + ["skip"]
+    assert [c["status"] for c in checks] == ["ok"] * 9 + ["skip"]
     assert [c["check"] for c in checks][-1] == "telegram" and all(c["detail"] for c in checks)
     seen.add("doctor")
     hits = run_lines(capsys, "search", "--user", ALICE, "--json", "咖啡 藍色")

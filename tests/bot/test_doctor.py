@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,6 +24,7 @@ CHECKS = (
     "model server",
     "context",
     "tools",
+    "memory page",
     "telegram",
 )
 TOKEN = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
@@ -34,7 +37,11 @@ def _closed_port() -> int:
 
 
 def _settings(tmp_path: Path, **env: str) -> Settings:
-    return load_settings({"PCAI_DATA_DIR": str(tmp_path / "botmemory"), **env})
+    """Settings on ``tmp_path`` whose page port is free (unless ``env`` names one)."""
+    port = str(_closed_port())
+    return load_settings(
+        {"PCAI_DATA_DIR": str(tmp_path / "botmemory"), "PCAI_WEB_PORT": port, **env}
+    )
 
 
 def _doctor(settings: Settings) -> tuple[int, dict[str, str], list[str]]:
@@ -89,7 +96,7 @@ def test_a_terminal_only_install_skips_telegram_and_passes(
     assert code == 0, lines
     assert checks["telegram"] == "skip TELEGRAM_BOT_TOKEN is not set: a terminal-only install"
     assert lines[-2].startswith("skip  telegram: ")
-    assert [v.split()[0] for v in checks.values()] == ["ok"] * 8 + ["skip"]
+    assert [v.split()[0] for v in checks.values()] == ["ok"] * 9 + ["skip"]
     assert lines[-1] == "all checks passed, 1 skipped"
 
 
@@ -139,6 +146,7 @@ def test_pcai_doctor_command(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{_closed_port()}")
+    monkeypatch.setenv("PCAI_WEB_PORT", str(_closed_port()))
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out.splitlines()
     assert len(out) == len(CHECKS) + 1
@@ -150,10 +158,11 @@ def test_pcai_doctor_json_is_one_object_per_check(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], fake_ollama: FakeOllama
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    monkeypatch.setenv("PCAI_WEB_PORT", str(_closed_port()))
     assert main(["doctor", "--json"]) == 0  # terminal-only: Telegram skipped
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["check"] for r in rows] == list(CHECKS)
-    assert [r["status"] for r in rows] == ["ok"] * 8 + ["skip"]
+    assert [r["status"] for r in rows] == ["ok"] * 9 + ["skip"]
     assert "qwen2.5:7b present" in rows[5]["detail"]
     fake_ollama.models = ["mxbai-embed-large:latest"]
     assert main(["doctor", "--json"]) == 1
@@ -216,3 +225,46 @@ def test_an_openai_compatible_server_gets_the_same_lines(tmp_path: Path) -> None
         assert checks["tools"].startswith("FAIL a chat offering a tool was refused")
     finally:
         fake.stop()
+
+
+class _OtherProgram(BaseHTTPRequestHandler):
+    """Some other web server on the page's port (not PCAI)."""
+
+    def do_GET(self) -> None:
+        body = b"<svg>not PCAI</svg>"
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+def test_the_memory_page_line_says_whether_its_port_is_free(tmp_path: Path) -> None:
+    port = _closed_port()
+    _, checks, _ = _doctor(_settings(tmp_path, PCAI_WEB_PORT=str(port)))
+    assert checks["memory page"] == f"ok 127.0.0.1:{port} is free for the page"
+    other = ThreadingHTTPServer(("127.0.0.1", 0), _OtherProgram)
+    threading.Thread(target=other.serve_forever, daemon=True).start()
+    try:
+        taken = str(other.server_address[1])
+        _, checks, _ = _doctor(_settings(tmp_path, PCAI_WEB_PORT=taken))
+    finally:
+        other.shutdown()
+        other.server_close()
+    assert checks["memory page"] == (
+        f"warn another program listens on 127.0.0.1:{taken}: pcai run would start without "
+        "the memory page (/web gives no link); stop that program or set PCAI_WEB_PORT to a "
+        "free port (or PCAI_WEB_ENABLED=false to run without the page)"
+    )
+
+
+def test_the_memory_page_line_for_a_page_turned_off_or_an_address_not_here(
+    tmp_path: Path,
+) -> None:
+    _, checks, _ = _doctor(_settings(tmp_path, PCAI_WEB_ENABLED="false"))
+    assert checks["memory page"] == "skip PCAI_WEB_ENABLED is false: no memory page"
+    _, checks, _ = _doctor(_settings(tmp_path, PCAI_WEB_HOST="192.0.2.1"))  # TEST-NET-1
+    line = checks["memory page"]
+    assert line.startswith("warn pcai run cannot listen on 192.0.2.1:") and "PCAI_WEB_PORT" in line

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import re
@@ -14,6 +15,8 @@ import httpx
 import pytest
 
 from bot.cli import main
+from bot.doctor_page import check_page
+from bot.errors import DoctorWarning
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init, post_shutdown
 from bot.web.server import WebServer
@@ -146,3 +149,22 @@ def test_pcai_web_link_refuses_when_the_page_is_off(
     Path(os.environ["PCAI_DATA_DIR"]).mkdir(parents=True)  # not new: nothing said about it
     assert main(["web-link", "--user", "cli_alice"]) == 1
     assert capsys.readouterr().err == "pcai: the memory page is off (PCAI_WEB_ENABLED=false)\n"
+
+
+async def test_doctor_tells_the_running_pcais_page_from_another_ones(
+    page: Page, server: WebServer, tmp_path: Path
+) -> None:
+    settings = page.services.settings
+    with ServiceLock(settings.data_dir):  # what `pcai run` holds while it runs
+        assert await server.start()
+        here = replace(settings, web=replace(settings.web, port=server.port))
+        where = f"127.0.0.1:{server.port}"
+        # A blocking probe of a page served by this loop: asked from a thread.
+        said = await asyncio.to_thread(check_page, here)
+        assert said == f"{where} is served by the PCAI running on this data folder"
+        elsewhere = replace(here, data_dir=tmp_path / "another")
+        with pytest.raises(DoctorWarning) as warned:
+            await asyncio.to_thread(check_page, elsewhere)
+    assert str(warned.value).startswith(
+        f"another PCAI (on another data folder) serves its page on {where}"
+    )
