@@ -11,6 +11,7 @@ from starlette.responses import HTMLResponse
 
 from bot.web.i18n import word
 from bot.web.logins import PageSession
+from bot.web.plain import Plain
 from bot.web.security import deps_of
 
 HERE = Path(__file__).resolve().parent
@@ -47,6 +48,7 @@ def render(
     base: dict[str, Any] = {
         "lang": lang,
         "t": lambda key: word(key, lang),
+        "plain": Plain(lang),
         "session": session,
         "csrf": deps.signer.csrf(session.session_id) if session else "",
         "flashes": deps.flashes.pop(session.session_id, []) if session else [],

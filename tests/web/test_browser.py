@@ -8,6 +8,7 @@ here, so the system chromium is used (``make test`` installs it with apt-get whe
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -19,6 +20,8 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 from playwright.async_api import Page as Tab
 
+from agent.types import InjectedMemory
+from agent.why import WhyLog
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.desk import Desk
 from bot.web.logins import LINK_SECONDS
@@ -80,9 +83,11 @@ class Live:
     def memory_md(self, user_key: str = ALICE) -> str:
         return self.page.services.memory.paths(user_key).memory_md.read_text(encoding="utf-8")
 
-    async def tab(self, browser: Browser, user_key: str = ALICE, lang: str = "en") -> Tab:
-        """A browser tab logged in through a one-time link."""
-        context = await browser.new_context(viewport={"width": 412, "height": 915})
+    async def tab(
+        self, browser: Browser, user_key: str = ALICE, lang: str = "en", width: int = 412
+    ) -> Tab:
+        """A browser tab logged in through a one-time link (a phone's width unless told)."""
+        context = await browser.new_context(viewport={"width": width, "height": 915})
         tab = await context.new_page()
         await tab.goto(self.link(user_key, lang))
         await tab.wait_for_url(f"{self.base}/")
@@ -271,3 +276,88 @@ async def test_the_mini_app_logs_in_with_telegrams_init_data(live: Live, browser
     await tab.wait_for_url(f"{live.base}/")
     assert "大安區" in await tab.inner_text("main")
     assert "記憶" in await tab.inner_text("nav")  # the Telegram client's language (zh-hant)
+
+
+# What a person reads instead of PCAI's codes, in each language of the page.
+PLAIN = {
+    "en": {
+        "L0": "always in mind",
+        "L1": "when its scope comes up",
+        "L2": "when the topic comes up",
+        "global": "everywhere",
+        "asked": "You asked:",
+        "log": "your log of 2026-11-21",
+        "import": "from an imported file",
+        "you": "you",
+    },
+    "zh": {
+        "L0": "隨時記得",
+        "L1": "提到它的範圍時",
+        "L2": "話題相關時",
+        "global": "所有對話",
+        "asked": "你問：",
+        "log": "2026-11-21 的日誌",
+        "import": "來自匯入的檔案",
+        "you": "你",
+    },
+}
+CODES = re.compile(r"\bL[012]\b|health|健康度|MEMORY\.md|memory/\d|\bglobal\b|\bimport\b|m-\d{8}-")
+
+
+async def fits(tab: Tab, width: int) -> bool:
+    """Whether the page needs no sideways scrolling at ``width`` pixels."""
+    return bool(await tab.evaluate(f"document.documentElement.scrollWidth <= {width}"))
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_plain_words_on_every_page_and_the_codes_under_details(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    core = live.page.remember(ALICE, "Always answer me in Traditional Chinese", is_core=True)
+    live.page.remember(ALICE, "Deploy PCAI with systemd", scope="project:pcai")
+    tea = live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
+    services = live.page.services
+    now = datetime.now().astimezone()
+    services.confirm.propose(ALICE, "I collect stamps", "import", now=now)
+    asked = datetime(2026, 11, 21, 9, 30).astimezone()
+    session = services.sessions.load(ALICE)
+    session.append("user", "用中文回答我好嗎？", asked)
+    services.sessions.save(session)
+    used = [
+        InjectedMemory(core, "L0", 0.9, "Always answer me in Traditional Chinese", "MEMORY.md"),
+        InjectedMemory("", "L2", 0.41, "昨天聊到泰國菜", "memory/2026-11-21.md"),
+    ]
+    WhyLog(services.state).record(ALICE, used, asked)
+    services.daily_log.append(ALICE, "user", "昨天聊到泰國菜", asked, "tg-1")
+    words = PLAIN[lang]
+    tab = await live.tab(browser, lang=lang, width=width)
+
+    shown = await tab.inner_text("main")  # a closed <details> shows only its summary
+    assert not CODES.search(shown), CODES.search(shown)
+    for key in ("L0", "L1", "L2", "global"):
+        assert words[key] in shown, key
+    card = f"#e-{tea}"
+    assert tea not in await tab.inner_text(card)
+    await tab.click(f"{card} details.tech summary")  # the codes, one click away
+    opened = await tab.inner_text(card)
+    assert tea in opened and "L2" in opened and "global" in opened
+    assert await fits(tab, width)
+
+    await tab.goto(f"{live.base}/why")
+    shown = await tab.inner_text("main")
+    assert f"{words['asked']} 用中文回答我好嗎？" in shown  # the question the reply answered
+    assert words["L0"] in shown and words["log"] in shown
+    assert not CODES.search(shown) and "0.90" not in shown
+    await tab.click("section.reply details.tech summary")
+    opened = await tab.inner_text("section.reply details.tech")
+    assert "L0" in opened and "0.90" in opened and "memory/2026-11-21.md" in opened
+    assert await fits(tab, width)
+
+    await tab.goto(f"{live.base}/pending")
+    shown = await tab.inner_text("main")
+    assert words["import"] in shown and not CODES.search(shown)
+    await tab.goto(f"{live.base}/logs/2026-11-21")
+    assert await tab.locator(".records .who").all_inner_texts() == [words["you"]]

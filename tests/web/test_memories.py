@@ -32,15 +32,18 @@ def test_memories_show_by_section_with_every_field(page: Page) -> None:
     for label, value in [
         ("topic", "coffee"),
         ("weight", "7"),
-        ("scope", "global"),
+        ("scope", "everywhere"),
         ("uses", "0"),
         ("last used", "not yet"),
-        ("layer", "L2"),
+        ("in replies", "when the topic comes up"),
+        ("layer", "L2"),  # the codes under "Technical details"
+        ("scope", "global"),
     ]:
         assert re.search(rf"<dt>{label}</dt><dd[^>]*>{value}</dd>", coffee), label
-    assert re.search(r"<dt>health</dt><dd>0\.\d\d</dd>", coffee)
+    assert re.search(r"<dt>health \(0–1[^<]*</dt><dd>0\.\d\d</dd>", coffee)
     assert re.search(r"<dt>fades at today&#39;s rate on</dt><dd>never</dd>", coffee)  # weight 7
     work = html[html.index(WORK) :]
+    assert re.search(r"<dt>in replies</dt><dd[^>]*>always in mind</dd>", work)
     assert re.search(r"<dt>layer</dt><dd>L0</dd>", work)
     assert re.search(r"<dt>core \(pinned\)</dt><dd>yes</dd>", work)
 

@@ -42,10 +42,11 @@ def test_daily_logs_and_summaries_are_browsable_and_searchable(page: Page) -> No
     index = client.get("/logs").text
     assert '<a href="/logs/2026-11-21">2026-11-21</a>' in index
     assert "auto_summaries.md" in index and "聊了咖啡豆的烘焙度" in index
+    assert "<summary>Summaries after a pause</summary>" in index  # the file's name in words
     day = client.get("/logs/2026-11-21").text
     assert day.index("永康街") < day.index("Nice, which roast?")
     found = client.get("/logs", params={"q": "咖啡豆"}).text.split("<h2>Daily logs")[0]
-    assert "永康街" in found
+    assert "you: 今天去了永康街" in found and "user: " not in found  # who, in plain words
     assert client.get("/logs/2026-11-20").status_code == 404
     assert client.get("/logs/..%2F..%2Fpcai").status_code == 404
 
