@@ -234,17 +234,34 @@ def minutes_left(p: Proposal, now: datetime) -> int:
 
 def why(services: Services, user_key: str) -> list[tuple[str, str, Sequence[InjectedMemory]]]:
     """(time, the question it answered, memories) of the user's recent replies that used
-    memories, newest first; the question is the session's message of that time ("" once
-    the session no longer holds it)."""
+    memories, newest first; the question is the session's message of that time, or, once a
+    compaction trimmed it from the session, the daily log's record of it ("" if neither)."""
     asked = {
         m.time.isoformat(): m.content
         for m in services.sessions.load(user_key).messages
         if m.role == "user" and m.time is not None
     }
+    days: dict[str, dict[str, str]] = {}
     return [
-        (at[:16].replace("T", " "), asked.get(at, ""), used)
+        (at[:16].replace("T", " "), asked.get(at) or _logged(services, user_key, at, days), used)
         for at, used in WhyLog(services.state).recent(user_key)
     ]
+
+
+def _logged(services: Services, user_key: str, at: str, days: dict[str, dict[str, str]]) -> str:
+    """The user's message logged at ``at`` (the log keeps whole seconds), else ""."""
+    try:
+        local = services.daily_log.local(datetime.fromisoformat(at))
+    except ValueError:
+        return ""
+    day = f"{local:%Y-%m-%d}"
+    if day not in days:
+        records = log_records(services, user_key, day) or []
+        days[day] = {}
+        for r in records:
+            if r.who == "user":
+                days[day].setdefault(r.time, r.text)
+    return days[day].get(f"{local:%H:%M:%S}", "")
 
 
 def log_days(services: Services, user_key: str) -> list[str]:

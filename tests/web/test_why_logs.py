@@ -61,3 +61,15 @@ def test_why_shows_the_question_each_reply_answered(page: Page) -> None:
     WhyLog(page.services.state).record(ALICE, used, asked_at)
     html = page.login(ALICE).get("/why").text
     assert "You asked: <q>晚餐可以吃花生醬麵嗎？</q>" in html
+
+
+def test_why_still_shows_the_question_once_the_session_was_compacted(page: Page) -> None:
+    asked_at = datetime(2026, 11, 22, 12, 30, 5).astimezone()
+    # A compaction trimmed the message from the session; the daily log keeps every message.
+    log = page.services.daily_log
+    log.append(ALICE, "assistant", "（提醒）該吃午餐了", asked_at)  # the same second, not asked
+    log.append_user_message(ALICE, "我可以吃花生醬嗎？", asked_at, "tg-7")
+    used = [InjectedMemory("", "L0", 0.9, "我對花生過敏", "MEMORY.md")]
+    WhyLog(page.services.state).record(ALICE, used, asked_at)
+    html = page.login(ALICE).get("/why").text
+    assert "You asked: <q>我可以吃花生醬嗎？</q>" in html
