@@ -46,7 +46,7 @@ from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
 from memory.write.consent import Action, UserActMint
-from memory.write.decisions import ConfirmationService
+from memory.write.decisions import ConfirmationService, section_name
 from memory.write.governance import LIVE, Governance, chains_markdown, export_records
 from memory.write.lifecycle import Lifecycle
 from memory.write.pending import PendingStore
@@ -205,7 +205,7 @@ class Memory:
         """
         now = now or datetime.now().astimezone()
         if section is not None:  # "## Evil" names the section "Evil": the heading adds "## "
-            section = " ".join(section.split()).lstrip("#").strip() or None
+            section = section_name(section) or None
         proposal = self.confirm.propose(
             user_key, text, OPERATOR, section=section, now=now, fields=fields, replaces=replaces
         )

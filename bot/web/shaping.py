@@ -29,7 +29,7 @@ from bot.web.importing import IMPORTED, Read, read_file
 from memory.base.guards import mask
 from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
 from memory.errors import EntryNotFoundError
-from memory.write.decisions import ProposalRefusedError
+from memory.write.decisions import ProposalRefusedError, section_name
 from memory.write.governance import LIVE
 
 MAX_IMPORT_BYTES = 2_000_000
@@ -143,7 +143,7 @@ class Shaper:
         if not 0 <= weight <= 10:
             raise ShapeError("bad_weight")
         return {
-            "section": _line(form.section)[:80] or DEFAULT_SECTION,
+            "section": section_name(_line(form.section))[:80] or DEFAULT_SECTION,
             "canonical_topic": _line(form.topic)[:80],
             "user_weight": weight,
             "is_core": form.core,

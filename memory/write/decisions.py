@@ -82,6 +82,12 @@ ALLOWED_FIELDS = (
 )
 
 
+def section_name(typed: str) -> str:
+    """A section name as a person typed it: one line, without a heading's own ``#`` marks
+    ("## Evil" names the section "Evil", not "## ## Evil"); "" when nothing is left."""
+    return " ".join(typed.split()).lstrip("#").strip()
+
+
 @dataclass(frozen=True, slots=True)
 class ReplyIntent:
     """What a short text reply to a proposal means."""
@@ -233,7 +239,7 @@ class ConfirmationService:
             ids, shown = tuple(replaces), ""
         else:
             ids, shown = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
-        chosen = mask((section or "").strip(), known) or choose_section(
+        chosen = mask(section_name(section or ""), known) or choose_section(
             text, self.memory.document(user_key).sections
         )
         return self.store.add(

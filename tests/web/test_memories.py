@@ -227,3 +227,19 @@ def test_a_hand_edit_of_memory_md_shows_on_the_next_load(page: Page) -> None:
         f.write(text.replace("豆花", "布丁"))
     assert "布丁" in client.get("/").text
     assert "布丁" in client.get("/", params={"q": "柴犬"}).text  # and in search
+
+
+def test_a_section_typed_as_a_heading_is_named_once(page: Page) -> None:
+    client = page.login(ALICE)
+    added = client.post(
+        "/add", data={"csrf": csrf_of(client.get("/").text), "text": TEA, "section": "## Evil"}
+    )
+    assert added.status_code in (200, 303)
+    [entry] = page.services.memory.entries(ALICE)
+    assert entry.section == "Evil" and "## ## " not in _doc(page)
+    form = {"text": TEA, "section": " ### Good ", "topic": "", "weight": "5", "scope": "global"}
+    client.post(
+        f"/m/{entry.id}/edit", data={"csrf": csrf_of(client.get(f"/m/{entry.id}").text), **form}
+    )
+    [entry] = page.services.memory.entries(ALICE)
+    assert entry.section == "Good" and "\n## Good\n" in _doc(page) and "## #" not in _doc(page)
