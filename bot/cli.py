@@ -140,7 +140,8 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
 
 def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
-    stats = services.library.reindex(args.user, progress=progress_bar("reindex"))
+    with progress_bar("reindex") as bar:
+        stats = services.library.reindex(args.user, progress=bar)
     if args.json:
         print_json({"added": stats.added, "files": stats.files, "removed": stats.removed})
     else:

@@ -10,7 +10,7 @@ import contextlib
 import getpass
 import logging
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -25,24 +25,37 @@ if TYPE_CHECKING:
 log = logging.getLogger("pcai")
 
 
-def progress_bar(label: str) -> Callable[[int, int], None]:
-    """A ``done/total`` bar on stderr (building or rebuilding the index can take a while)."""
+@contextlib.contextmanager
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
+    """A ``done/total`` bar on stderr (building or rebuilding the index can take a while).
+
+    Its line always ends: when the work stops half-way (an unreadable file), the error said
+    next starts on a line of its own instead of after "1/2".
+    """
+    open_line = False
 
     def show(done: int, total: int) -> None:
+        nonlocal open_line
         width = 30
         filled = int(width * done / total) if total else width
         bar = "#" * filled + "-" * (width - filled)
         print(f"\r{label} [{bar}] {done}/{total}", end="", file=sys.stderr, flush=True)
-        if done >= total:
+        open_line = done < total
+        if not open_line:
             print(file=sys.stderr)
 
-    return show
+    try:
+        yield show
+    finally:
+        if open_line:
+            print(file=sys.stderr, flush=True)
 
 
 def open_services(settings: Settings) -> Services:
     """Every service, with the search index built before the first command uses it."""
     services = build_services(settings)
-    services.memory.ensure_index(progress=progress_bar("building index"))
+    with progress_bar("building index") as bar:
+        services.memory.ensure_index(progress=bar)
     return services
 
 

@@ -140,6 +140,13 @@ def test_reindex_reports_what_it_did(data_dir: Path, capsys: pytest.CaptureFixtu
     (data_dir / "users" / ALICE / "MEMORY.md").write_text("- 手寫的一條新記憶 hand-written\n")
     code, out, _ = run(capsys, "reindex")
     assert code == 0 and out == "indexed 1 units from 1 files, removed 1\n"
+    # A reindex that stops half-way (the second user's file is not UTF-8) ends its bar's line:
+    # the error is a line of its own, not glued after "1/2".
+    (data_dir / "users" / "cli_zed").mkdir()
+    (data_dir / "users" / "cli_zed" / "MEMORY.md").write_bytes(b"# MEMORY\n\n- caf\xe9\n")
+    code, _, err = run(capsys, "reindex")
+    bar, said = err.splitlines()[-2:]
+    assert code == 1 and bar.endswith("] 1/2") and said.startswith("pcai: ") and err[-1] == "\n"
 
 
 def test_config_masks_the_telegram_token(
