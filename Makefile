@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools prints an "Editable installation" notice on every editable install of a project
+# with several top-level packages (bot, agent, memory, history): information, not a problem.
+QUIET_BUILD := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet -e .
 	touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(VENV)/.installed $@
 
 install: $(VENV)/.installed
