@@ -17,7 +17,7 @@ from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
 from memory.state import reminders as rs
-from tests.bot.conftest import OWNER, Harness
+from tests.bot.conftest import FRIEND, OWNER, Harness
 from tests.bot.offers import offer_in_terminal
 from tests.fakes.ollama_server import tool_reply
 
@@ -61,6 +61,8 @@ async def test_remember_is_saved_at_once_and_undo_leaves_no_copy(
     assert tg.asked() == []  # a command, never a chat turn
     assert holding(services, WORD)  # the attack is real: it is in the files now
 
+    await tg.press(FRIEND, data, mid)  # someone else's press takes back nothing of OWNER's
+    assert [e.id for e in services.memory.entries(KEY)] == [entry.id]
     await tg.press(OWNER, data, mid)
     assert services.memory.entries(KEY) == []
     assert services.memory.search(KEY, WORD) == []
