@@ -17,15 +17,20 @@ from bot.frontdesk.ports import (
     Answer,
     Backend,
     BackendError,
-    Button,
     Decision,
     Document,
     Found,
-    MemoryLine,
     Outcome,
     Via,
 )
-from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say, section_label
+from bot.frontdesk.texts import (
+    help_text,
+    memory_buttons,
+    memory_line,
+    proposal_text,
+    say,
+    section_label,
+)
 from history.topic_index import TopicOverview
 from memory.errors import UnreadableFileError
 from memory.write.archaeology import ChainMatch
@@ -304,21 +309,6 @@ class Desk:
         if url.startswith(("http://127.", "http://localhost", "http://[::1]")):
             text += "\n" + say("web_local", lang)  # a phone cannot reach the bot's loopback
         return Answer(text)
-
-
-def memory_line(m: MemoryLine, lang: str = "en") -> str:
-    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
-    marks = "📌 " if m.core else ""
-    marks += f"⭐{m.weight} " if m.weight != 5 else ""
-    marks += f"🏷{m.scope} " if m.scope != "global" else ""
-    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
-
-
-def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
-    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
-    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
-    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
-    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
 
 
 def outcome_text(outcome: Outcome, lang: str) -> str:

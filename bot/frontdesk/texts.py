@@ -11,6 +11,7 @@ from datetime import datetime
 
 from agent.texts import LANGUAGES, both, say
 from agent.types import ProposalView
+from bot.frontdesk.ports import Button, MemoryLine
 
 TELEGRAM_LIMIT = 4096
 CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
@@ -125,6 +126,21 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     section = section_label(p.section, lang)
     lines.append(f"[{section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
     return "\n".join(lines)
+
+
+def memory_line(m: MemoryLine, lang: str = "en") -> str:
+    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
+    marks = "📌 " if m.core else ""
+    marks += f"⭐{m.weight} " if m.weight != 5 else ""
+    marks += f"🏷{m.scope} " if m.scope != "global" else ""
+    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
+
+
+def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
+    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
+    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
+    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
+    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
 
 
 def is_expired(p: ProposalView, now: datetime) -> bool:
