@@ -22,8 +22,6 @@ from playwright.async_api import Page as Tab
 
 from agent.types import InjectedMemory
 from agent.why import WhyLog
-from bot.frontdesk.backend import backend_for
-from bot.frontdesk.desk import Desk
 from bot.web.logins import LINK_SECONDS
 from bot.web.server import WebServer, login_url
 from memory.base.markdown import parse_memory
@@ -207,13 +205,16 @@ async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser:
 
 
 async def test_confirm_a_pending_proposal_made_in_chat(live: Live, browser: Browser) -> None:
-    desk = Desk(backend_for(live.page.services))
-    answer = await desk.command(ALICE, "remember", "我下週三要去台南出差", "zh")
-    [proposal] = answer.proposals
+    # The model's memory_save in a chat turn (a typed /remember is saved at once instead).
+    now = datetime.now().astimezone()
+    proposal = live.page.services.confirm.propose(
+        ALICE, "我下週三要去台南出差", "chat:tg-5", now=now
+    )
     tab = await live.tab(browser)
     await tab.click("nav >> text=Pending")
-    assert "我下週三要去台南出差" in await tab.inner_text(f"#p-{proposal.proposal_id}")
-    await tab.click(f"#p-{proposal.proposal_id} button.confirm")
+    card = await tab.inner_text(f"#p-{proposal.id}")
+    assert "我下週三要去台南出差" in card and "from the chat" in card
+    await tab.click(f"#p-{proposal.id} button.confirm")
     await tab.wait_for_selector(".flash")
     assert "Remembered" in await tab.inner_text(".flash")
     assert "我下週三要去台南出差" in live.memory_md()
