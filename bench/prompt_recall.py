@@ -208,7 +208,7 @@ async def run_locomo(
                 for i, turn in enumerate(turns):
                     text = f"{turn['speaker']}: {turn_text(turn)}"
                     await chat.say(key, text, when + timedelta(seconds=30 * i))
-            asked = 0
+            asked, first = 0, len(chat.tally.prompt)
             for qa in sample["qa"]:
                 gold = normalise_evidence(qa.get("evidence", []), set(said))
                 if not gold or (questions and asked >= questions):
@@ -217,7 +217,12 @@ async def run_locomo(
                 await chat.ask(key, str(qa["question"]), [said[g] for g in gold])
                 if asked % 20 == 0:
                     print(f"  {key}: {asked} questions", file=sys.stderr, flush=True)
-            print(f"  {key}: {len(said)} turns, {asked} questions", file=sys.stderr)
+            mine = Tally(chat.tally.prompt[first:], chat.tally.search[first:])
+            print(
+                f"  {key}: {len(said)} turns, {asked} questions, prompt "
+                f"{Tally.mean(mine.prompt):.3f}, search alone {Tally.mean(mine.search):.3f}",
+                file=sys.stderr,
+            )
     finally:
         await chat.worker.stop()
         chat.services.close()
