@@ -25,6 +25,7 @@ TEXTS: dict[str, str] = {
     "no_memories": "還沒有記憶。用 /remember <內容> 新增。",
     "usage_search": "用法：/search <關鍵字>",
     "usage_remember": "用法：/remember <內容>",
+    "usage_remind": "用法：/remind <時間> <內容>，例如 /remind 明天早上九點 打電話給媽媽",
     "usage_forget": "用法：/forget <id>（id 見 /memory）",
     "usage_history": "用法：/history <主題>",
     "nothing_found": "找不到相關記憶。",
@@ -40,6 +41,9 @@ TEXTS: dict[str, str] = {
     "no_why": "上一個回答沒有用到任何記憶。",
     "why_head": "上一個回答用到的記憶：",
     "confirmed": "✅ 已記住：",
+    "remembered_now": "✅ 已記住：{text} ({entry_id})。記錯了？{minutes} 分鐘內用 /undo 取消。",
+    "reminder_set_now": "{said}{minutes} 分鐘內用 /undo 取消。",
+    "button_undo": "↩️ 復原",
     "rejected": "🗑 已捨棄：",
     "expired": "⌛ 這個提議已過期，沒有寫入。",
     "missing": "找不到這個提議（可能已處理過）。",
@@ -134,7 +138,11 @@ TEXTS: dict[str, str] = {
     ),
     "forgot_also_one": "（連同 {n} 個較早的版本）",
     "forgot_also_many": "（連同 {n} 個較早的版本）",
-    "undo_nothing": "沒有可復原的記憶：/forget 後 {minutes} 分鐘內才能用 /undo 復原。",
+    "undo_nothing": (
+        "沒有可復原的動作：/forget、/remember 或 /remind 後 {minutes} 分鐘內才能用 /undo 復原。"
+    ),
+    "undo_saved": "↩️ 已復原：{entry_id} 不再記住，也沒有留下任何副本。",
+    "undo_reminder": "↩️ 已復原：提醒 #{reminder_id}（{text}）已取消。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話並保留舊檔",
     "undo_restored": "已復原 {entry_id}，以及日誌、摘要與對話中它的原文。",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
