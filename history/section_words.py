@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping
 
@@ -54,6 +55,15 @@ def section_words(section: str, keywords: Mapping[str, Iterable[str]] | None = N
     return list(dict.fromkeys(words))
 
 
+@functools.lru_cache(maxsize=1024)
+def _whole_word(word: str) -> re.Pattern[str]:
+    """``word`` not inside a longer ASCII word. The word comes first and its edges are checked
+    after it, so the engine scans for the word itself (a lookbehind first tried every offset).
+    """
+    w = re.escape(word)
+    return re.compile(rf"{w}(?<![a-z0-9]{w})(?![a-z0-9])")
+
+
 def named(message: str, words: Iterable[str]) -> bool:
     """Whether ``message`` contains one of ``words`` (English ones as whole words)."""
     folded = message.casefold()
@@ -62,7 +72,7 @@ def named(message: str, words: Iterable[str]) -> bool:
         if not w:
             continue
         if w.isascii():
-            if re.search(rf"(?<![a-z0-9]){re.escape(w)}(?![a-z0-9])", folded):
+            if _whole_word(w).search(folded):
                 return True
         elif w in folded:
             return True

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -175,6 +176,54 @@ def test_escaping_is_undone_exactly(value: str, multiline: bool, also: str) -> N
     assert escaped == escaped.strip() and "\r" not in escaped and "\u2028" not in escaped
     assert len(split_lines(escaped)) <= 1 or multiline
     assert also == "" or also not in escaped
+
+
+# Runs of many kinds at once: the writer replaces a few kinds one by one and the rest in one
+# pass, the reader the same (an adversary's text holds dozens of kinds).
+KINDS = (
+    *map(chr, (*range(0x20), *range(0x7F, 0xA0))),
+    *("\u2028", "\u2029", "\ufeff", " ", "\u3000", "\xa0", "\u2003"),
+    *("&", "&#x26;", "&amp;", "#x41;"),
+)
+runs_of_kinds = st.lists(
+    st.tuples(st.sampled_from(KINDS + NASTY), st.integers(1, 5)), min_size=6, max_size=40
+).map(lambda parts: "".join(unit * n for unit, n in parts))
+
+
+@FAST
+@given(runs_of_kinds, st.booleans(), st.sampled_from(("", ",", "|", ":")))
+def test_runs_of_many_kinds_are_undone_exactly(value: str, multiline: bool, also: str) -> None:
+    escaped = escape(value, multiline=multiline, also=also)
+    assert unescape(escaped) == value
+    assert escaped == escaped.strip() and not {"\r", "\x00", "\u2028", "\x85"} & set(escaped)
+
+
+def test_each_character_is_written_as_its_own_reference_whatever_else_is_there() -> None:
+    many = "".join(map(chr, range(1, 9)))  # more kinds than are replaced one by one
+    assert escape(f" a{many}\u2028 b\u3000\nc\t\n&#x41;&x ", multiline=True) == (
+        "&#x20;a&#x1;&#x2;&#x3;&#x4;&#x5;&#x6;&#x7;&#x8;&#x2028; b&#x3000;\nc&#x9;\n"
+        "&amp;#x41;&x&#x20;"
+    )
+    assert escape("a\nb\r,", also=",") == "a&#xA;b&#xD;&#x2C;"
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("&#x2028;&#x2028;", "\u2028\u2028"),
+        ("&#x41;&#x042;&#x00004a;", "ABJ"),  # by hand: any case, leading zeros
+        ("&#X41;&#x;&#x1234567;&#41;", "&#X41;&#x;&#x1234567;&#41;"),  # not references
+        ("&#xD800;&#x110000;", "&#xD800;&#x110000;"),  # no writer makes them: left as typed
+        ("&amp;#x41; &amp;amp;#x41; &amp; A&B", "&#x41; &amp;#x41; &amp; A&B"),
+        ("&#x26;#x41; &&#x23;x41; &amp;&#x23;x41;", "&#x41; &#x41; &amp;#x41;"),  # read once
+        (
+            "".join(f"&#x{c:X};" for c in range(1, 12)) + "&#x26;#x41;",
+            "".join(map(chr, range(1, 12))) + "&#x41;",
+        ),
+    ],
+)
+def test_references_are_read_once_as_written(written: str, read: str) -> None:
+    assert unescape(written) == read
 
 
 @FAST
