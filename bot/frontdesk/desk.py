@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
-from agent.texts import both
+from agent.texts import CATALOGUES
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -50,7 +50,7 @@ class Desk:
         except BackendError as exc:
             return Answer(exc.said(lang), error=True)
         except UnreadableFileError as exc:  # the user's own file: say which and what to fix
-            return Answer(file_problem_notice(exc, exc.path.name), error=True)
+            return Answer(file_problem_notice(exc, exc.path.name, lang), error=True)
         return answer
 
     async def cmd_start(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -261,11 +261,11 @@ class Desk:
         """Memory archaeology for a topic."""
         if not arg:
             return Answer(say("usage_history", lang))
-        return Answer(await asyncio.to_thread(self.backend.archaeology, user_key, arg))
+        return Answer(await asyncio.to_thread(self.backend.archaeology, user_key, arg, lang))
 
     async def cmd_new(self, user_key: str, arg: str, lang: str) -> Answer:
         """Start a fresh session (the old one is summarised first)."""
-        return Answer(await self.backend.new_session(user_key))
+        return Answer(await self.backend.new_session(user_key, lang))
 
     async def cmd_export(self, user_key: str, arg: str, lang: str) -> Answer:
         """The user's memories as a Markdown document."""
@@ -275,7 +275,7 @@ class Desk:
 
     async def cmd_stats(self, user_key: str, arg: str, lang: str) -> Answer:
         """Counts, index size and last jobs."""
-        rows = list(await asyncio.to_thread(self.backend.stats, user_key))
+        rows = list(await asyncio.to_thread(self.backend.stats, user_key, lang))
         topics = getattr(self.backend, "topics", None)
         if topics is not None:
             rows += topic_rows(await asyncio.to_thread(topics.overview, user_key), lang)
@@ -327,6 +327,14 @@ STATS_LABELS: dict[str, dict[str, str]] = {
     "pending reminders": {"zh": "待確認的提醒"},
     "daily logs": {"zh": "每日日誌"},
     "indexed chunks": {"zh": "索引片段"},
+    "older versions": {"zh": "較早的版本"},
+    # the scheduled jobs' last runs (bot/jobs.py names them)
+    "idle_summaries": {"zh": "閒置對話摘要"},
+    "index": {"zh": "索引更新"},
+    "pending_expiry": {"zh": "提議到期檢查"},
+    "forget_undo": {"zh": "復原期限清理"},
+    "lifecycle": {"zh": "夜間整理"},
+    "fading": {"zh": "淡出提醒"},
 }
 
 
@@ -347,14 +355,14 @@ def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str
     return rows
 
 
-def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
-    """``/history``: each matching chain as a timeline, oldest version first.
+def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -> str:
+    """``/history``: each matching chain as a timeline, oldest version first, in ``lang``.
 
     ``咖啡 → drink_preference`` heads a chain found through its topic (an id asked for needs no
     heading); each version shows its date, status, id and text, a newer one ``(← replaced id)``.
     """
     if not matches:
-        return both("no_history_topic", first="en", topic=query)
+        return say("no_history_topic", lang, topic=query)
     out: list[str] = []
     for match in matches:
         if out:
@@ -365,8 +373,14 @@ def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
             arrow = "  ↳ " if i else "  • "
             replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
             when = e.created_at[:16].replace("T", " ")
-            out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
+            out.append(f"{arrow}{when} [{status_word(e.status, lang)}] {e.id}: {e.text}{replaced}")
     return "\n".join(out)
+
+
+def status_word(status: str, lang: str) -> str:
+    """An entry's status as the reader's language says it (one a person wrote: as written)."""
+    key = f"status_{status}"
+    return say(key, lang) if key in CATALOGUES["en"] else status
 
 
 def _where(hit: Found) -> str:

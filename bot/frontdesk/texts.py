@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from agent.texts import LANGUAGES, both, say
+from agent.texts import LANGUAGES, conflict_note, say
 from agent.types import ProposalView
 
 TELEGRAM_LIMIT = 4096
@@ -50,7 +50,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("reminders", "列出提醒（可取消）", "list your reminders (and cancel one)"),
     ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
-    ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
+    (
+        "briefing",
+        "每日晨報：/briefing 07:30 或 /briefing off",
+        "morning briefing: /briefing 07:30 or off",
+    ),
     ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),
     ("lang", "設定語言：/lang zh 或 /lang en", "set your language: /lang en or /lang zh"),
 )
@@ -70,9 +74,6 @@ CONFLICT_BUTTONS = {
     for lang in LANGUAGES
 }
 MEMORY_BUTTONS = {"pin": "📌", "unpin": "📍", "edit": "✏️", "forget": "🗑"}
-KEEP_BUTTON = f"✅ {both('keep_word')}"
-# The weekly fading notice names each memory and how to keep it; bilingual (no chat to read).
-FADING_HEAD = f"{say('fading_head', 'zh')}\n{say('fading_head', 'en')}"
 
 
 # A section named in both languages ("偏好 Preferences") shows the reader's half.
@@ -111,8 +112,8 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     body = p.text if len(p.text) <= limit else p.text[: limit - 1] + "…"
     when = p.expires_at.astimezone().strftime("%H:%M")
     lines = [say("propose_head", lang), "", body, ""]
-    if p.conflict_note:
-        lines.append(p.conflict_note)
+    if p.conflicts_shown:
+        lines.append(conflict_note(p.conflicts_shown, lang))
     if p.weight:
         core = say("proposal_core", lang) if p.weight >= CORE_WEIGHT else ""
         lines.append(say("proposal_weight", lang, weight=p.weight) + core)
