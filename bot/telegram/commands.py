@@ -7,8 +7,8 @@ from telegram import Update
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_answer
-from bot.telegram.context import BotContext, user_key_of
-from bot.telegram.sending import send_text, typing
+from bot.telegram.context import MINI_APP, BotContext, user_key_of
+from bot.telegram.sending import send_text, set_menu_button, typing
 
 PUBLIC = frozenset({"start", "help"})  # the only commands that show no memory (groups)
 SLOW = frozenset({"new", "history"})  # may call the LLM: show "typing…"
@@ -32,3 +32,7 @@ async def on_command(update: Update, context: BotContext) -> None:
     else:
         answer = await deps.desk.command(key, name, arg, lang)
     await show_answer(context.bot, deps, chat.id, key, answer, lang)
+    mini_app = context.bot_data.get(MINI_APP)
+    if name in ("start", "lang") and mini_app and not in_group(update):
+        # the menu button (the memory page) in this person's language, /lang's new one included
+        await set_menu_button(context.bot, mini_app, deps.backend.languages.of(key), chat.id)

@@ -11,12 +11,14 @@ character, for the Chinese reader no English word.
 
 from __future__ import annotations
 
+import asyncio
 import io
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from agent.ollama_client import OllamaChat
+from agent.texts import say
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.fading import fading_job, text_offer
@@ -25,6 +27,7 @@ from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.jobs import pending_expiry_job
 from bot.recovery import lost_proposals_notice
 from memory.base.users import UserPaths
+from tests.bot.conftest import OWNER, Harness
 from tests.fakes.ollama_server import FakeOllama
 from tests.one_language import wrong_language
 
@@ -256,3 +259,25 @@ async def test_what_a_job_sends_is_in_the_persons_language(services: Services) -
         for text in mine:
             assert wrong_language(lang, text, quoted) == [], text
     assert lost_proposals_notice(["我的車位"], "zh").count("「我的車位」") == 1
+
+
+async def test_lang_sets_the_menu_button_of_that_persons_chat(tg: Harness) -> None:
+    tg.app.bot_data["mini_app"] = "https://pcai.example.org/tg"  # the page is served on https
+    await tg.send(OWNER, "/lang zh", lang="en")
+    [call] = tg.api.named("setChatMenuButton")
+    assert int(call["chat_id"]) == OWNER and "記憶頁" in str(call["menu_button"])
+
+
+async def test_a_flood_is_refused_in_the_language_the_person_chose(tg: Harness) -> None:
+    from bot.telegram.queues import UserQueues
+    from tests.bot.test_telegram_queues import _feed, _idle
+
+    assert tg.services.languages is not None and tg.model is not None
+    tg.services.languages.choose(f"telegram_{OWNER}", "zh")  # /lang zh, on an English phone
+    tg.model.delay = 0.05
+    processor: UserQueues = tg.app.update_processor  # type: ignore[assignment]
+    updates = [tg.updates.message(tg.app.bot, OWNER, "/stats", lang="en") for _ in range(40)]
+    await asyncio.gather(*(_feed(processor, u, tg.app.process_update(u)) for u in updates))
+    await _idle(processor, 120)
+    assert say("flood_skipped", "zh") in tg.api.texts()
+    assert say("flood_skipped", "en") not in tg.api.texts()
