@@ -10,6 +10,8 @@ from collections.abc import AsyncIterator
 
 from telegram import (
     Bot,
+    BotCommand,
+    BotCommandScopeChat,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     MenuButtonWebApp,
@@ -21,7 +23,14 @@ from telegram.error import BadRequest, TelegramError
 
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, Document
-from bot.frontdesk.texts import BUTTONS, CONFLICT_BUTTONS, proposal_text, say, split_text
+from bot.frontdesk.texts import (
+    BUTTONS,
+    COMMANDS,
+    CONFLICT_BUTTONS,
+    proposal_text,
+    say,
+    split_text,
+)
 
 log = logging.getLogger(__name__)
 _TAG = re.compile(r"</?[a-z]+>")
@@ -54,6 +63,16 @@ async def set_menu_button(bot: Bot, url: str, lang: str, chat_id: int | None = N
         await bot.set_chat_menu_button(chat_id=chat_id, menu_button=button)
     except TelegramError as exc:
         log.warning("could not set the menu button to the memory page: %s", exc)
+
+
+async def set_chat_commands(bot: Bot, chat_id: int, lang: str) -> None:
+    """One person's command menu in their language (the default menus follow the phone's
+    language code, which may not be the one they chose or write)."""
+    commands = [BotCommand(n, zh if lang == "zh" else en) for n, zh, en in COMMANDS]
+    try:
+        await bot.set_my_commands(commands, scope=BotCommandScopeChat(chat_id))
+    except TelegramError as exc:
+        log.warning("could not set the command menu of a chat: %s", exc)
 
 
 def buttons_markup(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:

@@ -261,11 +261,13 @@ async def test_what_a_job_sends_is_in_the_persons_language(services: Services) -
     assert lost_proposals_notice(["我的車位"], "zh").count("「我的車位」") == 1
 
 
-async def test_lang_sets_the_menu_button_of_that_persons_chat(tg: Harness) -> None:
+async def test_lang_sets_the_menus_of_that_persons_chat(tg: Harness) -> None:
     tg.app.bot_data["mini_app"] = "https://pcai.example.org/tg"  # the page is served on https
     await tg.send(OWNER, "/lang zh", lang="en")
     [call] = tg.api.named("setChatMenuButton")
     assert int(call["chat_id"]) == OWNER and "記憶頁" in str(call["menu_button"])
+    [menu] = tg.api.named("setMyCommands")  # and the command menu of that chat
+    assert str(OWNER) in str(menu["scope"]) and "說明" in str(menu["commands"])
 
 
 async def test_a_flood_is_refused_in_the_language_the_person_chose(tg: Harness) -> None:
