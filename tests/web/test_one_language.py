@@ -54,3 +54,14 @@ def test_what_the_page_says_after_an_act_is_in_one_language(page: Page) -> None:
         said = _acts(page, page.login(user, lang), user, texts)
         assert len(said.splitlines()) >= 6, said
         assert wrong_language(lang, said, texts) == [], said
+
+
+def test_a_section_named_in_both_languages_shows_the_readers_half(page: Page) -> None:
+    for key, lang in ((ALICE, "en"), (BOB, "zh")):
+        user = f"telegram_{key}"
+        entry_id = page.remember(user, "my sister Anna lives in Tainan", "個人 Personal")
+        client = page.login(user, lang)
+        shown = client.get("/").text + client.get(f"/m/{entry_id}").text
+        name = "Personal" if lang == "en" else "個人"
+        assert f"<h2>{name}</h2>" in shown and f"<dd>{name}</dd>" in shown
+        assert "個人 Personal</" not in shown  # no half-translated name (the form keeps it)
