@@ -65,3 +65,12 @@ def test_a_section_named_in_both_languages_shows_the_readers_half(page: Page) ->
         name = "Personal" if lang == "en" else "個人"
         assert f"<h2>{name}</h2>" in shown and f"<dd>{name}</dd>" in shown
         assert "個人 Personal</" not in shown  # no half-translated name (the form keeps it)
+
+
+def test_a_search_result_says_where_it_comes_from_in_the_readers_language(page: Page) -> None:
+    user = f"telegram_{BOB}"
+    page.remember(user, "我妹妹安娜住在台南", "個人 Personal")
+    found = page.login(user, "zh").get("/", params={"q": "安娜住在哪裡"}).text
+    [source] = re.findall(r'<span class="source">(.*?)</span>', found, re.S)
+    words = html.unescape(re.sub(r"<[^>]+>", " ", source))  # the id is in a <code> tag
+    assert words.startswith("記憶 · 個人") and wrong_language("zh", words) == [], words
