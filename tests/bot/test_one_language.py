@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import re
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -283,3 +284,25 @@ async def test_a_flood_is_refused_in_the_language_the_person_chose(tg: Harness) 
     await _idle(processor, 120)
     assert say("flood_skipped", "zh") in tg.api.texts()
     assert say("flood_skipped", "en") not in tg.api.texts()
+
+
+def test_every_sentence_of_the_catalogues_is_in_its_own_language() -> None:
+    """The chat's, the command menu's and the page's words: a new sentence that says both
+    ("關鍵字 Keywords") fails here before anyone reads it."""
+    from agent.texts import CATALOGUES
+    from bot.frontdesk.texts import COMMANDS
+    from bot.web.i18n import WORDS
+
+    pairs = [(key, CATALOGUES["zh"][key], CATALOGUES["en"][key]) for key in CATALOGUES["en"]]
+    pairs += [(f"/{name}", zh, en) for name, zh, en in COMMANDS]
+    # the page's switch names the other language in that language
+    pairs += [(key, zh, en) for key, (zh, en) in WORDS.items() if key != "language"]
+    assert len(pairs) > 250
+    placeholder = re.compile(r"\{[^}]*\}")
+    bad = [
+        f"{key} ({lang}): {line}"
+        for key, zh, en in pairs
+        for lang, text in (("zh", zh), ("en", en))
+        for line in wrong_language(lang, placeholder.sub(" ", text))
+    ]
+    assert bad == [], "\n".join(bad)
