@@ -8,6 +8,11 @@ entry (and the versions it replaced) from MEMORY.md and the index, keeping one u
 scrubs both databases so no deleted text stays readable in them. ``undo`` puts the entries
 and every unit still as forget left it back within the window; the expiry job drops the
 copies after it.
+
+``/undo`` also takes back what a typed ``/remember`` or ``/remind`` did at once (the command
+is the user's own act, so it does not ask again): :meth:`Forgetter.note_made` notes it in the
+same undo table and window, and :meth:`Forgetter.undo` forgets that memory (every copy, and no
+undo copy kept) or cancels that reminder.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
 
+from agent.reminders.errors import ReminderError
 from agent.texts import say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig
@@ -42,6 +48,7 @@ from memory.base.logs import safe_ref
 from memory.base.markdown import Entry
 from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
+from memory.state.reminders import Reminder
 from memory.state.short_term import ShortTermStore
 from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
@@ -51,6 +58,8 @@ from memory.write.pending import PendingStore
 log = logging.getLogger(__name__)
 
 _CHAT_SOURCE = "chat:"  # a proposal the model made during the user's message <id>
+# Cancels one reminder of a user (the reminder service's ``cancel``); raises ReminderError.
+CancelReminder = Callable[[str, int], Reminder]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +97,7 @@ class Forgetter:
         self.stores = stores
         self.sessions = sessions
         self.daily_log = daily_log
+        self.cancel_reminder: CancelReminder | None = None  # set by the composition root
 
     @property
     def minutes(self) -> int:
@@ -95,13 +105,13 @@ class Forgetter:
         return int(self.undo_store.window.total_seconds() // 60)
 
     async def forget(
-        self, user_key: str, entry_id: str, *, now: datetime, lang: str = "en"
+        self, user_key: str, entry_id: str, *, now: datetime, lang: str = "en", copy: bool = True
     ) -> Said:
         """Forget one memory of ``user_key`` (and what it replaced) and redact its text.
 
         The copies are blanked first and the entry deleted last: when a file cannot be read,
         the copies already blanked are put back and the entry stays, so the user can fix the
-        file and say /forget again.
+        file and say /forget again. ``copy=False`` keeps no undo copy (undoing a /remember).
         """
         try:
             doomed = await asyncio.to_thread(self.governance.to_forget, user_key, entry_id)
@@ -116,15 +126,13 @@ class Forgetter:
                 say("forget_unreadable", lang, entry_id=entry_id, names=names),
                 error=True,
             )
+
+        def keep(entries: list[Entry]) -> None:
+            if copy:  # undoing a /remember keeps none: the user took it back themself
+                self.undo_store.keep(user_key, entries, now, journal.to_json())
+
         try:
-            gone = await asyncio.to_thread(
-                self.governance.forget,
-                user_key,
-                entry_id,
-                keep=lambda entries: self.undo_store.keep(
-                    user_key, entries, now, journal.to_json()
-                ),
-            )
+            gone = await asyncio.to_thread(self.governance.forget, user_key, entry_id, keep=keep)
         except EntryNotFoundError:  # forgotten meanwhile (a second /forget racing this one)
             return Said(say("forget_missing", lang, entry_id=entry_id), error=True)
         await asyncio.to_thread(self._reindex, user_key, changed)
@@ -140,16 +148,49 @@ class Forgetter:
         )
         return Said(said)
 
-    async def undo(self, user_key: str, *, now: datetime, lang: str = "en") -> Said:
-        """Put back what the user's latest /forget removed, if its window is still open."""
-        copy = await asyncio.to_thread(self.undo_store.latest, user_key)
+    def note_made(self, user_key: str, made: str, now: datetime | None = None) -> int:
+        """A typed command did ``made`` at once (``memory:<id>``, ``reminder:<id>``): /undo
+        may take it back for the minutes returned."""
+        self.undo_store.keep_made(user_key, made, now or datetime.now().astimezone())
+        return self.minutes
+
+    async def undo(
+        self, user_key: str, *, now: datetime, lang: str = "en", made: str = ""
+    ) -> Said:
+        """Take back the user's latest undoable act, if its window is still open.
+
+        A /forget: its entries and every copy it blanked come back. A typed /remember: the
+        memory is forgotten, every copy, keeping no undo copy. A typed /remind: the reminder is
+        cancelled. ``made`` (an Undo button) names the act; else the latest is taken back.
+        """
+        if made:
+            copy = await asyncio.to_thread(self.undo_store.made, user_key, made)
+        else:
+            copy = await asyncio.to_thread(self.undo_store.latest, user_key)
         if copy is None or copy.expires_at <= now:
             return Said(say("undo_nothing", lang, minutes=self.minutes), error=True)
+        if copy.made:
+            await asyncio.to_thread(self.undo_store.drop, copy.id)  # a second press: nothing
+            return await self._take_back(user_key, copy.made, now, lang)
         await asyncio.to_thread(self.governance.put_back, user_key, copy.entries)
         await self.restore(user_key, Journal.from_json(copy.journal))
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
         return Said(say("undo_restored", lang, entry_id=shown))
+
+    async def _take_back(self, user_key: str, made: str, now: datetime, lang: str) -> Said:
+        """Forget the memory a typed /remember saved, or cancel the reminder /remind set."""
+        kind, _, ident = made.partition(":")
+        if kind == "reminder":
+            if not ident.isdigit() or self.cancel_reminder is None:
+                return Said(say("undo_nothing", lang, minutes=self.minutes), error=True)
+            try:
+                row = await asyncio.to_thread(self.cancel_reminder, user_key, int(ident))
+            except ReminderError as exc:  # done, rung or cancelled meanwhile
+                return Said(exc.zh if lang == "zh" else exc.en, error=True)
+            return Said(say("undo_reminder", lang, reminder_id=row.id, text=row.text))
+        said = await self.forget(user_key, ident, now=now, lang=lang, copy=False)
+        return said if said.error else Said(say("undo_saved", lang, entry_id=ident))
 
     def expire(self, now: datetime, user_key: str | None = None) -> int:
         """The job: drop undo copies past their window (``user_key``'s only if given)."""

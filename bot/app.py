@@ -189,6 +189,8 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         ),
         languages=Languages(LanguageBook(mem.state)),
     )
+    if services.reminders is not None:  # /undo cancels what a typed /remind set at once
+        forgetter.cancel_reminder = services.reminders.cancel
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)
     return services

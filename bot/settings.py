@@ -81,7 +81,7 @@ class Settings:
     telegram_base_file_url: str = "https://api.telegram.org/file/bot"
     timezone: str = ""  # IANA name; "" means the machine's local zone
     log_level: str = "INFO"
-    forget_undo_minutes: int = 10  # how long /undo can bring back what /forget removed
+    forget_undo_minutes: int = 10  # how long /undo takes back a /forget, /remember or /remind
     user: str = ""  # the user key `pcai` commands use when --user is not given
     reminders_snooze_minutes: float = 10.0  # the short Snooze button (tests set 0.05)
     conversation_turns: int = 3  # the user's previous lines the search takes as context

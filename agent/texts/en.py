@@ -29,6 +29,7 @@ TEXTS: dict[str, str] = {
     "no_memories": "No memories yet. Use /remember.",
     "usage_search": "Usage: /search <query>",
     "usage_remember": "Usage: /remember <text>",
+    "usage_remind": "Usage: /remind <when> <what>, e.g. /remind tomorrow 9am call mom",
     "usage_forget": "Usage: /forget <id> (see /memory)",
     "usage_history": "Usage: /history <topic>",
     "nothing_found": "Nothing found.",
@@ -49,6 +50,12 @@ TEXTS: dict[str, str] = {
     "no_why": "No memories shaped the last reply.",
     "why_head": "Memories used for the last reply:",
     "confirmed": "✅ Remembered: ",
+    "remembered_now": (
+        "✅ Remembered: {text} ({entry_id}). Not what you meant? /undo within {minutes} minutes "
+        "takes it back."
+    ),
+    "reminder_set_now": "{said} /undo within {minutes} minutes cancels it.",
+    "button_undo": "↩️ Undo",
     "rejected": "🗑 Discarded: ",
     "expired": "⌛ This proposal expired; nothing was saved.",
     "missing": "That proposal is gone (already handled?).",
@@ -159,8 +166,11 @@ TEXTS: dict[str, str] = {
     "forgot_also_one": " (and {n} earlier version)",
     "forgot_also_many": " (and {n} earlier versions)",
     "undo_nothing": (
-        "Nothing to undo: /undo brings a memory back only within {minutes} minutes of /forget."
+        "Nothing to undo: /undo takes back a /forget, /remember or /remind only within "
+        "{minutes} minutes."
     ),
+    "undo_saved": "↩️ Undone: {entry_id} is not remembered any more, and no copy of it is kept.",
+    "undo_reminder": "↩️ Undone: reminder #{reminder_id} ({text}) is cancelled.",
     "session_unreadable": (
         "Your previous conversation file could not be read, so a new conversation was started "
         "and the old file kept as {kept_as}."
@@ -181,6 +191,8 @@ TEXTS: dict[str, str] = {
     "quoted": "“{text}”",
     "menu_page": "Memory page",
     "chat_page": "Memory page: {url} (type /web for a login link)",
+    "layer_fallback": "fallback",
+    "layer_short_term": "short-term",
     "chat_bye": "Bye.",
     "chat_quit": "/quit — leave",
     "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>",

@@ -177,12 +177,16 @@ class GovernanceKeeper:
             raise BackendError(said.text)
         return said.text
 
-    async def undo(self, user_key: str, lang: str = "en") -> str:
-        """Bring back what the user's last forget removed, within the window."""
-        said = await self.forgetter.undo(user_key, now=_now(), lang=lang)
+    async def undo(self, user_key: str, lang: str = "en", made: str = "") -> str:
+        """Take back the user's last forget, typed /remember or /remind, within the window."""
+        said = await self.forgetter.undo(user_key, now=_now(), lang=lang, made=made)
         if said.error:
             raise BackendError(said.text)
         return said.text
+
+    def note_made(self, user_key: str, made: str) -> int:
+        """A typed /remember or /remind was done at once: note it for /undo (its minutes)."""
+        return self.forgetter.note_made(user_key, made, _now())
 
     def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
         """The supersedes timelines the topic is about (by id, topic or meaning)."""

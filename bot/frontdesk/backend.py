@@ -62,8 +62,12 @@ class Keeper(Protocol):
         """Forget one memory."""
         ...
 
-    async def undo(self, user_key: str, lang: str = "en") -> str:
-        """Bring back what the last forget removed."""
+    async def undo(self, user_key: str, lang: str = "en", made: str = "") -> str:
+        """Take back the last forget, typed /remember or /remind (or the one ``made`` names)."""
+        ...
+
+    def note_made(self, user_key: str, made: str) -> int:
+        """A typed command did ``made`` at once: undoable for the minutes returned."""
         ...
 
     def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
@@ -205,9 +209,13 @@ class ServicesBackend:
         """Through governance."""
         return await self._keeper().forget(user_key, memory_id, lang)
 
-    async def undo(self, user_key: str, lang: str = "en") -> str:
+    async def undo(self, user_key: str, lang: str = "en", made: str = "") -> str:
         """Through governance."""
-        return await self._keeper().undo(user_key, lang)
+        return await self._keeper().undo(user_key, lang, made)
+
+    def note_made(self, user_key: str, made: str) -> int:
+        """Through governance (0 minutes: nothing to undo with when it is missing)."""
+        return self.keeper.note_made(user_key, made) if self.keeper is not None else 0
 
     def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
         """Through governance."""

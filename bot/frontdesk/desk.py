@@ -17,15 +17,20 @@ from bot.frontdesk.ports import (
     Answer,
     Backend,
     BackendError,
-    Button,
     Decision,
     Document,
     Found,
-    MemoryLine,
     Outcome,
     Via,
 )
-from bot.frontdesk.texts import MEMORY_BUTTONS, help_text, proposal_text, say, section_label
+from bot.frontdesk.texts import (
+    help_text,
+    memory_buttons,
+    memory_line,
+    proposal_text,
+    say,
+    section_label,
+)
 from history.topic_index import TopicOverview
 from memory.errors import UnreadableFileError
 from memory.write.archaeology import ChainMatch
@@ -175,12 +180,27 @@ class Desk:
         return Answer("\n".join(lines))
 
     async def cmd_remember(self, user_key: str, arg: str, lang: str) -> Answer:
-        """Propose a memory; it is written only once confirmed."""
+        """Remember at once, with Undo: the command the user typed is their own act.
+
+        Proposed (every guard a proposal meets), then confirmed by the path a "yes" takes;
+        one close to a kept memory still waits: add or replace is the user's to say.
+        """
         if not arg:
             return Answer(say("usage_remember", lang))
-        now = datetime.now().astimezone()
-        proposal = await asyncio.to_thread(self.backend.propose, user_key, arg, now)
-        return Answer("", proposals=(proposal,))
+        b, now = self.backend, datetime.now().astimezone()
+        proposal = await asyncio.to_thread(b.propose, user_key, arg, now)
+        if proposal.conflicts_shown:
+            return Answer("", proposals=(proposal,))
+        done = await asyncio.to_thread(
+            b.decide, user_key, proposal.proposal_id, "confirm", via="command"
+        )
+        made = f"memory:{done.entry_id}"
+        minutes = await asyncio.to_thread(b.note_made, user_key, made) if done.entry_id else 0
+        if not minutes:  # not saved after all, or nothing here can undo: no Undo promised
+            return Answer(outcome_text(done, lang), error=done.status != "confirmed")
+        said = say("remembered_now", lang, text=done.text, entry_id=done.entry_id, minutes=minutes)
+        undo = () if self.typed else (((say("button_undo", lang), f"ud:{made}"[:64]),),)
+        return Answer(said, buttons=undo)
 
     async def cmd_forget(self, user_key: str, arg: str, lang: str) -> Answer:
         """Forget one memory by id."""
@@ -189,7 +209,7 @@ class Desk:
         return Answer(await self.backend.forget(user_key, arg.split()[0], lang))
 
     async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
-        """Bring back the memory the last /forget removed (within a few minutes)."""
+        """Take back the last /forget, /remember or /remind (within a few minutes)."""
         return Answer(await self.backend.undo(user_key, lang))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -254,7 +274,10 @@ class Desk:
         if not used:
             return Answer(say("no_why", lang))
         lines = [say("why_head", lang)]
-        lines += [f"[{m.layer} {m.score:.2f}] {m.text}  ({m.id or m.source})" for m in used]
+        lines += [
+            f"[{named('layer', m.layer, lang)} {m.score:.2f}] {m.text}  ({m.id or m.source})"
+            for m in used
+        ]
         return Answer("\n".join(lines))
 
     async def cmd_history(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -289,21 +312,6 @@ class Desk:
         if url.startswith(("http://127.", "http://localhost", "http://[::1]")):
             text += "\n" + say("web_local", lang)  # a phone cannot reach the bot's loopback
         return Answer(text)
-
-
-def memory_line(m: MemoryLine, lang: str = "en") -> str:
-    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
-    marks = "📌 " if m.core else ""
-    marks += f"⭐{m.weight} " if m.weight != 5 else ""
-    marks += f"🏷{m.scope} " if m.scope != "global" else ""
-    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
-
-
-def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
-    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
-    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
-    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
-    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
 
 
 def outcome_text(outcome: Outcome, lang: str) -> str:
@@ -373,14 +381,17 @@ def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -
             arrow = "  ↳ " if i else "  • "
             replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
             when = e.created_at[:16].replace("T", " ")
-            out.append(f"{arrow}{when} [{status_word(e.status, lang)}] {e.id}: {e.text}{replaced}")
+            out.append(
+                f"{arrow}{when} [{named('status', e.status, lang)}] {e.id}: {e.text}{replaced}"
+            )
     return "\n".join(out)
 
 
-def status_word(status: str, lang: str) -> str:
-    """An entry's status as the reader's language says it (one a person wrote: as written)."""
-    key = f"status_{status}"
-    return say(key, lang) if key in CATALOGUES["en"] else status
+def named(kind: str, value: str, lang: str) -> str:
+    """A status or layer as the reader's language says it (L0, or a status a person wrote by
+    hand: as it is)."""
+    key = f"{kind}_{value}"
+    return say(key, lang) if key in CATALOGUES["en"] else value
 
 
 def _where(hit: Found) -> str:

@@ -189,8 +189,14 @@ class Backend(Confirmations, Curations, Protocol):
         """Forget one memory; returns a one-line outcome (raises BackendError if unknown)."""
         ...
 
-    async def undo(self, user_key: str, lang: str = "en") -> str:
-        """Bring back what the last forget removed (raises BackendError when too late)."""
+    async def undo(self, user_key: str, lang: str = "en", made: str = "") -> str:
+        """Take back the last /forget, typed /remember or /remind, or the one ``made`` names
+        (an Undo button); raises BackendError when there is none or it is too late."""
+        ...
+
+    def note_made(self, user_key: str, made: str) -> int:
+        """A typed command did ``made`` at once (``memory:<id>``): /undo may take it back for
+        the minutes returned (0: nothing here can undo it)."""
         ...
 
     def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:

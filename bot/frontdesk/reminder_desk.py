@@ -5,7 +5,8 @@ leave as :class:`Card` values: a text, its buttons (each with the command a term
 instead), and what a bare "yes" / "no" typed after it answers. Confirming or discarding a
 proposal is the user's act: the desk holds the bot layer's mint and seals each answer (a press,
 a reply, a word, a command) for that one reminder, so the reminder service can tell it from
-anything the model could make.
+anything the model could make. A ``/remind`` the user types is such an act: set at once, with
+↩️ Undo (``ud:reminder:<id>``, or ``/undo``), which cancels it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from agent.reminders.errors import ReminderError
 from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.texts import span_zh_en, when_en, when_zh
+from agent.texts import say
 from agent.types import ReminderView
 from bot.frontdesk.cards import Button, Card, Pressed
 from memory.state import reminders as rs
@@ -55,8 +57,10 @@ class ReminderDesk:
         acts: UserActMint,
         memory: MemoryService,
         writer: BriefingWriter | None = None,
+        note_made: Callable[[str, str], int] | None = None,  # for /undo: its minutes back
     ) -> None:
         self.service = service
+        self.note_made = note_made
         self._acts = acts
         self.memory = memory
         self.writer = writer
@@ -84,15 +88,16 @@ class ReminderDesk:
 
     async def _remind(self, user_key: str, arg: str, lang: str) -> Card:
         if not arg:
-            return Card(
-                _t(
-                    lang,
-                    "用法：/remind <時間> <內容>，例如 /remind 明天早上九點 打電話給媽媽",
-                    "Usage: /remind <when> <what>, e.g. /remind tomorrow 9am call mom",
-                )
-            )
+            return Card(say("usage_remind", lang))
         row, _ = await asyncio.to_thread(self.service.propose_phrase, user_key, arg)
-        return self.proposal_card(self.service.view(row), lang)
+        # Typed by the user, it is their act: set at once by the path ✅ takes, with Undo
+        # (what the model proposes still waits for ✅).
+        pressed = await self._on_reminder(user_key, "c", row.id, lang, "command")
+        made = f"reminder:{row.id}"
+        minutes = await asyncio.to_thread(self.note_made, user_key, made) if self.note_made else 0
+        undo = Button(say("button_undo", lang), f"ud:{made}", "/undo")
+        said = say("reminder_set_now", lang, said=pressed.text, minutes=minutes)
+        return Card(said, ((undo,),)) if minutes else Card(pressed.text)
 
     async def _reminders(self, user_key: str, arg: str, lang: str) -> list[Card]:
         verb, _, rest = arg.partition(" ")
@@ -386,8 +391,8 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
         services.settings.lifecycle,
     )
     llm = services.agent.llm if services.agent is not None else None
-    writer = BriefingWriter(builder, llm)
-    desk = ReminderDesk(service, services.user_acts, services.memory, writer)
+    writer, note_made = BriefingWriter(builder, llm), services.forgetter.note_made
+    desk = ReminderDesk(service, services.user_acts, services.memory, writer, note_made)
     languages = getattr(services, "languages", None)
     if languages is not None:  # alerts, their buttons and the scheduled briefing
         desk.language_of = service.language_of = writer.language_of = languages.spoken

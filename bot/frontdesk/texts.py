@@ -11,6 +11,7 @@ from datetime import datetime
 
 from agent.texts import LANGUAGES, conflict_note, say
 from agent.types import ProposalView
+from bot.frontdesk.ports import Button, MemoryLine
 
 TELEGRAM_LIMIT = 4096
 CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
@@ -21,9 +22,13 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("help", "說明", "help"),
     ("memory", "列出記憶（/memory 2 看第 2 頁）", "list memories (/memory 2 for page 2)"),
     ("search", "搜尋記憶：/search 咖啡", "search memories: /search coffee"),
-    ("remember", "記住一件事（會先請你確認）", "remember something (asks to confirm)"),
+    ("remember", "記住一件事（立刻儲存，可 /undo）", "remember something (saved at once; /undo)"),
     ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
-    ("undo", "復原剛才忘記的記憶", "bring back the memory you just forgot"),
+    (
+        "undo",
+        "復原剛才的 /forget、/remember 或 /remind",
+        "take back your last /forget, /remember or /remind",
+    ),
     ("pin", "釘選記憶（每次回答都帶入）：/pin <id>", "pin a memory (in every reply): /pin <id>"),
     ("unpin", "取消釘選：/unpin <id>", "unpin a memory: /unpin <id>"),
     ("edit", "修改記憶：/edit <id> <新內容>", "edit a memory: /edit <id> <new text>"),
@@ -122,6 +127,21 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     section = section_label(p.section, lang)
     lines.append(f"[{section}] · {say('expires', lang, time=when)} · id {p.proposal_id}")
     return "\n".join(lines)
+
+
+def memory_line(m: MemoryLine, lang: str = "en") -> str:
+    """One memory in a list: its id, marks (📌 pinned, ⭐ weight, 🏷 scope), section, text."""
+    marks = "📌 " if m.core else ""
+    marks += f"⭐{m.weight} " if m.weight != 5 else ""
+    marks += f"🏷{m.scope} " if m.scope != "global" else ""
+    return f"{m.id}  {marks}[{section_label(m.section, lang)}] {m.text}"
+
+
+def memory_buttons(n: int, m: MemoryLine) -> tuple[Button, ...]:
+    """📌 (or 📍 when pinned) / ✏️ / 🗑 for memory number ``n`` (data ``mm:<p|u|e|f>:<id>``)."""
+    pin = ("u", MEMORY_BUTTONS["unpin"]) if m.core else ("p", MEMORY_BUTTONS["pin"])
+    codes = (pin, ("e", MEMORY_BUTTONS["edit"]), ("f", MEMORY_BUTTONS["forget"]))
+    return tuple((f"{label} {n}", f"mm:{code}:{m.id}") for code, label in codes)
 
 
 def is_expired(p: ProposalView, now: datetime) -> bool:

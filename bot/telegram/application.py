@@ -33,7 +33,7 @@ from bot.frontdesk.texts import COMMANDS
 from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
-from bot.telegram.confirm import on_button, on_memory_button
+from bot.telegram.confirm import on_button, on_memory_button, on_undo_button
 from bot.telegram.context import DEPS, MINI_APP, BotApp, BotContext, BotDeps
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
@@ -177,6 +177,7 @@ def add_handlers(application: BotApp) -> None:
     application.add_handler(MessageHandler(private, on_command))
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
     application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
+    application.add_handler(CallbackQueryHandler(on_undo_button, pattern=r"^ud:"))
     application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
     application.add_handler(MessageHandler(new & filters.CAPTION, on_text))  # photo + words
     application.add_handler(

@@ -8,7 +8,8 @@ while its proposal waits; after that the next message is ordinary chat.
 
 The buttons under /memory (📌 pin, 📍 unpin, ✏️ edit, 🗑 forget) and under the weekly fading
 notice (✅ keep) are the user's decisions too (``mm:<code>:<memory id>``); after ✏️ the user's
-next message is that memory's new text.
+next message is that memory's new text. ↩️ Undo (``ud:memory:<id>``, ``ud:reminder:<id>``)
+takes back what a typed /remember or /remind did at once.
 """
 
 from __future__ import annotations
@@ -123,6 +124,25 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
     said = await deps.desk.memory_button(key, code, entry_id, lang)
     await query.answer(said[:190])
     await send_text(context.bot, update.effective_chat.id, said)
+
+
+async def on_undo_button(update: Update, context: BotContext) -> None:
+    """A press on ↩️ Undo under what a typed /remember or /remind did at once."""
+    query = update.callback_query
+    if query is None or query.data is None or update.effective_chat is None:
+        return
+    deps, key, lang = context.deps, user_key_of(update), context.deps.lang(update)
+    if in_group(update):  # only ever sent in a private chat
+        await query.answer(say("group_private", lang)[:190])
+        return
+    try:
+        said = await deps.backend.undo(key, lang, query.data.removeprefix("ud:"))
+    except BackendError as exc:  # too late, or already taken back
+        said = exc.said(lang)
+    await query.answer(said[:190])
+    deps.spoke(key)
+    if query.message is not None:  # the message that said it was done now says it is undone
+        await edit_outcome(context.bot, update.effective_chat.id, query.message.message_id, said)
 
 
 async def try_confirm_flow(update: Update, context: BotContext, text: str, lang: str) -> bool:

@@ -82,6 +82,11 @@ _TOKEN_PATTERNS = [
         r"(?<![A-Za-z0-9_-])(?P<value>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,})"
     ),
 ]
+# A password in a URL ("https://bob:hunter22@host", "postgres://app:pw@db"), as detect-secrets'
+# basic-auth rule reads it. Neither part may hold what ends it, so each is read once.
+_URL_PASSWORD = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]{0,20}://[^\s:/@]{1,200}:(?P<value>[^\s/@]{1,200})@"
+)
 _KEY_NAME = r"-----(?:BEGIN|END) (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----"
 _KEY_MARK = re.compile(_KEY_NAME)
 _TW_ID = re.compile(r"(?<![A-Za-z0-9])(?P<value>[A-Za-z][1289]\d{8})(?!\d)")
@@ -91,6 +96,7 @@ _SSN = re.compile(r"(?<![\d-])(?P<value>\d{3}-\d{2}-\d{4})(?![\d-])")
 _Check = Callable[[str], bool]
 _RULES: list[tuple[SecretKind, re.Pattern[str], _Check | None]] = [
     *[("api_key", p, None) for p in _TOKEN_PATTERNS],
+    ("password", _URL_PASSWORD, None),
     ("national_id", _TW_ID, taiwan_id_valid),
     ("national_id", _CN_ID, china_id_valid),
     ("national_id", _SSN, ssn_valid),

@@ -35,10 +35,13 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
         "wifi key", "wi fi key", "wlan key", "wpa key", "wpa2 key", "wep key", "network key",
         "router key", "recovery key", "recovery code", "backup code", "unlock code",
         "door code", "gate code", "alarm code", "lock code", "safe code", "access code",
-        "login code", "master key", "security key",
+        "login code", "master key", "security key", "safe combination", "lock combination",
+        "padlock combination", "locker combination", "security answer", "secret answer",
+        "memorable word", "memorable information",
         "pass code", "pswd", "psw", "pword",
         # weak: a value only with a separator and a digit (see WEAK_KEYWORDS)
         "pass", "wifi", "wi fi", "wlan", "login", "log in", "sign in", "bank", "router",
+        "combination", "combo",
         # de / fr / es / it / pt / nl
         "passwort", "kennwort", "zugangscode", "wlan schlüssel", "wlan schluessel",
         "netzwerkschlüssel", "sicherheitsschlüssel", "türcode",
@@ -108,7 +111,9 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
 # Words that name a secret only sometimes ("wifi: hunter22", but "the wifi is down",
 # "bank 2024 statement"): their value must follow a separator and hold a digit. As
 # :func:`memory.base.secret_phrases` keys them: lower case, no spaces.
-WEAK_KEYWORDS = frozenset({"pass", "wifi", "wlan", "login", "signin", "bank", "router"})
+WEAK_KEYWORDS = frozenset(
+    {"pass", "wifi", "wlan", "login", "signin", "bank", "router", "combination", "combo"}
+)
 
 # What joins a keyword to its value. A symbol (":", "=>", "->", "是") says plainly that a
 # value follows; a verb ("is", "was", "ist", "est") does too, a filler word only with one of them.

@@ -1,4 +1,5 @@
-"""Undo copies of forgotten memories: kept in ``pcai.db`` for a few minutes, then dropped.
+"""Undo copies of forgotten memories, and notes of what a typed command just made: kept in
+``pcai.db`` for a few minutes, then dropped.
 
 ``/forget`` deletes a memory from MEMORY.md and the index and blanks its copies elsewhere; the
 only copy left is one row here: the entries, and the journal of every unit the redaction
@@ -6,6 +7,10 @@ changed (its old and new text), so ``/undo`` can put all of it back within the w
 expiry job drops rows past their time and compacts the file, after which the text exists
 nowhere in the data folder. The ``entries`` column holds ``{"entries": [...], "journal": {...}}``
 (a copy written before journals existed is a plain list of entries).
+
+A ``/remember`` or ``/remind`` the user typed is done at once (agent/undo.py): its row holds no
+entries and no text, only ``"made"``, what the command made (``memory:<id>``, ``reminder:<id>``),
+so ``/undo`` (or its Undo button) can take exactly that back within the same window.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ class UndoCopy:
     forgotten_at: datetime
     expires_at: datetime
     journal: dict[str, Any] = field(default_factory=dict)  # what the redaction changed
+    made: str = ""  # a typed command's result, "memory:<id>" / "reminder:<id>" (no forget)
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -57,6 +63,7 @@ def _row(r: Any) -> UndoCopy:
         forgotten_at=forgotten,
         expires_at=datetime.fromtimestamp(float(r["expires_ts"]), forgotten.tzinfo),
         journal=dict(body.get("journal") or {}),
+        made=str(body.get("made") or ""),
     )
 
 
@@ -85,14 +92,32 @@ class UndoStore:
             dict(journal or {}),
         )
         data = {"entries": [asdict(e) for e in entries], "journal": copy.journal}
+        self._insert(copy, data)
+        return copy
+
+    def keep_made(self, user_key: str, made: str, now: datetime) -> UndoCopy:
+        """Note that a command of the user just made ``made`` (``memory:<id>``...), to undo."""
+        check_user_key(user_key)
+        copy = UndoCopy(
+            "u-" + secrets.token_hex(4), user_key, (), now, now + self.window, made=made
+        )
+        self._insert(copy, {"entries": [], "made": made})
+        return copy
+
+    def _insert(self, copy: UndoCopy, data: Mapping[str, Any]) -> None:
         body = json.dumps(data, ensure_ascii=False)
         with self.state.transaction() as conn:
             conn.execute(
                 "INSERT INTO forget_undo (id, user_key, entries, forgotten_at, expires_ts) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (copy.id, user_key, body, now.isoformat(), copy.expires_at.timestamp()),
+                (
+                    copy.id,
+                    copy.user_key,
+                    body,
+                    copy.forgotten_at.isoformat(),
+                    copy.expires_at.timestamp(),
+                ),
             )
-        return copy
 
     def latest(self, user_key: str) -> UndoCopy | None:
         """The user's most recent copy still stored (it may be past its time)."""
@@ -104,6 +129,17 @@ class UndoStore:
                 (user_key,),
             ).fetchone()
         return _row(row) if row else None
+
+    def made(self, user_key: str, made: str) -> UndoCopy | None:
+        """The user's note that a command made ``made`` (it may be past its time)."""
+        check_user_key(user_key)
+        with self.state.lock:
+            rows = self.state.conn.execute(
+                "SELECT * FROM forget_undo WHERE user_key=? ORDER BY forgotten_at DESC, rowid "
+                "DESC",
+                (user_key,),
+            ).fetchall()
+        return next((c for c in map(_row, rows) if c.made and c.made == made), None)
 
     def drop(self, copy_id: str) -> None:
         """Delete one copy (after it was restored) and leave no trace of it in the file."""

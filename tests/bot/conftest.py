@@ -20,6 +20,7 @@ from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
 from memory.state.turns import OpenTurns
+from tests.bot.offers import offer, offer_reminder
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama
 
@@ -45,6 +46,14 @@ class Harness:
         """Feed one button press."""
         update = self.updates.button(self.app.bot, user, data, message_id, lang)
         await self.app.process_update(update)
+
+    async def offer(self, user: int, text: str, lang: str = "en") -> str:
+        """The model proposes ``text`` for ``user`` (:mod:`tests.bot.offers`); its id."""
+        return await offer(self.app, self.services, user, text, lang)
+
+    async def offer_reminder(self, user: int, phrase: str, lang: str = "en") -> int:
+        """The model proposes a reminder for ``user`` (:mod:`tests.bot.offers`); its id."""
+        return await offer_reminder(self.app, self.services, user, phrase, lang)
 
     def last_markup(self) -> dict[str, Any]:
         """The inline keyboard of the last message that had one."""

@@ -10,13 +10,14 @@ from agent.prompt import turn_message
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for, classify_words, ollama_reachable
+from tests.bot.offers import offer_in_terminal, offer_reminder_in_terminal
 from tests.fakes.ollama_server import FakeOllama
 
 
 async def test_commands_and_confirm_by_word(services: Services) -> None:
     out = io.StringIO()
     chat = TerminalChat(backend_for(services), "cli_ann", out)
-    await chat.handle("/remember 我喜歡烏龍茶")
+    offer_in_terminal(chat, services, "我喜歡烏龍茶", "zh")  # the model's: it waits
     [waiting] = services.confirm.pending("cli_ann", datetime.now(UTC))
     assert f"/confirm {waiting.id}" in out.getvalue()
     await chat.handle("確認")
@@ -80,11 +81,13 @@ async def test_the_terminal_never_speaks_of_buttons(services: Services) -> None:
     out = io.StringIO()
     desk = reminder_desk_for(services)
     chat = TerminalChat(backend_for(services), "cli_ann", out, reminders=desk)
-    await chat.handle("/remember I like green tea")
-    await chat.handle("/remember I walk the dog at seven")
+    offer_in_terminal(chat, services, "I like green tea")
+    offer_in_terminal(chat, services, "I walk the dog at seven")
     await chat.handle("yes")  # two waiting: which one?
     await chat.handle("/confirm")
-    await chat.handle("/remind tomorrow 9am call mom")
+    offer_reminder_in_terminal(chat, services, "tomorrow 9am call mom")
+    await chat.handle("/remember I ride to work")  # saved at once: /undo, no button
+    await chat.handle("/remind tomorrow 10am call dad")
     await chat.handle("/help")
     said = out.getvalue()
     assert "Type /confirm <id> or /discard <id>." in said

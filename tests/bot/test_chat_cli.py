@@ -59,7 +59,7 @@ def test_user_means_one_user_key_everywhere(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr("sys.stdin", io.StringIO("/remember bob keeps bees on the roof\n確認\n"))
+    monkeypatch.setattr("sys.stdin", io.StringIO("/remember bob keeps bees on the roof\n"))
     assert main(["chat", "--user", given]) == 0
     assert "PCAI terminal chat as cli_bob." in capsys.readouterr().out
     assert not (data_dir / "users" / "cli_cli_bob").exists()

@@ -113,16 +113,16 @@ async def test_remind_tz_briefing_and_a_birthday_offer_in_the_terminal(services:
     chat = TerminalChat(backend, KEY, out)
     await chat.handle("/tz Asia/Taipei")
     assert "Asia/Taipei" in out.getvalue()
-    await chat.handle("/remind 明天早上九點 打電話給媽媽")
-    assert "我會在" in out.getvalue() and "打電話給媽媽" in out.getvalue()
-    await chat.handle("不要")
-    assert "已捨棄提醒" in out.getvalue()
+    await chat.handle("/remind 明天早上九點 打電話給媽媽")  # typed: set at once, /undo cancels
+    assert "✅ 已設定。我會在" in out.getvalue() and "打電話給媽媽" in out.getvalue()
+    assert "[↩️ 復原] /undo" in out.getvalue()
+    await chat.handle("/undo")
+    assert "已取消" in out.getvalue()
     assert services.reminders is not None and services.reminders.listing(KEY) == []
     await chat.handle("/briefing 7:30")
     assert "07:30" in out.getvalue()
 
-    await chat.handle("/remember 結婚紀念日是10月12日")
-    await chat.handle("好")  # confirms the memory it just showed
+    await chat.handle("/remember 結婚紀念日是10月12日")  # saved at once
     [entry] = services.memory.entries(KEY)
     assert "10 月 12 日" in out.getvalue() and f"/reminders offer {entry.id}" in out.getvalue()
     await chat.handle("好")  # ...and this one answers the offer shown last

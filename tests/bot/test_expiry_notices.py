@@ -22,6 +22,7 @@ from bot.telegram.context import BotApp
 from memory.config import PendingConfig
 from memory.index.embedders import E5Embedder
 from tests.bot.conftest import FRIEND, OWNER
+from tests.bot.offers import offer
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 
 TRAIN = "My train to Hualien leaves at 7:40 from platform 2"
@@ -81,7 +82,7 @@ def _markup_of_last_proposal(api: RecordingRequest) -> tuple[int, str]:
 
 
 async def test_the_expiry_notice_reaches_the_owners_chat_once(bot: Bot) -> None:
-    await bot.send(OWNER, f"/remember {TRAIN}")
+    await offer(bot.app, bot.services, OWNER, TRAIN)  # the model's: it waits for an answer
     mid, confirm = _markup_of_last_proposal(bot.api)
     before = len(bot.sent_to(OWNER))
 

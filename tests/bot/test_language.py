@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from bot.app import Services
 from bot.frontdesk.language import Languages
 from memory.state.languages import LanguageBook
@@ -37,28 +39,25 @@ async def test_help_speaks_one_language(tg: Harness) -> None:
     await tg.send(OWNER, "/help", lang="en")
     await tg.send(FRIEND, "/help", lang="zh-hant")
     help_en, help_zh = tg.api.texts()
-    assert "/remember — remember something (asks to confirm)" in help_en
+    assert "/remember — remember something (saved at once; /undo)" in help_en
     assert "記住" not in help_en and "指令" not in help_en
-    assert "/remember — 記住一件事（會先請你確認）" in help_zh
+    assert "/remember — 記住一件事（立刻儲存，可 /undo）" in help_zh
     assert "remember something" not in help_zh
 
 
 async def test_lang_switches_everything_from_then_on(tg: Harness, services: Services) -> None:
     await tg.send(OWNER, "/lang zh", lang="en")
     await tg.send(OWNER, "/remember I like green tea", lang="en")
-    await tg.send(OWNER, "/forget m-20990101-000000", lang="en")
-    await tg.send(OWNER, "/undo", lang="en")
-    switched, _, forget, undo = tg.api.texts()
-    assert switched.startswith("好的，之後我都用中文")
     labels = [b["text"] for b in tg.last_markup()["reply_markup"]["inline_keyboard"][0]]
-    assert labels == ["✅ 確認", "✏️ 修改", "🗑 捨棄"]
-    for said in (forget, undo):  # refusals in the one language, not English + Chinese
-        assert not any(
-            "a" <= ch.lower() <= "z"
-            for ch in said.replace("m-20990101-000000", "")
-            .replace("/undo", "")
-            .replace("/forget", "")
-        ), said
+    await tg.send(OWNER, "/forget m-20990101-000000", lang="en")
+    await tg.send(OWNER, "/undo", lang="en")  # takes the /remember back
+    await tg.send(OWNER, "/undo", lang="en")  # nothing left to take back
+    switched, saved, forget, undone, nothing = tg.api.texts()
+    assert switched.startswith("好的，之後我都用中文")
+    assert saved.startswith("✅ 已記住：I like green tea") and labels == ["↩️ 復原"]
+    for said in (forget, undone, nothing):  # in the one language, not English + Chinese
+        bare = re.sub(r"m-\d{8}-[0-9a-f]+|/undo|/forget|/remember|/remind", "", said)
+        assert not any("a" <= ch.lower() <= "z" for ch in bare), said
     await tg.send(OWNER, "/lang en", lang="zh-hant")
     assert tg.api.texts()[-1] == "From now on I speak English with you (/lang zh for Chinese)."
 
@@ -81,6 +80,6 @@ def test_a_section_reads_in_the_readers_language() -> None:
 
 
 async def test_a_proposal_names_its_section_once(tg: Harness) -> None:
-    await tg.send(OWNER, "/remember my sister Anna's birthday is March 3", lang="en")
+    await tg.offer(OWNER, "my sister Anna's birthday is March 3", lang="en")
     shown = tg.last_markup()["text"]
     assert "[Personal]" in shown and "個人" not in shown

@@ -52,7 +52,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/memory abc",
         "/search green tea",
         "/search volcano",
-        "/remember my dog is called Rex",
+        "/remember I drink green tea each morning",  # close to one kept: add or replace?
         "/pending",
         "/discard",
         "/confirm",
@@ -112,7 +112,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/memory abc",
         "/search 烏龍茶",
         "/search 火山",
-        "/remember 我的狗叫小黑",
+        "/remember 我每天早上都喝烏龍茶",  # close to one kept: add or replace?
         "/pending",
         "/discard",
         "/confirm",
@@ -194,14 +194,18 @@ async def test_every_command_answers_in_the_readers_one_language(
     bad, replies = [], {}
     for user_key, lang in ((EN, "en"), (ZH, "zh")):
         said, replies[user_key] = await play(services, user_key)
-        quoted = typed_texts(SCRIPTS[user_key]) | {
-            e.text for e in services.memory.entries(user_key)
-        }
+        # what they stored, as /memory lists it and as /why shows the file the model saw
+        md = services.memory.paths(user_key).memory_md.read_text("utf-8")
+        stored = {e.text for e in services.memory.entries(user_key)} | set(md.splitlines())
+        quoted = typed_texts(SCRIPTS[user_key]) | {t for t in stored if len(t.strip()) > 3}
         bad += [f"{user_key} {line}" for line in wrong_language(lang, said, quoted)]
     assert bad == [], "\n".join(bad)
     # the two that were bilingual last: /new, and /history with nothing about the topic
     assert "No memory about 'xylophone quartz'." in replies[EN]["/history"]
     assert "沒有關於「火山石英」的記憶。" in replies[ZH]["/history"]
+    # a proposal close to a kept memory asks "add or replace?" in the reader's words
+    assert "Similar memory exists" in replies[EN]["/pending"]
+    assert "已有相近的記憶" in replies[ZH]["/pending"]
     # the summary named in the reader's words; the file keeps its heading
     assert "conversation summary (" in replies[EN]["/new"]
     assert "對話摘要 (" in replies[ZH]["/new"]

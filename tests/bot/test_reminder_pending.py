@@ -22,7 +22,7 @@ async def bot(services: Services) -> AsyncIterator[Bot]:
 
 
 async def test_pending_and_stats_show_reminder_proposals(bot: Bot) -> None:
-    await bot.send(OWNER, "/remind tomorrow 9am call mom")
+    await bot.offer_reminder(OWNER, "tomorrow 9am call mom")
     [row] = bot.service.store.of_user(KEY, (rs.PROPOSED,))
     before = len(bot.api.sent)
     await bot.send(OWNER, "/pending")
@@ -37,7 +37,7 @@ async def test_pending_and_stats_show_reminder_proposals(bot: Bot) -> None:
 
 async def test_a_bare_yes_with_three_waiting_asks_which(bot: Bot) -> None:
     for text in ("tea", "water", "stretch"):
-        await bot.send(OWNER, f"/remind in 10 minutes {text}")
+        await bot.offer_reminder(OWNER, f"in 10 minutes {text}")
     await bot.send(OWNER, "yes")
     assert bot.service.store.of_user(KEY, (rs.SCHEDULED,)) == []  # nothing decided
     assert len(bot.service.store.of_user(KEY, (rs.PROPOSED,))) == 3
@@ -53,9 +53,7 @@ async def test_a_bare_yes_with_three_waiting_asks_which(bot: Bot) -> None:
 async def test_tz_says_what_happens_to_the_reminders_and_the_list_names_the_zone(
     bot: Bot,
 ) -> None:
-    await bot.send(OWNER, "/remind tomorrow 9am call mom")
-    mid, _, data = bot.card("call mom")
-    await bot.press(OWNER, data[0], mid)
+    await bot.send(OWNER, "/remind tomorrow 9am call mom")  # typed: set at once
     await bot.send(OWNER, "/tz Asia/Tokyo")
     assert bot.api.texts()[-1] == (
         "🌐 Time zone set to Asia/Tokyo. Your 1 reminder(s) keep their clock times, now in "

@@ -63,8 +63,8 @@ async def test_search_finds_a_two_character_chinese_word(tg: Harness, services: 
     assert "/search" in tg.api.texts()[-1]
 
 
-async def test_remember_proposes_with_buttons_and_expiry(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember 我喜歡藍色", lang="zh-hant")
+async def test_a_proposal_shows_buttons_and_expiry(tg: Harness, services: Services) -> None:
+    await tg.offer(OWNER, "我喜歡藍色", lang="zh-hant")
     sent = tg.last_markup()
     assert "我喜歡藍色" in sent["text"] and "前有效" in sent["text"]
     labels = [b["text"] for b in sent["reply_markup"]["inline_keyboard"][0]]
@@ -73,7 +73,7 @@ async def test_remember_proposes_with_buttons_and_expiry(tg: Harness, services: 
 
 
 async def test_english_speakers_get_english_buttons(tg: Harness) -> None:
-    await tg.send(OWNER, "/remember I like green tea", lang="en")
+    await tg.offer(OWNER, "I like green tea", lang="en")
     labels = [b["text"] for b in tg.last_markup()["reply_markup"]["inline_keyboard"][0]]
     assert labels == ["✅ Confirm", "✏️ Edit", "🗑 Discard"]
 
@@ -89,8 +89,8 @@ async def test_forget_removes_the_entry(tg: Harness, services: Services) -> None
 async def test_pending_shows_each_proposal_with_buttons(tg: Harness) -> None:
     await tg.send(OWNER, "/pending")
     assert "Nothing is waiting" in tg.api.texts()[-1] or "沒有" in tg.api.texts()[-1]
-    await tg.send(OWNER, "/remember My first car was a white Corolla")
-    await tg.send(OWNER, "/remember My second car is a grey Prius")
+    await tg.offer(OWNER, "My first car was a white Corolla")
+    await tg.offer(OWNER, "My second car is a grey Prius")
     before = len(tg.api.named("sendMessage"))
     await tg.send(OWNER, "/pending")
     shown = tg.api.named("sendMessage")[before:]
@@ -141,7 +141,7 @@ async def test_history_new_stats(tg: Harness, services: Services) -> None:
     assert "planning a weekend trip to Tainan" in full.read_text(encoding="utf-8")
     assert tg.api.named("sendChatAction")  # /new may summarise with the LLM: typing shown
 
-    await tg.send(OWNER, "/remember My bike is a green Brompton")
+    await tg.offer(OWNER, "My bike is a green Brompton")
     await tg.send(OWNER, "/stats")
     stats = dict(line.split(": ", 1) for line in tg.api.texts()[-1].splitlines()[1:])
     # The replaced version is history, not a second memory (issue 23).
@@ -186,7 +186,7 @@ async def test_users_never_see_each_other(tg: Harness, services: Services) -> No
 async def test_shutdown_closes_the_model_client_and_keeps_proposals(
     tg: Harness, services: Services
 ) -> None:
-    await tg.send(OWNER, "/remember My bike is a green Brompton")
+    await tg.offer(OWNER, "My bike is a green Brompton")
     await tg.send(OWNER, "hello")  # the model client is open now
     agent = services.agent
     assert agent is not None

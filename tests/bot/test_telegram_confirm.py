@@ -57,7 +57,7 @@ async def test_model_proposal_confirmed_with_the_button(tg: Harness, services: S
 
 
 async def test_reply_with_confirm_word(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember 我住在台北", lang="zh-hant")
+    await tg.offer(OWNER, "我住在台北", lang="zh-hant")
     [(mid, _)] = tg.shown()
     await tg.send(OWNER, "確認", reply_to=bot_message(mid, OWNER), lang="zh-hant")
     assert _entries(services) == ["我住在台北"]
@@ -66,19 +66,19 @@ async def test_reply_with_confirm_word(tg: Harness, services: Services) -> None:
 
 
 async def test_reply_with_reject_word_and_bare_word(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember My first bike was a red Peugeot")
+    await tg.offer(OWNER, "My first bike was a red Peugeot")
     [(mid, _)] = tg.shown()
     await tg.send(OWNER, "取消", reply_to=bot_message(mid, OWNER))
     assert "已捨棄" in tg.api.texts()[-1]  # a Chinese word gets a Chinese answer
     assert _waiting(services) == []
-    await tg.send(OWNER, "/remember My second bike is a blue Brompton")
+    await tg.offer(OWNER, "My second bike is a blue Brompton")
     await tg.send(OWNER, "yes")  # only one waiting, just shown: a bare confirm word answers it
     assert _entries(services) == ["My second bike is a blue Brompton"]
     assert tg.asked() == []
 
 
 async def test_edit_asks_for_new_text(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember I like green tee")
+    await tg.offer(OWNER, "I like green tee")
     [(mid, pid)] = tg.shown()
     await tg.press(OWNER, f"pm:e:{pid}", mid)
     prompt = tg.api.named("sendMessage")[-1]
@@ -94,7 +94,7 @@ async def test_edit_asks_for_new_text(tg: Harness, services: Services) -> None:
 async def test_any_other_reply_to_a_waiting_proposal_is_its_new_text(
     tg: Harness, services: Services
 ) -> None:
-    await tg.send(OWNER, "/remember I like green tee")
+    await tg.offer(OWNER, "I like green tee")
     [(mid, pid)] = tg.shown()
     await tg.send(OWNER, "I like jasmine green tea", reply_to=bot_message(mid, OWNER))
     assert tg.asked() == []  # an edit, not a chat turn
@@ -122,7 +122,7 @@ async def instant_expiry(
 
 async def test_expired_proposal_says_so(instant_expiry: Harness) -> None:
     tg, services = instant_expiry, instant_expiry.services
-    await tg.send(OWNER, "/remember My train to Hualien leaves at 7:40")
+    await tg.offer(OWNER, "My train to Hualien leaves at 7:40")
     [(mid, pid)] = tg.shown()
     await tg.press(OWNER, f"pm:c:{pid}", mid)
     assert "expired" in tg.api.named("editMessageText")[-1]["text"]
@@ -132,7 +132,7 @@ async def test_expired_proposal_says_so(instant_expiry: Harness) -> None:
 
 
 async def test_another_user_cannot_confirm_my_proposal(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember My locker is number 118")
+    await tg.offer(OWNER, "My locker is number 118")
     [(mid, pid)] = tg.shown()
     await tg.press(FRIEND, f"pm:c:{pid}", mid)
     await tg.send(FRIEND, f"/confirm {pid}")
@@ -145,9 +145,9 @@ async def test_another_user_cannot_confirm_my_proposal(tg: Harness, services: Se
 
 
 async def test_confirm_and_discard_by_id(tg: Harness, services: Services) -> None:
-    await tg.send(OWNER, "/remember My dentist is Dr. Lin on Zhongshan Road")
-    await tg.send(OWNER, "/remember My gym closes at 22:00 on Sundays")
-    await tg.send(OWNER, "/remember My passport expires in March 2031")
+    await tg.offer(OWNER, "My dentist is Dr. Lin on Zhongshan Road")
+    await tg.offer(OWNER, "My gym closes at 22:00 on Sundays")
+    await tg.offer(OWNER, "My passport expires in March 2031")
     _, (_, gym), (_, passport) = tg.shown()
     await tg.send(OWNER, f"/discard {gym}")
     assert "Discarded" in tg.api.texts()[-1] and "gym" in tg.api.texts()[-1]
@@ -163,16 +163,14 @@ async def test_confirm_and_discard_by_id(tg: Harness, services: Services) -> Non
 
 
 async def test_the_write_path_through_telegram(tg: Harness, services: Services) -> None:
-    """/remember -> button -> MEMORY.md; a secret refused; /history, /forget, /undo."""
+    """/remember -> MEMORY.md at once; a secret refused; /history, /forget, /undo."""
     await tg.send(OWNER, "/remember 我最喜歡的顏色是藍色", lang="zh-hant")
-    [(mid, pid)] = tg.shown()
-    await tg.press(OWNER, f"pm:c:{pid}", mid, lang="zh-hant")
     [entry] = services.memory.entries(KEY)
     assert entry.text == "我最喜歡的顏色是藍色"
-    assert "已記住" in tg.api.named("editMessageText")[-1]["text"]
+    assert "已記住" in tg.api.texts()[-1]
     await tg.send(OWNER, "/remember 我的密碼是 hunter2-Secret!", lang="zh-hant")
     assert "hunter2" not in markdown_dump(services)  # refused, never stored
-    assert len(tg.shown()) == 1
+    assert _entries(services) == ["我最喜歡的顏色是藍色"] and _waiting(services) == []
     await tg.send(OWNER, f"/history {entry.id}")
     assert entry.id in tg.api.texts()[-1] and "我最喜歡的顏色是藍色" in tg.api.texts()[-1]
     await tg.send(OWNER, f"/forget {entry.id}")
@@ -197,7 +195,8 @@ async def test_a_proposal_button_pressed_in_a_group_does_nothing(
     confirm the private proposal nor post its text there (it did, before the check)."""
     from telegram import Update
 
-    await tg.send(OWNER, "/remember 我住在台北", lang="zh-hant")
+    await tg.send(OWNER, "/lang zh", lang="zh-hant")
+    await tg.offer(OWNER, "我住在台北", lang="zh-hant")
     [(mid, pid)] = tg.shown()
     deps = tg.app.bot_data["deps"]
     deps.settings = replace(deps.settings, groups=True)  # past the gate: the handler decides
@@ -210,5 +209,5 @@ async def test_a_proposal_button_pressed_in_a_group_does_nothing(
     assert len(tg.api.named("sendMessage")) == sent_before
     assert tg.api.named("editMessageText") == []
     answers = tg.api.named("answerCallbackQuery")
-    # the owner wrote Chinese: the refusal is in their one language
+    # the owner chose Chinese: the refusal is in their one language
     assert len(answers) == 3 and all("請私訊我" in a["text"] for a in answers)

@@ -22,6 +22,7 @@ from bot.telegram.application import build_application
 from bot.telegram.context import DEPS, REVISE_WINDOW, BotApp
 from memory.base.markdown import Entry
 from tests.bot.conftest import OWNER
+from tests.bot.offers import offer
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
 
 KEY = f"telegram_{OWNER}"
@@ -162,7 +163,7 @@ async def test_a_conflict_offers_replace_and_replace_supersedes(
 async def test_a_proposal_without_conflict_keeps_three_buttons_and_shows_weight(
     bot: Bot, services: Services
 ) -> None:
-    await bot.send("/remember this is important: I am allergic to peanuts")
+    await offer(bot.app, services, OWNER, "this is important: I am allergic to peanuts")
     text = bot.api.named("sendMessage")[-1]["text"]
     assert "I am allergic to peanuts" in text and "⭐ weight 8/10" in text
     assert "important" not in text.split("\n")[2]

@@ -145,12 +145,8 @@ async def test_the_stop_cuts_a_stuck_turn_and_keeps_what_waits(services: Service
 async def test_a_secret_in_a_message_is_masked_before_it_is_kept(services: Services) -> None:
     turns = OpenTurns(services.state)
     processor = UserQueues(turns, allowed=ALLOWED)
-    done = asyncio.Event()
-
-    async def work() -> None:
-        await done.wait()
-
-    _feed(processor, _update(21, OWNER, "my password is hunter22, remember it"), work())
+    done = asyncio.Event()  # each message's turn waits for it
+    _feed(processor, _update(21, OWNER, "my password is hunter22, remember it"), done.wait())
     await asyncio.sleep(0.05)
     [kept] = turns.left()
     text = json.dumps(kept.payload, ensure_ascii=False)
@@ -178,13 +174,9 @@ async def test_a_replayed_update_is_not_run_again_when_telegram_delivers_it() ->
 async def test_a_strangers_message_is_never_written(services: Services) -> None:
     turns = OpenTurns(services.state)
     processor = UserQueues(turns, allowed=ALLOWED)
-    done = asyncio.Event()
-
-    async def work() -> None:
-        await done.wait()
-
-    _feed(processor, _update(41, STRANGER, "hello, my card is 4111 1111 1111 1111"), work())
-    _feed(processor, _update(42, OWNER, "hello"), work())
+    done = asyncio.Event()  # each message's turn waits for it
+    _feed(processor, _update(41, STRANGER, "hello, my card is 4111 1111 1111 1111"), done.wait())
+    _feed(processor, _update(42, OWNER, "hello"), done.wait())
     await asyncio.sleep(0.05)
     assert [t.update_id for t in turns.left()] == [42]  # while both are in hand
     done.set()

@@ -20,6 +20,7 @@ from bot.telegram.context import BotApp
 from bot.telegram.reminders import wire_reminders
 from memory.state import reminders as rs
 from tests.bot.conftest import FRIEND, OWNER, STRANGER
+from tests.bot.offers import offer_reminder
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
@@ -71,6 +72,10 @@ class Bot:
             if rows and needle in str(params.get("text", "")):
                 return mid, str(params["text"]), [b["callback_data"] for r in rows for b in r]
         raise AssertionError(f"no card with {needle!r} in {self.api.texts()}")
+
+    async def offer_reminder(self, user: int, phrase: str, lang: str = "en") -> int:
+        """The model proposes a reminder for ``user`` (:mod:`tests.bot.offers`); its id."""
+        return await offer_reminder(self.app, self.services, user, phrase, lang)
 
     def edits(self) -> list[dict[str, Any]]:
         return self.api.named("editMessageText")
@@ -130,8 +135,8 @@ async def bot(services: Services, fake_ollama: FakeOllama) -> AsyncIterator[Bot]
     await _stop(started)
 
 
-async def test_remind_proposes_and_only_the_owners_press_schedules(bot: Bot) -> None:
-    await bot.send(OWNER, "/remind tomorrow 9am call mom")
+async def test_a_proposed_reminder_waits_and_only_the_owners_press_schedules(bot: Bot) -> None:
+    await bot.offer_reminder(OWNER, "tomorrow 9am call mom")
     mid, text, data = bot.card("Set this reminder?")
     assert "I'll remind you on" in text and "call mom" in text
     rid = int(data[0].split(":")[2])
@@ -151,7 +156,7 @@ async def test_remind_proposes_and_only_the_owners_press_schedules(bot: Bot) -> 
 
 
 async def test_a_reply_or_a_bare_word_answers_a_reminder_proposal(bot: Bot) -> None:
-    await bot.send(OWNER, "/remind in 10 minutes tea")
+    await bot.offer_reminder(OWNER, "in 10 minutes tea")
     mid, _, data = bot.card("tea")
     first = int(data[0].split(":")[2])
     await bot.send(OWNER, "no", reply_to=bot_message(mid, OWNER))
@@ -160,14 +165,14 @@ async def test_a_reply_or_a_bare_word_answers_a_reminder_proposal(bot: Bot) -> N
     assert bot.edits()[-1]["message_id"] == mid
 
     await bot.send(OWNER, "/lang zh")  # one language per person: they choose Chinese
-    await bot.send(OWNER, "/remind in 10 minutes tea", lang="zh-hant")
+    await bot.offer_reminder(OWNER, "in 10 minutes tea", lang="zh-hant")
     _, _, data = bot.card("要設定這個提醒嗎")
     second = int(data[0].split(":")[2])
     await bot.send(OWNER, "好", lang="zh-hant")  # typed right after it: answers it
     assert bot.service.store.get(KEY, second).status == rs.SCHEDULED
     assert bot.model is not None and bot.model.chat_requests == []  # neither word went to it
 
-    await bot.send(OWNER, "/remind in 10 minutes tea")
+    await bot.offer_reminder(OWNER, "in 10 minutes tea")
     _, _, data = bot.card("tea")
     third = int(data[0].split(":")[2])
     await bot.send(OWNER, "what time is it?")  # the bot's last word is now its answer
@@ -214,9 +219,7 @@ async def test_the_models_reminder_rings_on_the_job_queue_then_snooze_and_done(b
 
 async def test_reminders_lists_next_times_with_cancel_buttons(bot: Bot) -> None:
     for phrase in ("every Monday 8:00 weekly report", "tomorrow 9am dentist"):
-        await bot.send(OWNER, f"/remind {phrase}")
-        mid, _, data = bot.card(phrase.split()[-1])
-        await bot.press(OWNER, data[0], mid)
+        await bot.send(OWNER, f"/remind {phrase}")  # typed: set at once
     rows = sorted((i.reminder for i in bot.service.listing(KEY)), key=lambda r: r.text)
     dentist, weekly = (r.id for r in rows)
     await bot.send(OWNER, "/reminders")
@@ -292,9 +295,7 @@ async def test_a_confirmed_birthday_offers_the_day_before_and_the_press_sets_it(
     bot = await _start(services)
     try:
         await bot.send(OWNER, "/tz Asia/Taipei")
-        await bot.send(OWNER, "/remember 媽媽的生日是5月3日", lang="zh-hant")
-        mid, _, data = bot.card("媽媽的生日")
-        await bot.press(OWNER, data[0], mid, "zh-hant")  # ✅ under the memory proposal
+        await bot.send(OWNER, "/remember 媽媽的生日是5月3日", lang="zh-hant")  # saved at once
         [entry] = services.memory.entries(KEY)
         offer_mid, offer, buttons = bot.card("前一天")
         assert "5 月 3 日" in offer and buttons == [f"rm:b:{entry.id}"]
@@ -313,11 +314,9 @@ async def test_a_confirmed_birthday_offers_the_day_before_and_the_press_sets_it(
         assert row.text == "明天是媽媽的生日（5月3日）"  # one language when it rings
         assert len(bot.service.listing(KEY)) == 1
 
-        await bot.send(OWNER, "/remember 我喜歡藍色", lang="zh-hant")
-        mid, _, data = bot.card("我喜歡藍色")
         sent = len(bot.api.sent)
-        await bot.press(OWNER, data[0], mid)
-        assert len(bot.api.sent) == sent  # no date in it: no offer
+        await bot.send(OWNER, "/remember 我喜歡藍色", lang="zh-hant")
+        assert len(bot.api.sent) == sent + 1  # saved, and no date in it: no offer
     finally:
         await _stop(bot)
 

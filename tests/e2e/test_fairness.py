@@ -55,6 +55,16 @@ def pathological_4k() -> str:
     return "".join(parts * 3)[:4096]
 
 
+def _bob_timed_alone(
+    emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
+) -> tuple[BotProcess, User, User, float]:
+    """The bot on the slow model, Alice and Bob, and how long Bob's turn takes alone."""
+    ollama.chat_handler = slow_model
+    bot = start_bot()
+    alice, bob = User(emulator, ALICE, "Alice"), User(emulator, BOB, "Bob")
+    return bot, alice, bob, bob_turn(bob, 0)
+
+
 def _stop_promptly(bot: BotProcess) -> float:
     began = time.monotonic()
     assert bot.terminate(timeout=60) == 0
@@ -64,10 +74,7 @@ def _stop_promptly(bot: BotProcess) -> float:
 def test_a_flood_of_300_messages_does_not_hold_up_another_user(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    ollama.chat_handler = slow_model
-    bot = start_bot()
-    alice, bob = User(emulator, ALICE, "Alice"), User(emulator, BOB, "Bob")
-    baseline = bob_turn(bob, 0)
+    bot, alice, bob, baseline = _bob_timed_alone(emulator, ollama, start_bot)
     asked_before = len(ollama.chat_requests)
 
     with ThreadPoolExecutor(8) as pool:  # as fast as a client can send them
@@ -89,10 +96,7 @@ def test_a_flood_of_300_messages_does_not_hold_up_another_user(
 def test_hostile_input_from_one_user_stops_nobody_and_not_the_stop(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    ollama.chat_handler = slow_model
-    bot = start_bot()
-    alice, bob = User(emulator, ALICE, "Alice"), User(emulator, BOB, "Bob")
-    baseline = bob_turn(bob, 0)
+    bot, alice, bob, baseline = _bob_timed_alone(emulator, ollama, start_bot)
 
     alice.send(HOSTILE_REMIND)
     alice.send(pathological_4k())

@@ -33,6 +33,11 @@ class StuckModel:
         self.stuck = threading.Event()
         self.release = threading.Event()
 
+    def unstick(self) -> None:
+        """Answer every later call at once and let the hanging one go."""
+        self.stuck.clear()
+        self.release.set()
+
     def __call__(self, body: dict[str, Any]) -> str:
         asked = json.dumps(body.get("messages", [])[-1:], ensure_ascii=False)
         if QUESTION in asked and self.stuck.is_set():
@@ -52,21 +57,26 @@ def _answers(alice: User) -> list[str]:
     return [m["text"] for m in alice.inbox if m.get("text") == ANSWER]
 
 
+def _stuck(ollama: FakeOllama) -> StuckModel:
+    """The fake's model, hanging on ``QUESTION`` until released."""
+    model = StuckModel()
+    ollama.chat_handler = model
+    model.stuck.set()
+    return model
+
+
 def _kill_while_the_model_answers(bot: BotProcess, ollama: FakeOllama, model: StuckModel) -> None:
     wait_until(lambda: _asked(ollama) >= 1, timeout=30)
     assert bot.proc is not None
     bot.proc.kill()  # kill -9: no flush, no goodbye
     bot.proc.wait(10)
-    model.stuck.clear()
-    model.release.set()
+    model.unstick()
 
 
 def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = StuckModel()
-    ollama.chat_handler = model
-    model.stuck.set()
+    model = _stuck(ollama)
     bot = start_bot()
     alice = User(emulator, ALICE, "Alice")
     alice.send(QUESTION)
@@ -88,9 +98,7 @@ def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
 def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = StuckModel()
-    ollama.chat_handler = model
-    model.stuck.set()
+    model = _stuck(ollama)
     bot = start_bot()
     alice = User(emulator, ALICE, "Alice")
     sent = int(time.time()) - 600  # the phone was offline: it reaches the bot 10 minutes late
@@ -122,9 +130,7 @@ def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(
 def test_sigterm_while_the_model_hangs_exits_in_seconds_and_the_restart_answers(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = StuckModel()
-    ollama.chat_handler = model
-    model.stuck.set()
+    model = _stuck(ollama)
     bot = start_bot()
     alice = User(emulator, ALICE, "Alice")
     alice.send(QUESTION)
@@ -133,8 +139,7 @@ def test_sigterm_while_the_model_hangs_exits_in_seconds_and_the_restart_answers(
     assert bot.terminate(timeout=30) == 0
     stopped_in = time.monotonic() - began
     assert stopped_in < 10.0, f"SIGTERM took {stopped_in:.1f} s"  # termination check
-    model.stuck.clear()
-    model.release.set()
+    model.unstick()
 
     start_bot()
     alice.wait_text(ANSWER, timeout=30)

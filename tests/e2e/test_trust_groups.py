@@ -102,7 +102,7 @@ def test_an_edit_starts_no_second_turn_and_reruns_no_command(
     group = Group(emulator, GROUP)
     in_group = alice.send("大家好", group=group)
     alice.edit(in_group, "@TestNameBot 大家好")  # the edit adds the mention: still no turn
-    alice.send("/pending")  # a marker: everything before it has been handled
+    alice.send("/memory")  # a marker: everything before it has been handled
     alice.wait_text("我的護照號碼放在書房抽屜", timeout=30)
     shown = [m.get("text") or "" for m in alice.inbox + alice.drain()]
     assert not any("鑰匙" in text for text in shown), shown

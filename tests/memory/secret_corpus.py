@@ -24,6 +24,8 @@ PASSWORD_WORDS = (
     "senha", "palavra-passe", "chave wifi", "código de acesso",
     "wachtwoord", "Wachtwoord", "wifi-sleutel", "toegangscode",
     "wifi", "WiFi", "bank login", "login", "pass", "pswd",
+    "safe combination", "locker combination", "combination", "security answer",
+    "secret answer", "memorable word",
 )  # fmt: skip
 PASSWORD_WORDS_ZH = (
     "密碼",
@@ -138,6 +140,10 @@ ORDINARY = (
     "my bank is HSBC",
     "the login 2024 report is ready",
     "I will pass the exam",
+    "the combination of flavours is great",
+    "the combination of 3 colours works",
+    "combo meal 2 is good",
+    "We bought a safe combination lock",
     "my boarding pass is in my bag",
     "the router is 192.168.1.1",
     "wifi: 2.4GHz and 5GHz",

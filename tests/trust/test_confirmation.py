@@ -34,6 +34,7 @@ KEY = f"telegram_{OWNER}"
 TEA = "我最喜歡的茶是凍頂烏龍"
 COFFEE = "我每天早上喝一杯黑咖啡"
 TOPIC = "drink:morning"
+PENDING_REPLY = "要記住嗎？確認後才會儲存。"  # the model's words after proposing
 
 
 @dataclass
@@ -55,6 +56,12 @@ class World:
     async def press(self, data: str, message_id: int) -> None:
         """The owner presses an inline button."""
         await self.app.process_update(self.updates.button(self.app.bot, OWNER, data, message_id))
+
+    async def offer(self, text: str) -> None:
+        """The owner asks the bot to remember ``text`` in chat; the model proposes it (its
+        turn shows the proposal last). A /remember typed is the user's act: saved at once."""
+        self.model.queue_chat(tool_reply("memory_save", text=text), PENDING_REPLY)
+        await self.send(f"記住：{text}")
 
     def shown(self) -> list[tuple[int, str]]:
         """(message id, proposal id) of every proposal message the bot sent, in order."""
@@ -205,13 +212,13 @@ def test_the_agent_package_never_reaches_the_mint() -> None:
 
 
 async def test_bare_ok_with_two_waiting_asks_which_and_writes_nothing(world: World) -> None:
-    await world.send(f"/remember {TEA}")
-    await world.send(f"/remember {COFFEE}")
-    first_two = world.shown()
+    await world.offer(TEA)
+    await world.offer(COFFEE)
+    first_two, asked = world.shown(), len(world.model.chat_requests)
     await world.send("ok")
 
     assert world.services.memory.entries(KEY) == []
-    assert world.model.chat_requests == []  # not handed to the model either
+    assert len(world.model.chat_requests) == asked  # not handed to the model either
     assert len(world.services.confirm.pending(KEY, _now())) == 2
     again = world.shown()[len(first_two) :]
     assert sorted(pid for _, pid in again) == sorted(pid for _, pid in first_two)
@@ -225,7 +232,7 @@ async def test_bare_ok_with_two_waiting_asks_which_and_writes_nothing(world: Wor
 
 
 async def test_bare_ok_after_other_talk_does_not_confirm(world: World) -> None:
-    await world.send(f"/remember {TEA}")
+    await world.offer(TEA)
     world.model.queue_chat("今天是星期三。")
     await world.send("今天星期幾？")  # the bot's last message is now its answer
     await world.send("ok")
@@ -238,8 +245,8 @@ async def test_bare_ok_after_other_talk_does_not_confirm(world: World) -> None:
 
 
 async def test_a_notice_after_the_proposal_is_the_last_word(world: World) -> None:
-    await world.send(f"/remember {TEA}")
-    await world.send(f"/remember {COFFEE}")
+    await world.offer(TEA)
+    await world.offer(COFFEE)
     mid, pid = world.shown()[0]
     await world.press(f"pm:d:{pid}", mid)  # one left, but the bot's last message is COFFEE's
     await world.send("/stats")
@@ -248,7 +255,7 @@ async def test_a_notice_after_the_proposal_is_the_last_word(world: World) -> Non
 
 
 async def test_edit_state_expires_with_its_proposal(world: World) -> None:
-    await world.send(f"/remember {TEA}")
+    await world.offer(TEA)
     mid, pid = world.shown()[-1]
     await world.press(f"pm:e:{pid}", mid)
     world.services.pending.expire_due(_now() + timedelta(minutes=31))  # the expiry job ran
@@ -266,20 +273,29 @@ async def test_edit_state_expires_with_its_proposal(world: World) -> None:
 # -- the terminal chat keeps the same rules ------------------------------------------------
 
 
+async def _terminal_offer(world: World, chat: TerminalChat, text: str) -> None:
+    """The terminal user asks to remember ``text``; the model proposes it."""
+    world.model.queue_chat(tool_reply("memory_save", text=text), PENDING_REPLY)
+    await chat.handle(f"記住：{text}")
+
+
 async def test_terminal_bare_ok_with_two_waiting_writes_nothing(world: World) -> None:
     out = io.StringIO()
     chat = TerminalChat(backend_for(world.services), "cli_ann", out)
-    await chat.handle(f"/remember {TEA}")
-    await chat.handle(f"/remember {COFFEE}")
+    await _terminal_offer(world, chat, TEA)
+    await _terminal_offer(world, chat, COFFEE)
+    asked = len(world.model.chat_requests)
     await chat.handle("ok")
+    assert len(world.services.confirm.pending("cli_ann", _now())) == 2
     assert world.services.memory.entries("cli_ann") == []
-    assert world.model.chat_requests == []
+    assert len(world.model.chat_requests) == asked
 
 
 async def test_terminal_bare_ok_after_other_talk_does_not_confirm(world: World) -> None:
     out = io.StringIO()
     chat = TerminalChat(backend_for(world.services), "cli_ann", out)
-    await chat.handle(f"/remember {TEA}")
+    await _terminal_offer(world, chat, TEA)
+    assert len(world.services.confirm.pending("cli_ann", _now())) == 1
     world.model.queue_chat("今天是星期三。")
     await chat.handle("今天星期幾？")
     await chat.handle("ok")
@@ -290,14 +306,41 @@ async def test_terminal_bare_ok_after_other_talk_does_not_confirm(world: World) 
 
 
 async def test_user_acts_confirm(world: World) -> None:
-    await world.send(f"/remember {TEA}")
+    await world.offer(TEA)
     await world.send("好")  # one waiting, and it is the bot's last message
     assert [e.text for e in world.services.memory.entries(KEY)] == [TEA]
 
-    await world.send(f"/remember {COFFEE}")
-    await world.send("/remember 我住在台中市西屯區")
+    await world.offer(COFFEE)
+    await world.offer("我住在台中市西屯區")
     (coffee_mid, _), (_, home) = world.shown()[-2:]
     await world.send("yes", reply_to=coffee_mid)  # a reply names its proposal
     await world.send(f"/confirm {home}")
     texts = sorted(e.text for e in world.services.memory.entries(KEY))
     assert texts == sorted([TEA, COFFEE, "我住在台中市西屯區"])
+
+
+async def test_a_typed_remember_is_the_users_act_and_what_the_model_proposes_still_waits(
+    world: World,
+) -> None:
+    await world.send(f"/remember {TEA}")  # the user's own command: saved at once
+    [entry] = world.services.memory.entries(KEY)
+    assert entry.text == TEA and world.services.confirm.pending(KEY, _now()) == []
+    assert world.model.chat_requests == []  # no model took part
+    # It went the way a "yes" goes: a proposal of the command, confirmed by the user's act.
+    with world.services.state.lock:
+        rows = world.services.state.conn.execute(
+            "SELECT source, status, entry_id FROM pending_memories WHERE user_key=?", (KEY,)
+        ).fetchall()
+    assert [tuple(r) for r in rows] == [("command", "confirmed", entry.id)]
+
+    # In chat the model proposes (a tool call, then its words alone) and tries to confirm:
+    # both wait for the user.
+    world.model.chat_handler = _confirm_after_save(lambda pid: "yes")
+    await world.send("記住：我現在早上改喝黑咖啡了")
+    world.model.chat_handler = None
+    world.model.queue_chat("好的，我記住了！")  # no tool call: proposed from the user's words
+    await world.send("記住我住在台中市西屯區")
+    waiting = sorted(p.text for p in world.services.confirm.pending(KEY, _now()))
+    assert waiting == sorted([COFFEE, "我住在台中市西屯區"])
+    assert [e.text for e in world.services.memory.entries(KEY)] == [TEA]
+    assert COFFEE not in world.memory_md() and "西屯" not in world.memory_md()

@@ -193,13 +193,14 @@ async def test_an_edited_message_starts_no_second_turn(world: World) -> None:
 
 async def test_an_edited_command_is_not_run_again(world: World) -> None:
     key = f"telegram_{OWNER}"
-    original = await world.send(OWNER, "/remember 我喜歡喝凍頂烏龍茶")
-    assert [p.text for p in world.services.confirm.pending(key)] == ["我喜歡喝凍頂烏龍茶"]
+    original = await world.send(OWNER, "/remember 我喜歡喝凍頂烏龍茶")  # saved at once
+    assert [e.text for e in world.services.memory.entries(key)] == ["我喜歡喝凍頂烏龍茶"]
     sent = len(world.sent())
 
     await world.edit(original, "/remember 我喜歡喝東方美人茶")
 
-    assert [p.text for p in world.services.confirm.pending(key)] == ["我喜歡喝凍頂烏龍茶"]
+    assert [e.text for e in world.services.memory.entries(key)] == ["我喜歡喝凍頂烏龍茶"]
+    assert world.services.confirm.pending(key) == []
     assert len(world.sent()) == sent
 
 

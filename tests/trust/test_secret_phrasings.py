@@ -127,6 +127,18 @@ def test_a_password_said_before_its_keyword_is_masked(form: str, value: str, aft
     assert not _survives(text, value), mask(text)
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    scheme=st.sampled_from(("https", "http", "postgres", "redis", "ftp", "mongodb+srv")),
+    user=st.text(_ALNUM, min_size=1, max_size=12),
+    value=passwords().filter(lambda v: "@" not in v and "/" not in v),
+    host=st.sampled_from(("example.com", "db:5432", "10.0.0.2/app")),
+)
+def test_a_password_inside_a_url_is_masked(scheme: str, user: str, value: str, host: str) -> None:
+    text = f"the backup goes to {scheme}://{user}:{value}@{host} every night"
+    assert value not in mask(text) and f"{scheme}://{user}:" in mask(text)
+
+
 @st.composite
 def card_numbers(draw: st.DrawFn) -> str:
     """A Luhn-valid 16-digit number (the check digit computed here, independently)."""

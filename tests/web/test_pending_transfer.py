@@ -7,27 +7,24 @@ from datetime import datetime
 
 import pytest
 
-from bot.frontdesk.backend import backend_for
-from bot.frontdesk.desk import Desk
 from memory.base.markdown import parse_memory
 from tests.web.conftest import Page, csrf_of
 
 ALICE = "telegram_111"
 
 
-async def _chat_remember(page: Page, text: str) -> str:
-    """Propose through the chat's own /remember (the Desk both front ends share)."""
-    answer = await Desk(backend_for(page.services)).command(ALICE, "remember", text, "zh")
-    [proposal] = answer.proposals
-    return proposal.proposal_id
+def _chat_proposal(page: Page, text: str) -> str:
+    """What the model proposes in chat (``memory_save``); a typed /remember is saved at once."""
+    now = datetime.now().astimezone()
+    return page.services.confirm.propose(ALICE, text, "chat:1", now=now).id
 
 
 def _texts(page: Page) -> list[str]:
     return [e.text for e in page.services.memory.entries(ALICE)]
 
 
-async def test_confirm_a_proposal_made_in_chat(page: Page) -> None:
-    pid = await _chat_remember(page, "我女兒的生日是五月三日")
+def test_confirm_a_proposal_made_in_chat(page: Page) -> None:
+    pid = _chat_proposal(page, "我女兒的生日是五月三日")
     client = page.login(ALICE)
     html = client.get("/pending").text
     assert "我女兒的生日是五月三日" in html
@@ -38,7 +35,7 @@ async def test_confirm_a_proposal_made_in_chat(page: Page) -> None:
     assert page.services.confirm.pending(ALICE) == []
 
 
-async def test_replace_edit_and_discard(page: Page) -> None:
+def test_replace_edit_and_discard(page: Page) -> None:
     page.remember(ALICE, "My dentist is Dr. Lin on Zhongshan Road", canonical_topic="dentist")
     pid = page.services.confirm.propose(
         ALICE,
@@ -60,7 +57,7 @@ async def test_replace_edit_and_discard(page: Page) -> None:
         ("My dentist is Dr. Lin on Zhongshan Road", "deprecated"),
         ("My dentist is Dr. Chen", "active"),
     ]
-    other = await _chat_remember(page, "我下週要去花蓮玩三天")
+    other = _chat_proposal(page, "我下週要去花蓮玩三天")
     r = client.post(f"/pending/{other}/discard", data={"csrf": token})
     assert "Discarded" in r.text and "花蓮" not in "".join(_texts(page))
 
