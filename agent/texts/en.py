@@ -54,7 +54,7 @@ TEXTS: dict[str, str] = {
         "✅ Remembered: {text} ({entry_id}). Not what you meant? /undo within {minutes} minutes "
         "takes it back."
     ),
-    "reminder_set_now": "{said} /undo within {minutes} minutes cancels it.",
+    "reminder_set_now": "{said} (/undo within {minutes} minutes cancels it)",
     "button_undo": "↩️ Undo",
     "rejected": "🗑 Discarded: ",
     "expired": "⌛ This proposal expired; nothing was saved.",

@@ -42,7 +42,7 @@ TEXTS: dict[str, str] = {
     "why_head": "上一個回答用到的記憶：",
     "confirmed": "✅ 已記住：",
     "remembered_now": "✅ 已記住：{text} ({entry_id})。記錯了？{minutes} 分鐘內用 /undo 取消。",
-    "reminder_set_now": "{said}{minutes} 分鐘內用 /undo 取消。",
+    "reminder_set_now": "{said}（{minutes} 分鐘內可用 /undo 取消）",
     "button_undo": "↩️ 復原",
     "rejected": "🗑 已捨棄：",
     "expired": "⌛ 這個提議已過期，沒有寫入。",

@@ -28,7 +28,7 @@ from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.jobs import pending_expiry_job
 from bot.recovery import lost_proposals_notice
 from memory.base.users import UserPaths
-from tests.bot.conftest import OWNER, Harness
+from tests.bot.conftest import FRIEND, OWNER, Harness
 from tests.fakes.ollama_server import FakeOllama
 from tests.one_language import wrong_language
 
@@ -310,3 +310,77 @@ def test_every_sentence_of_the_catalogues_is_in_its_own_language() -> None:
         for line in wrong_language(lang, placeholder.sub(" ", text))
     ]
     assert bad == [], "\n".join(bad)
+
+
+TG_SCRIPTS = {  # a Chinese phone that writes English, an English phone that writes Chinese
+    (OWNER, "zh-hant", "en"): (
+        "hello, I keep my bike in the garage downstairs",
+        "/start",
+        "/remember I drink green tea every morning",
+        "/remember I drink green tea each morning",
+        "/memory",
+        "/remind tomorrow 9am call mom",
+        "/reminders",
+        "/stats",
+        "/foo",
+    ),
+    (FRIEND, "en", "zh"): (
+        "你好，我的腳踏車放在樓下車庫",
+        "/start",
+        "/remember 我每天早上喝烏龍茶",
+        "/remember 我每天早上都喝烏龍茶",
+        "/memory",
+        "/remind 明天早上九點 打電話給媽媽",
+        "/reminders",
+        "/stats",
+        "/foo",
+    ),
+}
+
+
+def _told(tg: Harness, user: int, start: int) -> str:
+    """Every text, button label and button answer the bot gave ``user`` since call ``start``
+    (the others played before), one a line."""
+    lines = []
+    for name, params, _ in tg.api.answered[start:]:
+        if name in ("sendMessage", "editMessageText") and int(params.get("chat_id", 0)) == user:
+            lines.append(str(params.get("text", "")))
+            markup = params.get("reply_markup") or {}
+            for row in markup.get("inline_keyboard", []) if isinstance(markup, dict) else []:
+                lines += [str(b["text"]) for b in row]
+        if name == "answerCallbackQuery" and params.get("text"):
+            lines.append(str(params["text"]))
+    return "\n".join(lines)
+
+
+def _buttons(tg: Harness, user: int, prefix: str) -> list[tuple[int, str]]:
+    """(message id, callback data) of every button sent to ``user`` whose data starts so."""
+    out = []
+    for name, params, result in tg.api.answered:
+        markup = params.get("reply_markup") or {}
+        if name != "sendMessage" or int(params.get("chat_id", 0)) != user:
+            continue
+        for row in markup.get("inline_keyboard", []) if isinstance(markup, dict) else []:
+            out += [(int(result["message_id"]), str(b["callback_data"])) for b in row]
+    return [(mid, data) for mid, data in out if data.startswith(prefix)]
+
+
+async def test_telegram_texts_buttons_and_answers_in_each_persons_language(tg: Harness) -> None:
+    assert tg.model is not None
+    tg.model.chat_handler = lambda body: "👍"  # the model's words are not the bot's
+    sticker = {"photo": [{"file_id": "p", "file_unique_id": "p", "width": 1, "height": 1}]}
+    for (user, phone, lang), script in TG_SCRIPTS.items():
+        start = len(tg.api.answered)
+        for line in script:
+            await tg.send(user, line, lang=phone)
+        await tg.send(user, None, lang=phone, extra=sticker)  # "text only"
+        # discard the proposal, pin, cancel the reminder, undo the typed /remember
+        for prefix in ("pm:d:", "mm:p:", "rm:x:", "ud:memory:"):
+            [(mid, data), *_] = _buttons(tg, user, prefix)
+            await tg.press(user, data, mid, lang=phone)
+        key = f"telegram_{user}"
+        stored = {e.text for e in tg.services.memory.entries(key)} | {"call mom", "打電話給媽媽"}
+        quoted = typed_texts(script) | stored
+        said = _told(tg, user, start)
+        assert len(said.splitlines()) > 30, said
+        assert wrong_language(lang, said, quoted) == [], f"{key}: {said}"
