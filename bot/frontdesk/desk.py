@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
-from agent.texts import CATALOGUES
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -24,9 +23,11 @@ from bot.frontdesk.ports import (
     Via,
 )
 from bot.frontdesk.texts import (
+    STATS_LABELS,
     help_text,
     memory_buttons,
     memory_line,
+    named,
     proposal_text,
     say,
     section_label,
@@ -328,24 +329,6 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
 
 
-# /stats row labels in the reader's language (the backend names rows in English).
-STATS_LABELS: dict[str, dict[str, str]] = {
-    "memories": {"zh": "記憶"},
-    "pending": {"zh": "待確認"},
-    "pending reminders": {"zh": "待確認的提醒"},
-    "daily logs": {"zh": "每日日誌"},
-    "indexed chunks": {"zh": "索引片段"},
-    "older versions": {"zh": "較早的版本"},
-    # the scheduled jobs' last runs (bot/jobs.py names them)
-    "idle_summaries": {"zh": "閒置對話摘要"},
-    "index": {"zh": "索引更新"},
-    "pending_expiry": {"zh": "提議到期檢查"},
-    "forget_undo": {"zh": "復原期限清理"},
-    "lifecycle": {"zh": "夜間整理"},
-    "fading": {"zh": "淡出提醒"},
-}
-
-
 def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str]]:
     """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
@@ -385,13 +368,6 @@ def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -
                 f"{arrow}{when} [{named('status', e.status, lang)}] {e.id}: {e.text}{replaced}"
             )
     return "\n".join(out)
-
-
-def named(kind: str, value: str, lang: str) -> str:
-    """A status or layer as the reader's language says it (L0, or a status a person wrote by
-    hand: as it is)."""
-    key = f"{kind}_{value}"
-    return say(key, lang) if key in CATALOGUES["en"] else value
 
 
 def _where(hit: Found) -> str:

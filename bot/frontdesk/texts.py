@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from agent.texts import LANGUAGES, conflict_note, say
+from agent.texts import CATALOGUES, LANGUAGES, conflict_note, say
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, MemoryLine
 
@@ -176,3 +176,28 @@ def split_text(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     if text:
         pieces.append(text)
     return pieces
+
+
+def named(kind: str, value: str, lang: str) -> str:
+    """A status or layer as the reader's language says it (L0, or a status a person wrote by
+    hand: as it is)."""
+    key = f"{kind}_{value}"
+    return say(key, lang) if key in CATALOGUES["en"] else value
+
+
+# /stats row labels in the reader's language (the backend names rows in English).
+STATS_LABELS: dict[str, dict[str, str]] = {
+    "memories": {"zh": "記憶"},
+    "pending": {"zh": "待確認"},
+    "pending reminders": {"zh": "待確認的提醒"},
+    "daily logs": {"zh": "每日日誌"},
+    "indexed chunks": {"zh": "索引片段"},
+    "older versions": {"zh": "較早的版本"},
+    # the scheduled jobs' last runs (bot/jobs.py names them)
+    "idle_summaries": {"zh": "閒置對話摘要"},
+    "index": {"zh": "索引更新"},
+    "pending_expiry": {"zh": "提議到期檢查"},
+    "forget_undo": {"zh": "復原期限清理"},
+    "lifecycle": {"zh": "夜間整理"},
+    "fading": {"zh": "淡出提醒"},
+}

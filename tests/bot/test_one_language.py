@@ -294,11 +294,12 @@ def test_every_sentence_of_the_catalogues_is_in_its_own_language() -> None:
     """The chat's, the command menu's and the page's words: a new sentence that says both
     ("關鍵字 Keywords") fails here before anyone reads it."""
     from agent.texts import CATALOGUES
-    from bot.frontdesk.texts import COMMANDS
+    from bot.frontdesk.texts import COMMANDS, STATS_LABELS
     from bot.web.i18n import WORDS
 
     pairs = [(key, CATALOGUES["zh"][key], CATALOGUES["en"][key]) for key in CATALOGUES["en"]]
     pairs += [(f"/{name}", zh, en) for name, zh, en in COMMANDS]
+    pairs += [(f"/stats {key}", names["zh"], key) for key, names in STATS_LABELS.items()]
     # the page's switch names the other language in that language
     pairs += [(key, zh, en) for key, (zh, en) in WORDS.items() if key != "language"]
     assert len(pairs) > 250
