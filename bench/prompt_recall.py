@@ -4,7 +4,7 @@ the whole agent, in a conversation where the bot has been in use.
 Usage::
 
     .venv/bin/python bench/prompt_recall.py [--data ../shared/bench/locomo10.json] [--convs 1]
-        [--questions N] [--no-locomo] [--no-zh]
+        [--skip 0] [--questions N] [--no-locomo] [--no-zh]
 
 ``bench/locomo.py`` measures search alone on a store where nothing was ever used. A bot in use
 differs: its access counts grow, its section window moves, its history window shows part of
@@ -21,8 +21,9 @@ model got (anywhere in it: memory block or history), and, for reference, in the 
   (``bench/locomo.py``'s ingest; ``--chat-sessions`` chats every turn through the agent
   instead, ``"Caroline: ..."`` as the user's line: ten seconds a turn on tonight's busy
   machine), then its questions with evidence are asked as turns, in order. Gold = the
-  evidence turns' text. The first ``--convs`` (1) conversations and the first
-  ``--questions`` (100) questions of each only: a turn takes seconds on a busy machine.
+  evidence turns' text. The first ``--convs`` (1) conversations after ``--skip`` (0) (a long
+  run can be split) and the first ``--questions`` (100) questions of each only: a turn takes
+  seconds on a busy machine.
 - **zh**: the hand-written Chinese set of ``tests/agent/data/prompt_recall_zh.json`` (two
   people, sectioned memories, topics in stretches) and of ``tests/agent/data/dialogues_zh.json``
   (one person, ten short dialogues): memories confirmed first, then the conversation chatted;
@@ -208,7 +209,7 @@ async def run_locomo(
                 for i, turn in enumerate(turns):
                     text = f"{turn['speaker']}: {turn_text(turn)}"
                     await chat.say(key, text, when + timedelta(seconds=30 * i))
-            asked = 0
+            asked, first = 0, len(chat.tally.prompt)
             for qa in sample["qa"]:
                 gold = normalise_evidence(qa.get("evidence", []), set(said))
                 if not gold or (questions and asked >= questions):
@@ -217,7 +218,12 @@ async def run_locomo(
                 await chat.ask(key, str(qa["question"]), [said[g] for g in gold])
                 if asked % 20 == 0:
                     print(f"  {key}: {asked} questions", file=sys.stderr, flush=True)
-            print(f"  {key}: {len(said)} turns, {asked} questions", file=sys.stderr)
+            mine = Tally(chat.tally.prompt[first:], chat.tally.search[first:])
+            print(
+                f"  {key}: {len(said)} turns, {asked} questions, prompt "
+                f"{Tally.mean(mine.prompt):.3f}, search alone {Tally.mean(mine.search):.3f}",
+                file=sys.stderr,
+            )
     finally:
         await chat.worker.stop()
         chat.services.close()
@@ -228,6 +234,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--convs", type=int, default=1, help="LoCoMo conversations (file order)")
+    ap.add_argument("--skip", type=int, default=0, help="skip the first N conversations")
     ap.add_argument("--questions", type=int, default=100, help="at most N per conversation")
     ap.add_argument(
         "--chat-sessions",
@@ -249,11 +256,12 @@ def main() -> int:
     if args.locomo:
         if not args.data.is_file():
             ap.error(f"LoCoMo data not found at {args.data}; pass --data or --no-locomo")
-        data = json.loads(args.data.read_text(encoding="utf-8"))[: args.convs]
+        data = json.loads(args.data.read_text(encoding="utf-8"))[args.skip :][: args.convs]
         lo = asyncio.run(run_locomo(embedder, work, data, args.questions, args.chat_sessions))
         print(
-            f"locomo (first {args.convs} conversation(s), at most {args.questions} questions "
-            f"each, sessions {'chatted' if args.chat_sessions else 'logged'}): "
+            f"locomo ({args.convs} conversation(s) after {args.skip}, "
+            f"at most {args.questions} questions each, "
+            f"sessions {'chatted' if args.chat_sessions else 'logged'}): "
             f"{len(lo.prompt)} questions, "
             f"prompt {Tally.mean(lo.prompt):.3f}, search alone {Tally.mean(lo.search):.3f} "
             f"({time.perf_counter() - started:.0f} s)"

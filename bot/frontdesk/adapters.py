@@ -121,8 +121,15 @@ class CurationAdapter:
         self._acts = acts
 
     def _do(
-        self, user_key: str, entry_id: str, action: Action, via: Via, text: str = ""
+        self,
+        user_key: str,
+        entry_id: str,
+        action: Action,
+        via: Via,
+        text: str = "",
+        count: bool = True,
     ) -> MemoryLine:
+        """Seal the act and run it; a done act counts one use unless ``count`` is False."""
         act = self._acts.act(user_key, entry_id, action, via=via, text=text)
         run = {
             "pin": self.curation.pin,
@@ -133,22 +140,28 @@ class CurationAdapter:
             "restore": self.curation.restore,
         }[action]
         try:
-            return line_of(run(act, now=_now()))
+            return line_of(run(act, now=_now(), count=count))
         except (EntryNotFoundError, EntryNotLiveError, ProposalRefusedError) as exc:
             # an unknown or archived memory, a new text or scope the guards refuse
             raise coded(exc) from exc
 
-    def pin(self, user_key: str, entry_id: str, core: bool, *, via: Via) -> MemoryLine:
+    def pin(
+        self, user_key: str, entry_id: str, core: bool, *, via: Via, count: bool = True
+    ) -> MemoryLine:
         """Pin or unpin."""
-        return self._do(user_key, entry_id, "pin" if core else "unpin", via)
+        return self._do(user_key, entry_id, "pin" if core else "unpin", via, count=count)
 
-    def set_scope(self, user_key: str, entry_id: str, scope: str, *, via: Via) -> MemoryLine:
+    def set_scope(
+        self, user_key: str, entry_id: str, scope: str, *, via: Via, count: bool = True
+    ) -> MemoryLine:
         """A new scope (checked)."""
-        return self._do(user_key, entry_id, "scope", via, scope)
+        return self._do(user_key, entry_id, "scope", via, scope, count)
 
-    def revise(self, user_key: str, entry_id: str, text: str, *, via: Via) -> MemoryLine:
+    def revise(
+        self, user_key: str, entry_id: str, text: str, *, via: Via, count: bool = True
+    ) -> MemoryLine:
         """A new version that supersedes the memory (guards apply)."""
-        return self._do(user_key, entry_id, "revise", via, text)
+        return self._do(user_key, entry_id, "revise", via, text, count)
 
     def keep(self, user_key: str, entry_id: str, *, via: Via) -> MemoryLine:
         """Keep a fading memory."""

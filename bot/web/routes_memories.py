@@ -81,8 +81,13 @@ async def memories(request: Request, session: PageSession) -> Response:
 
 @page
 async def entry_page(request: Request, session: PageSession) -> Response:
-    """One memory: its fields, the edit form, and its topic's timeline (supersedes chain)."""
-    return await _entry_view(request, session, str(request.path_params["entry_id"]))
+    """One memory: its fields, the edit form, and its topic's timeline (supersedes chain).
+
+    Opening it is the user's use of it (its access count; docs/retrieval.md), once: the page
+    an act on the memory lands on (its flash waiting) is that act's, which counted already.
+    """
+    landing = bool(deps_of(request).flashes.get(session.session_id))
+    return await _entry_view(request, session, _entry_id(request), used=not landing)
 
 
 async def _entry_view(
@@ -91,16 +96,19 @@ async def _entry_view(
     entry_id: str,
     draft: EditForm | None = None,
     error: str = "",
+    *,
+    used: bool = False,
 ) -> Response:
-    """The entry page; after a refused edit, the form keeps what was typed, the error in red."""
+    """The entry page; after a refused edit, the form keeps what was typed, the error in red.
+    ``used``: this view is a use of the memory (one more on its access count)."""
     deps = deps_of(request)
     user, now = session.user_key, now_of(deps)
     entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
         raise HTTPException(404)
-    # Opening a memory is the user's use of it (its access count; docs/retrieval.md).
-    await asyncio.to_thread(deps.services.access.bump, user, [entry_id], now)
+    if used:
+        await asyncio.to_thread(deps.services.governance.used, user, entry_id, now)
     [row] = await asyncio.to_thread(views.rows, deps.services, user, [entry], now)
     governance = deps.services.governance
     chain = await asyncio.to_thread(governance.archaeology, user, entry_id)

@@ -110,19 +110,26 @@ class Shaper:
         if not text:
             raise ShapeError("no_text")
         entry_id = old.id
+        # One form sent is one act of the user: its steps do not count, the form does, once.
         if text != old.text:
-            entry_id = self._act(lambda: self.curation.revise(user_key, old.id, text, via="page"))
+            entry_id = self._act(
+                lambda: self.curation.revise(user_key, old.id, text, via="page", count=False)
+            )
         current = self.entry(user_key, entry_id)
         if fields["scope"] != current.scope:
             scope = str(fields["scope"])
-            self._act(lambda: self.curation.set_scope(user_key, entry_id, scope, via="page"))
+            self._act(
+                lambda: self.curation.set_scope(user_key, entry_id, scope, via="page", count=False)
+            )
         if fields["is_core"] != current.is_core:
-            self.pin(user_key, entry_id, bool(fields["is_core"]))
-        return self._amend(
+            self.pin(user_key, entry_id, bool(fields["is_core"]), count=False)
+        amended = self._amend(
             user_key,
             entry_id,
             {k: fields[k] for k in ("section", "canonical_topic", "user_weight")},
         )
+        self.services.governance.used(user_key, amended.id, now)
+        return amended
 
     @staticmethod
     def _act(do: Callable[[], MemoryLine]) -> str:
@@ -162,10 +169,12 @@ class Shaper:
                 memory.write_document(user_key, doc.with_entry(new))
         return new
 
-    def pin(self, user_key: str, entry_id: str, on: bool) -> str:
+    def pin(self, user_key: str, entry_id: str, on: bool, count: bool = True) -> str:
         """The chat's /pin (or unpin)."""
         self.entry(user_key, entry_id)
-        return self._act(lambda: self.curation.pin(user_key, entry_id, on, via="page"))
+        return self._act(
+            lambda: self.curation.pin(user_key, entry_id, on, via="page", count=count)
+        )
 
     def pin_on(self, user_key: str, entry_id: str) -> str:
         """Pin."""

@@ -1,7 +1,9 @@
 """Access counts of memories in ``pcai.db`` (the retrieval and health scores' frequency).
 
 A count says how often the user used a memory, not how often the bot chose it: an explicit
-act (:meth:`AccessCounter.bump`: the memory's page opened, pinned, kept) adds one each time,
+act (:meth:`AccessCounter.bump`, reached only through
+:meth:`~memory.write.governance.Governance.used`: the memory's page opened, pinned or unpinned,
+scoped, edited, kept, restored) adds one each time,
 while an injection into a prompt (:meth:`AccessCounter.injected`) adds one at most once per
 conversation (not again until the memory went unused for ``gap``). Counting every injection
 let the first memories injected keep being injected (issue 24): the count is a signal that

@@ -8,6 +8,11 @@ restoring brings an archived one back. Like answering a proposal, each is the us
 decision, so each takes a :class:`~memory.write.consent.UserAct` sealed by the bot layer's mint
 (a command or a button press of that user): code holding this service without the mint (the
 agent, the model's tools) cannot pin, edit or keep anything.
+
+Each act is also a use of the memory: it adds one to its access count (through
+:meth:`~memory.write.governance.Governance.used`, the one door every explicit act of the user
+takes; docs/retrieval.md, "Retrieval score"). A front end that makes several acts of one user
+event (the memory page's edit form) passes ``count=False`` and counts the event once itself.
 """
 
 from __future__ import annotations
@@ -36,37 +41,48 @@ class Curation:
         self._check = check
 
     # -- the user's acts -----------------------------------------------------------------
-    def pin(self, act: UserAct, *, now: datetime) -> Entry:
+    def pin(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``pin``: the memory goes into every prompt (L0); ``unpin`` undoes it."""
         act = self._check.verify(act, ("pin", "unpin"))
-        return self._set_core(act.user_key, act.proposal_id, act.action == "pin", now=now)
+        done = self._set_core(act.user_key, act.proposal_id, act.action == "pin", now=now)
+        return self._used(act, done, now, count)
 
-    def scope(self, act: UserAct, *, now: datetime) -> Entry:
+    def scope(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``scope``: the memory's scope becomes ``act.text`` (checked)."""
         act = self._check.verify(act, ("scope",))
-        return self._set_scope(act.user_key, act.proposal_id, check_scope(act.text), now=now)
+        done = self._set_scope(act.user_key, act.proposal_id, check_scope(act.text), now=now)
+        return self._used(act, done, now, count)
 
-    def revise(self, act: UserAct, *, now: datetime) -> Entry:
-        """``revise``: a new version with ``act.text`` supersedes the memory (guards apply)."""
+    def revise(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
+        """``revise``: a new version with ``act.text`` supersedes the memory (guards apply);
+        the new version inherits the old one's use, then counts this act."""
         act = self._check.verify(act, ("revise",))
         text = self.confirm.check_text(act.user_key, act.text)
-        return self._supersede(act.user_key, act.proposal_id, text, now=now)
+        done = self._supersede(act.user_key, act.proposal_id, text, now=now)
+        return self._used(act, done, now, count)
 
-    def keep(self, act: UserAct, *, now: datetime) -> Entry:
+    def keep(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``keep``: the user keeps a fading memory."""
         act = self._check.verify(act, ("keep",))
-        return self._keep(act.user_key, act.proposal_id, now=now)
+        return self._used(act, self._keep(act.user_key, act.proposal_id, now=now), now, count)
 
-    def restore(self, act: UserAct, *, now: datetime) -> Entry:
+    def restore(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``restore``: an archived (or replaced) memory is active again."""
         act = self._check.verify(act, ("restore",))
-        return self.governance.restore(act.user_key, act.proposal_id, now=now)
+        done = self.governance.restore(act.user_key, act.proposal_id, now=now)
+        return self._used(act, done, now, count)
 
     def archived(self, user_key: str) -> list[Entry]:
         """The user's archived memories (what /restore can bring back)."""
         return self.governance.archived(user_key)
 
     # -- the writes (reached only through the acts above) -------------------------------
+    def _used(self, act: UserAct, done: Entry, now: datetime, count: bool) -> Entry:
+        """A done act is one use of the memory it leaves (an edit: the new version)."""
+        if count:
+            self.governance.used(act.user_key, done.id, now)
+        return done
+
     def _change(
         self, user_key: str, entry_id: str, change: Callable[[Entry], Entry], *, live: bool = True
     ) -> Entry:

@@ -218,6 +218,11 @@ class Governance:
         if self.access is not None:
             self.access.inherit(user_key, new_id, old_ids)
 
+    def used(self, user_key: str, entry_id: str, now: datetime) -> None:
+        """One explicit act of the user on the memory (opened, pinned, kept, edited...)."""
+        if self.access is not None:
+            self.access.bump(user_key, [entry_id], now)
+
     def find_duplicate(self, user_key: str, text: str) -> Entry | None:
         """A live entry whose text equals ``text`` (ignoring spaces and punctuation)."""
         key = _norm(text)

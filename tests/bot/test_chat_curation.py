@@ -20,7 +20,10 @@ async def test_terminal_pin_edit_keep_and_the_fading_notice(services: Services) 
     e = services.memory.remember(USER, "I once tried durian ice cream", now=now)
     doc = services.memory.document(USER)
     old = (now - timedelta(days=90)).isoformat(timespec="seconds")
-    services.memory.write_document(USER, doc.with_entry(replace(e, created_at=old)))
+    # Weight 3: the pin and unpin below are two uses, which alone would lift a weight-5
+    # memory's health above the fading line.
+    faint = replace(e, created_at=old, user_weight=3)
+    services.memory.write_document(USER, doc.with_entry(faint))
     out = io.StringIO()
     chat = TerminalChat(backend_for(services), USER, out)
 
@@ -46,3 +49,8 @@ async def test_terminal_pin_edit_keep_and_the_fading_notice(services: Services) 
     assert kept.refreshed_at and kept.history[-1].endswith("kept by the user")
     await chat.handle(f"/edit {e.id} I tried durian ice cream in Penang")
     assert [x.status for x in services.memory.entries(USER)] == ["deprecated", "active"]
+    # Each command on the memory was one use of it (listing and the notice are not): pin,
+    # unpin, keep; the new version has those three and the edit's one.
+    new = services.memory.entries(USER)[1].id
+    assert services.access.get(USER, e.id).count == 3
+    assert services.access.get(USER, new).count == 4

@@ -79,8 +79,25 @@ def test_opening_a_memory_is_a_use_of_it(page: Page) -> None:
     client = page.login(ALICE)
     assert page.services.access.get(ALICE, entry_id).count == 0
     assert client.get(f"/m/{entry_id}").status_code == 200
-    client.get(f"/m/{entry_id}")
+    html = client.get(f"/m/{entry_id}").text
     assert page.services.access.get(ALICE, entry_id).count == 2
+
+    def uses(memory_id: str) -> int:
+        return page.services.access.get(ALICE, memory_id).count
+
+    # An act on the page is one use; the entry page it lands on is that act's, not another.
+    landed = client.post(f"/m/{entry_id}/pin", data={"csrf": csrf_of(html), "on": "1"})
+    assert "<dt>uses</dt><dd>3</dd>" in landed.text and uses(entry_id) == 3
+    # A refused edit (a secret in the text) counts nothing; the form sent again with a new
+    # text, a scope and unpinned is one act: the new version has the old one's 3, plus 1.
+    form = {"csrf": csrf_of(landed.text), "weight": "5", "scope": "project:pcai"}
+    refused = client.post(f"/m/{entry_id}/edit", data={**form, "text": "password: hunter2-Xq9!"})
+    assert refused.status_code == 422 and uses(entry_id) == 3
+    r = client.post(f"/m/{entry_id}/edit", data={**form, "text": COFFEE + "，偶爾加奶"})
+    new = str(r.url).rsplit("/m/", 1)[1]
+    assert new != entry_id and (uses(entry_id), uses(new)) == (3, 4)
+    client.get(f"/m/{new}")  # opened again later: a use
+    assert uses(new) == 5
 
 
 def test_filters_by_status_layer_section_and_scope(page: Page) -> None:
