@@ -32,7 +32,7 @@ from agent.selection import (
     scope_name,
     select,
 )
-from agent.texts import error_both
+from agent.texts import error_text
 from history.sessions import ROLE_USER, Message
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
 from memory.base.fsutil import file_stamp, read_text
@@ -266,9 +266,9 @@ def problem_topic(exc: UnreadableFileError, user_root: Path) -> str:
     return path.relative_to(user_root).as_posix() if path.is_relative_to(user_root) else path.name
 
 
-def file_problem_notice(exc: UnreadableFileError, topic: str) -> str:
-    """The one notice a user gets about a file of theirs that PCAI cannot read."""
-    return error_both(exc, topic=topic)
+def file_problem_notice(exc: UnreadableFileError, topic: str, lang: str) -> str:
+    """The one notice a user gets about a file of theirs that PCAI cannot read, in ``lang``."""
+    return error_text(exc, lang, topic=topic)
 
 
 def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:

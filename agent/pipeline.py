@@ -47,7 +47,7 @@ from agent.reminders.service import ReminderService
 from agent.selection import Selection
 from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
-from agent.texts import both, say
+from agent.texts import say, summary_name
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox
 from agent.turn_llm import ask, failure_text, forced_compaction
 from agent.turn_notes import note_short_term, session_id_of, session_notice
@@ -111,15 +111,21 @@ class Agent:
     # The model's context: each prompt is cut to fit it (None: sent as built, tests' fakes).
     fit: ContextFit | None = None
 
-    async def new_session(self, user_key: str, now: datetime | None = None) -> str:
-        """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first."""
+    async def new_session(
+        self, user_key: str, now: datetime | None = None, lang: str = "en"
+    ) -> str:
+        """Start a fresh conversation; the old one is summarised into MEMORY_FULL.md first.
+
+        Returns the one line saying so, in ``lang`` (the person's language).
+        """
         now = now or datetime.now(UTC)
         async with self.sessions.locked(user_key) as session:
             result = await self.compactor.summarise_all(session, user_key, now)
         self.why_log.clear(user_key)
         if result is None:
-            return both("new_session")
-        return both("new_session_summarised", heading=result.heading)
+            return say("new_session", lang)
+        heading = summary_name(result.heading, lang)
+        return say("new_session_summarised", lang, heading=heading)
 
     def why(self, user_key: str) -> tuple[InjectedMemory, ...]:
         """The memories injected into ``user_key``'s last prompt (ids, layers, scores)."""
@@ -150,7 +156,7 @@ class Agent:
                     reply = await self._turn(message, session, lang, clock, problems, later, guard)
             except UnreadableFileError as exc:  # the answer itself needs the file (a confirm)
                 log.warning("%s: %s", message.user_key, exc)
-                reply = Reply(self._problem_text(message.user_key, exc), error=True)
+                reply = Reply(self._problem_text(message.user_key, exc, lang), error=True)
                 await self._told(message, exc)  # said in the reply: not again as a notice
             except Exception as exc:  # a bug or a broken disk: one sentence, the trace logged
                 log.exception("%s: the pipeline failed", message.user_key)
@@ -160,10 +166,12 @@ class Agent:
         # The session and the daily log are written: queue what they leave, then reply.
         await self._defer(message, later, clock)
         log.debug("%s: reply in %.1f ms", message.user_key, sum(ms for _, ms in clock.steps))
-        notices: tuple[str, ...] = (session_notice(session.kept_as),) if session.kept_as else ()
+        notices: tuple[str, ...] = (
+            (session_notice(session.kept_as, lang),) if session.kept_as else ()
+        )
         for problem in problems:
             if await self._told(message, problem):
-                notices += (self._problem_text(message.user_key, problem),)
+                notices += (self._problem_text(message.user_key, problem, lang),)
         return Reply(
             text=reply.text,
             proposals=reply.proposals,
@@ -174,9 +182,9 @@ class Agent:
             reminders=reply.reminders,
         )
 
-    def _problem_text(self, user_key: str, exc: UnreadableFileError) -> str:
+    def _problem_text(self, user_key: str, exc: UnreadableFileError, lang: str) -> str:
         root = self.view.memory.paths(user_key).root
-        return file_problem_notice(exc, problem_topic(exc, root))
+        return file_problem_notice(exc, problem_topic(exc, root), lang)
 
     async def _told(self, message: IncomingMessage, exc: UnreadableFileError) -> bool:
         """Record that the user is told of ``exc`` now; False when they were told already."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from agent.texts import say
+from agent.texts import say, summary_name
 from agent.types import IncomingMessage
 from history.compaction import CompactionResult
 from history.sessions import is_group_session
@@ -19,7 +19,8 @@ def compacted_line(result: CompactionResult, lang: str) -> str:
     words = say("list_sep", lang).join(result.keywords)
     if words:
         words = say("compacted_keywords", lang, words=words)
-    return say("compacted", lang, heading=result.heading, keywords=words)
+    heading = summary_name(result.heading, lang)
+    return say("compacted", lang, heading=heading, keywords=words)
 
 
 def note_short_term(store: ShortTermStore | None, key: str, message: IncomingMessage) -> None:
@@ -39,10 +40,9 @@ def with_line(text: str, result: CompactionResult | None, lang: str) -> str:
     return text if result is None else f"{text}\n\n{compacted_line(result, lang)}"
 
 
-def session_notice(kept_as: str) -> str:
+def session_notice(kept_as: str, lang: str) -> str:
     """The notice that the stored conversation was unreadable and kept as ``kept_as``."""
-    en, zh = say("session_unreadable", "en", kept_as=kept_as), say("session_unreadable", "zh")
-    return f"{en} ({zh})."
+    return say("session_unreadable", lang, kept_as=kept_as)
 
 
 def session_id_of(message: IncomingMessage) -> str | None:

@@ -39,7 +39,7 @@ def proposal_view(p: Proposal) -> ProposalView:
         text=p.text,
         section=p.section,
         expires_at=p.expires_at,
-        conflict_note=conflict_note(p.conflicts_shown),
+        conflicts_shown=p.conflicts_shown,
         weight=int(p.fields.get("user_weight", 0)),
         scope=str(p.fields.get("scope", "")),
     )
@@ -107,7 +107,7 @@ class TurnTools:
             "note": "Not saved yet: the user confirms, edits or discards it themselves.",
         }
         if proposal.conflicts_shown:
-            out["conflict"] = conflict_note(proposal.conflicts_shown)
+            out["conflict"] = conflict_note(proposal.conflicts_shown, self.language)
         return out
 
     async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:

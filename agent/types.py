@@ -35,7 +35,9 @@ class ProposalView:
     text: str
     section: str
     expires_at: datetime
-    conflict_note: str = ""  # e.g. "replaces m-...: ..." when a same-topic memory exists
+    # "id: summary; ..." of the similar memories (the edge says "add or replace?" in the
+    # reader's language); "" when there are none
+    conflicts_shown: str = ""
     weight: int = 0  # the proposed user_weight, 0 when left at the default
     scope: str = ""  # the proposed scope, "" when global
 

@@ -27,9 +27,6 @@ from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.frontdesk.texts import help_text, proposal_text, say
 from memory.state.reminders import Reminder
 
-EXTRA_HELP = {"zh": "/quit — 離開", "en": "/quit — leave"}
-# The terminal has no buttons: what /memory's 📌 / ✏️ / 🗑 do, as commands.
-BUTTON_HINT = "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>"
 Notify = Callable[[str, str], Awaitable[None]]
 # Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
@@ -107,7 +104,7 @@ class TerminalChat:
             name, _, arg = line[1:].partition(" ")
             answer = await self.desk.command(self.user_key, name.lower(), arg, lang)
             if name.lower() == "help":
-                answer = Answer(help_text(lang) + "\n" + EXTRA_HELP[lang])
+                answer = Answer(help_text(lang) + "\n" + say("chat_quit", lang))
             self.show(answer, lang)
             self._show_offers(lang)
             return True
@@ -169,8 +166,7 @@ class TerminalChat:
         for row in card.buttons:
             lines.append("  " + " · ".join(f"[{b.label}] {b.command}" for b in row))
         if card.answers:
-            zh = self.backend.languages.of(self.user_key) == "zh"
-            lines.append("  （回覆「好」確認，「不要」略過）" if zh else "  (type yes or no)")
+            lines.append("  " + say("chat_yes_no", self.backend.languages.of(self.user_key)))
         self.say("\n".join(lines))
         if card.answers:
             self._shown_last = card.answers
@@ -184,8 +180,8 @@ class TerminalChat:
         """Print an answer: text, document, notices, proposals with how to answer them."""
         if answer.text:
             self.say(answer.text)
-        if answer.buttons:
-            self.say(BUTTON_HINT)
+        if answer.buttons:  # no buttons here: what /memory's 📌 / ✏️ / 🗑 do, as commands
+            self.say(say("chat_buttons", lang))
         if answer.document is not None:
             self.say(answer.document.content)
         for notice in answer.notices:
@@ -204,11 +200,12 @@ class TerminalChat:
 
     async def run_async(self, stdin: TextIO) -> None:
         """Read lines until EOF or /quit."""
-        self.say(f"PCAI terminal chat as {self.user_key}. /help for commands, Ctrl-D to leave.")
+        lang = self.backend.languages.of(self.user_key)  # what they chose or last wrote
+        self.say(say("chat_banner", lang, user=self.user_key))
         if not self.backend.chat_available():
             from bot.frontdesk.backend import needs_ollama
 
-            self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>")))
+            self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>"), lang))
         async with contextlib.AsyncExitStack() as stack:
             if self.background is not None:  # first what a previous chat left in the queue
                 await stack.enter_async_context(self.background)
@@ -265,7 +262,7 @@ class TerminalChat:
         """Run the chat until EOF, /quit or Ctrl-C (reads ``sys.stdin`` by default)."""
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.run_async(stdin or sys.stdin))
-        self.say("Bye.")
+        self.say(say("chat_bye", self.backend.languages.of(self.user_key)))
 
 
 __all__ = ["TerminalChat", "outcome_text"]

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from agent.texts import error_both, error_text
+from agent.texts import error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.serve import chat, open_services, progress_bar, serve, user_key_of
@@ -51,12 +51,10 @@ def print_json(data: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
 
 
 def _said(exc: MemoryStoreError) -> str:
-    """The terminal's line for ``exc``: what a user is told, in both languages, where there is
-    such a sentence; the operator's English line otherwise."""
-    if isinstance(exc, ProposalRefusedError):
-        return error_both(exc)
-    if isinstance(exc, DataDirBusyError):
-        return f"{error_text(exc, 'en')} ({error_text(exc, 'zh')})."
+    """The terminal's line for ``exc``: the catalogue's sentence where there is one, else the
+    error's own line; English, as every ``pcai`` line (one language per line)."""
+    if isinstance(exc, (ProposalRefusedError, DataDirBusyError)):
+        return error_text(exc, "en")
     return str(exc)
 
 

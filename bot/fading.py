@@ -14,6 +14,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
+from agent.texts import say
+from bot.frontdesk.language import spoken_to
 from bot.isolation import Notifier, each_user
 from memory.base.users import list_user_keys
 from memory.write.lifecycle import Fading
@@ -33,15 +35,17 @@ def fade_every(services: Services) -> timedelta:
     return timedelta(hours=services.settings.lifecycle.fade_every_hours)
 
 
-def fading_notice(fading: Sequence[Fading]) -> tuple[str, tuple[tuple[tuple[str, str]], ...]]:
-    """The fading notice: the memories (with /keep <id> for a terminal) and a keep button each."""
-    from bot.frontdesk.texts import FADING_HEAD, KEEP_BUTTON
-
-    lines = [FADING_HEAD, ""]
+def fading_notice(
+    fading: Sequence[Fading], lang: str
+) -> tuple[str, tuple[tuple[tuple[str, str]], ...]]:
+    """The fading notice in ``lang``: the memories (with /keep <id> for a terminal) and a keep
+    button each."""
+    lines = [say("fading_head", lang), ""]
     for n, f in enumerate(fading, 1):
         text = f.entry.text if len(f.entry.text) <= 80 else f.entry.text[:79] + "…"
         lines.append(f"{n}. {text}  (/keep {f.entry.id})")
-    rows = tuple(((f"{KEEP_BUTTON} {n}", f"mm:k:{f.entry.id}"),) for n, f in enumerate(fading, 1))
+    keep = f"✅ {say('keep_word', lang)}"
+    rows = tuple(((f"{keep} {n}", f"mm:k:{f.entry.id}"),) for n, f in enumerate(fading, 1))
     return "\n".join(lines), rows
 
 
@@ -66,7 +70,7 @@ async def fading_job(
         if not due or offer is None:
             return 0
         shown = due[:FADING_SHOWN]
-        text, rows = fading_notice(shown)
+        text, rows = fading_notice(shown, spoken_to(services.languages, user))
         if not await offer(user, text, rows):
             return 0
         await asyncio.to_thread(services.lifecycle.told, user, [f.entry.id for f in shown], now)

@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from agent.memory_view import file_problem_notice, problem_topic
+from bot.frontdesk.language import spoken_to
 from memory.base.users import check_user_key
 from memory.errors import InvalidUserKeyError, UnreadableFileError
 from memory.state.notices import NoticeBook
@@ -72,7 +73,8 @@ async def tell_file_problem(
         return
     log.warning("%s skipped: %s; telling the user", user_key, exc)
     try:
-        await notifier(user_key, file_problem_notice(exc, topic))
+        lang = spoken_to(services.languages, user_key)
+        await notifier(user_key, file_problem_notice(exc, topic, lang))
     except Exception:  # an unreachable user is told at the next tick instead
         log.warning("could not tell %s about %s", user_key, topic, exc_info=True)
         await asyncio.to_thread(book.release, user_key, topic)

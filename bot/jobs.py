@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 from agent.deferred import WorkQueue
 from agent.texts import say
 from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
+from bot.frontdesk.language import spoken_to
 from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
 from bot.recovery import reconcile_pending
 from history.idle import IdleResult
@@ -75,11 +76,10 @@ class JobStatus:
     runs: int
 
 
-def expiry_notice(text: str) -> str:
-    """The one sentence a user gets when a proposed memory expired unconfirmed."""
+def expiry_notice(text: str, lang: str) -> str:
+    """The one sentence a user gets, in ``lang``, when a proposed memory expired unconfirmed."""
     short = text if len(text) <= 80 else text[:79] + "…"
-    zh, en = (say("proposal_expiry_notice", lang, short=short) for lang in ("zh", "en"))
-    return f"{zh} ({en})"
+    return say("proposal_expiry_notice", lang, short=short)
 
 
 # -- the bodies --------------------------------------------------------------------------
@@ -157,7 +157,8 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
 
         def queue_notice(conn: Any, proposal: Proposal) -> None:
             # Queued in the expiry's own transaction: a crash right after it loses no notice.
-            book.queue(proposal.user_key, expiry_notice(proposal.text), now, conn)
+            lang = spoken_to(services.languages, proposal.user_key)
+            book.queue(proposal.user_key, expiry_notice(proposal.text, lang), now, conn)
 
         expired = await asyncio.to_thread(
             services.pending.expire_due,

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from agent.texts import both
+from agent.texts import say
+from bot.frontdesk.language import spoken_to
 from memory.state.notices import NoticeBook
 from memory.state.statedb import salvage_pending, set_aside_copies
 from memory.write.proposals import Reconciled
@@ -32,11 +33,14 @@ def reconcile_pending(services: Services, now: datetime, *, due_only: bool = Fal
     return services.library.reconcile_pending(now, due_only=due_only)
 
 
-def lost_proposals_notice(texts: Sequence[str]) -> str:
-    """The one notice a user gets when a damaged ``pcai.db`` took their pending proposals."""
-    shown = "、".join(f"「{t if len(t) <= 40 else t[:39] + '…'}」" for t in texts[:3])
+def lost_proposals_notice(texts: Sequence[str], lang: str) -> str:
+    """The one notice a user gets, in ``lang``, when a damaged ``pcai.db`` took their pending
+    proposals."""
+    shown = say("list_sep", lang).join(
+        say("quoted", lang, text=t if len(t) <= 40 else t[:39] + "…") for t in texts[:3]
+    )
     more = f" (+{len(texts) - 3})" if len(texts) > 3 else ""
-    return both("lost_proposals", shown=shown, more=more)
+    return say("lost_proposals", lang, shown=shown, more=more)
 
 
 def tell_lost_proposals(services: Services, now: datetime) -> None:
@@ -58,7 +62,10 @@ def tell_lost_proposals(services: Services, now: datetime) -> None:
                 len(lost),
                 f" of {', '.join(sorted(by_user))}" if by_user else "",
             )
-        notices = [(u, lost_proposals_notice(texts)) for u, texts in by_user.items()]
+        notices = [
+            (u, lost_proposals_notice(texts, spoken_to(services.languages, u)))
+            for u, texts in by_user.items()
+        ]
         book.queue_batch(copy.name, notices, now)
 
 

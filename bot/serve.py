@@ -62,8 +62,10 @@ def open_services(settings: Settings) -> Services:
 def chat(services: Services, user_key: str | None, web: WebServer | None = None) -> int:
     """Chat in the terminal as ``user_key`` (else the latest terminal user's, else
     ``cli_<login>``); ``web``: also serve the memory page while the chat runs."""
+    from agent.texts import say
     from bot.chat import TerminalChat
     from bot.frontdesk.backend import backend_for
+    from bot.frontdesk.language import spoken_to
     from bot.jobs import JobRunner
     from bot.scheduling import scheduled
 
@@ -83,8 +85,9 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
                 yield running
                 return
             async with web.serving():
-                if web.running:
-                    print(f"Memory page: {web.base_url} (type /web for a login link)")
+                if web.running:  # a line of the chat: in the person's language
+                    lang = spoken_to(services.languages, key)
+                    print(say("chat_page", lang, url=web.base_url))
                 yield running
 
     background = build_worker(services, owns=lambda user_key: user_key == key)

@@ -318,7 +318,7 @@ class Memory:
         """One of the user's entries by id, whatever its status."""
         entry = self.service.document(user_key).by_id().get(entry_id.strip())
         if entry is None:
-            raise EntryNotFoundError(f"No memory {entry_id!r} of yours. 找不到這條記憶。")
+            raise EntryNotFoundError(entry_id.strip())  # the edge says it, in one language
         return entry
 
     def entries(self, user_key: str) -> list[Entry]:

@@ -2,13 +2,14 @@
 
 The model gets the plain list (:func:`agent.reminders.briefing.render_briefing`) as data and a
 short instruction; a model that is down, slow or answers nothing leaves the plain list, so a
-briefing always goes out. It is written in the language of the user's last message.
+briefing always goes out. It is written in the person's one language (bot/frontdesk/language.py).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from datetime import date
 
 from agent.framing import neutralise
@@ -32,14 +33,19 @@ class BriefingWriter:
     def __init__(self, builder: BriefingBuilder, llm: LLMClient | None = None) -> None:
         self.builder = builder
         self.llm = llm
+        # The person's one language (set by the composition root: bot/frontdesk/language.py).
+        self.language_of: Callable[[str], str] | None = None
 
     def language(self, user_key: str) -> str:
-        """``zh`` or ``en``: the language of the user's last message (``zh`` when none)."""
+        """``zh`` or ``en``: the person's language; unwired, their last message's (English when
+        there is none)."""
+        if self.language_of is not None:
+            return self.language_of(user_key)
         sessions = self.builder.sessions
         if not sessions.exists(user_key):
-            return "zh"
+            return "en"
         said = [m.content for m in sessions.load(user_key).messages if m.role == ROLE_USER]
-        return detect_language(said[-1]) if said else "zh"
+        return detect_language(said[-1]) if said else "en"
 
     async def write(self, user_key: str, day: date | None = None, lang: str = "") -> str:
         """Today's briefing text for ``user_key`` (in ``lang``, else their last message's)."""

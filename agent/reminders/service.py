@@ -90,7 +90,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         self.config = config or ReminderConfig()
         self.acts = acts
         self.owns: Owns = owns or (lambda user_key: True)
-        # Each person's language (set by the composition root); None: alerts say both.
+        # Each person's language (set by the composition root); None: English.
         self.language_of: Callable[[str], str] | None = None
         if snooze_length <= timedelta(0):
             raise ValueError(f"the short snooze must be longer than 0, not {snooze_length}")
@@ -260,7 +260,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         if claimed is None:
             return None  # not due, cancelled, snoozed, or another wake-up already sent it
         late = now - claimed.due > self.config.late_after
-        lang = self.language_of(claimed.user_key) if self.language_of is not None else ""
+        lang = self.language_of(claimed.user_key) if self.language_of is not None else "en"
         text = alert_text(claimed.text, claimed.due.astimezone(ZoneInfo(claimed.zone)), late, lang)
         try:
             message_id = await self.sender(claimed, text)

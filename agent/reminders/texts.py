@@ -42,25 +42,16 @@ def understood_en(due: datetime, text: str, rule: Recurrence | None, zone: str) 
     return f"I'll remind you on {when_en(due)} ({zone}): {text}{repeat}"
 
 
-def alert_text(text: str, due_local: datetime, late: bool, lang: str = "") -> str:
-    """The message a reminder sends, in ``lang`` (both when unknown); a late one says when
-    it was due."""
+def alert_text(text: str, due_local: datetime, late: bool, lang: str = "en") -> str:
+    """The message a reminder sends, in ``lang`` ("zh"; anything else is English); a late one
+    says when it was due."""
     if lang == "zh":
         return (
             f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}" if late else f"⏰ 提醒：{text}"
         )
-    if lang == "en":
-        return (
-            f"⏰ Reminder (late, was due {when_en(due_local)}): {text}"
-            if late
-            else (f"⏰ Reminder: {text}")
-        )
     if late:
-        return (
-            f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}\n"
-            f"Reminder (late, was due {when_en(due_local)}): {text}"
-        )
-    return f"⏰ 提醒：{text}\nReminder: {text}"
+        return f"⏰ Reminder (late, was due {when_en(due_local)}): {text}"
+    return f"⏰ Reminder: {text}"
 
 
 _MARKS = {

@@ -6,12 +6,13 @@ buttons and CLI lines all import it, while ``memory/`` and ``history/`` raise co
 (their ``errors`` modules) and never hold a sentence. A key is a sentence in every language;
 ``{field}`` placeholders (``str.format``) are filled by the caller.
 
-A line meant for a reader whose language is unknown (a notice queued away from a chat, a
-terminal) says both, :func:`both`.
+Every line goes to one person in their one language (bot/frontdesk/language.py has the rule,
+which ends in English when nothing is known): no line says both.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 
 from agent.texts import en, zh
@@ -30,12 +31,6 @@ def say(key: str, lang: str, **fields: object) -> str:
     return CATALOGUES["zh" if lang == "zh" else "en"][key].format(**fields)
 
 
-def both(key: str, *, first: str = "zh", **fields: object) -> str:
-    """The sentence in both languages, ``first`` first, one space between."""
-    second = "en" if first == "zh" else "zh"
-    return f"{say(key, first, **fields)} {say(key, second, **fields)}"
-
-
 def error_text(exc: CodedError, lang: str, **extra: object) -> str:
     """What to tell a person about ``exc``: its code's sentence, its fields filled in.
 
@@ -47,11 +42,16 @@ def error_text(exc: CodedError, lang: str, **extra: object) -> str:
     return say(exc.code, lang, **fields)
 
 
-def error_both(exc: CodedError, **extra: object) -> str:
-    """:func:`error_text` in Chinese, then in English (the form refusals always had)."""
-    return f"{error_text(exc, 'zh', **extra)} {error_text(exc, 'en', **extra)}"
-
-
-def conflict_note(shown: str) -> str:
+def conflict_note(shown: str, lang: str) -> str:
     """The "add or replace?" line under a proposal with similar memories (``shown``)."""
-    return both("conflict", first="en", shown=shown) if shown else ""
+    return say("conflict", lang, shown=shown) if shown else ""
+
+
+_DAY = re.compile(r"\((\d{4}-\d{2}-\d{2})\)")
+
+
+def summary_name(heading: str, lang: str) -> str:
+    """A summary's heading in MEMORY_FULL.md (``對話摘要 (2026-11-25)``, the file's fixed form)
+    as the reader's language names it."""
+    day = _DAY.search(heading)
+    return say("summary_name", lang, day=day.group(1)) if day else heading

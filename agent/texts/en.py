@@ -54,7 +54,7 @@ TEXTS: dict[str, str] = {
         "✅ Remembered: {text} ({entry_id}). Not what you meant? /undo within {minutes} minutes "
         "takes it back."
     ),
-    "reminder_set_now": "{said} /undo within {minutes} minutes cancels it.",
+    "reminder_set_now": "{said} (/undo within {minutes} minutes cancels it)",
     "button_undo": "↩️ Undo",
     "rejected": "🗑 Discarded: ",
     "expired": "⌛ This proposal expired; nothing was saved.",
@@ -93,7 +93,7 @@ TEXTS: dict[str, str] = {
     "stats_prune": "unused sections",
     "stats_prune_advice": "unused for several turns: merge or drop?",
     "no_history_topic": "No memory about {topic!r}.",
-    "proposal_expiry_notice": "This memory proposal expired and was not saved.",
+    "proposal_expiry_notice": "⌛ A memory proposal expired and was not saved: “{short}”",
     "lost_proposals": (
         "My state database was damaged and rebuilt: your pending memory proposals {shown}{more} "
         "were lost and not saved; ask me to remember them again."
@@ -120,7 +120,7 @@ TEXTS: dict[str, str] = {
     "button_replace": "🔁 Replace",
     "keep_word": "keep",
     "fading_head": (
-        "These memories have not been used in a long time and will be archived in a week (no "
+        "🍂 These memories have not been used in a long time and will be archived in a week (no "
         "longer searched; /restore brings one back). Keep them?"
     ),
     "proposal_weight": "⭐ weight {weight}/10",
@@ -173,11 +173,34 @@ TEXTS: dict[str, str] = {
     "undo_reminder": "↩️ Undone: reminder #{reminder_id} ({text}) is cancelled.",
     "session_unreadable": (
         "Your previous conversation file could not be read, so a new conversation was started "
-        "and the old file kept as {kept_as}"
+        "and the old file kept as {kept_as}."
     ),
     "undo_restored": (
         "Restored {entry_id}, and its text in your logs, summaries and this conversation."
     ),
+    # -- one language everywhere: lines that used to say both, or only English (issue 23)
+    "summary_name": "conversation summary ({day})",
+    "status_active": "active",
+    "status_deprecated": "deprecated",
+    "status_low_priority": "low priority",
+    "status_archived": "archived",
+    "stats_memories": "{total} ({active} active)",
+    "job_ok": "ok",
+    "job_failed": "FAILED",
+    "chat_banner": "PCAI terminal chat as {user}. /help for commands, Ctrl-D to leave.",
+    "quoted": "“{text}”",
+    "menu_page": "Memory page",
+    "chat_page": "Memory page: {url} (type /web for a login link)",
+    "layer_fallback": "fallback",
+    "layer_short_term": "short-term",
+    "chat_bye": "Bye.",
+    "chat_quit": "/quit — leave",
+    "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>",
+    "chat_yes_no": "(type yes or no)",
+    "needs_agent": "Starting a new conversation needs the chat agent.",
+    "unavailable_confirm": "Confirming memories is not available in this build yet.",
+    "unavailable_curation": "Changing memories from chat is not available in this build yet.",
+    "unavailable_command": "That command is not available in this build yet.",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",
     "refused_too_long": "Too long for one memory ({length} characters, at most {limit}).",

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.forget import Forgetter
-from agent.texts import LANGUAGES, CodedError, error_both, error_text
+from agent.texts import LANGUAGES, CodedError, error_text
 from agent.turn_tools import proposal_view
 from agent.types import ProposalView
 from bot.frontdesk.desk import history_lines
@@ -43,8 +43,9 @@ def line_of(e: Entry) -> MemoryLine:
 
 
 def coded(exc: CodedError) -> BackendError:
-    """``exc`` as a :class:`BackendError` holding its sentence in every language."""
-    return BackendError(error_both(exc), {lang: error_text(exc, lang) for lang in LANGUAGES})
+    """``exc`` as a :class:`BackendError` holding its sentence in every language (the reader's
+    is picked by :meth:`~bot.errors.BackendError.said`)."""
+    return BackendError(error_text(exc, "en"), {lang: error_text(exc, lang) for lang in LANGUAGES})
 
 
 class ConfirmAdapter:
@@ -200,9 +201,9 @@ class GovernanceKeeper:
         """A typed /remember or /remind was done at once: note it for /undo (its minutes)."""
         return self.forgetter.note_made(user_key, made, _now())
 
-    def archaeology(self, user_key: str, topic: str) -> str:
+    def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
         """The supersedes timelines the topic is about (by id, topic or meaning)."""
-        return history_lines(topic, self.governance.history(user_key, topic))
+        return history_lines(topic, self.governance.history(user_key, topic), lang)
 
     async def flush(self) -> None:
         """Pending proposals live in SQLite (committed per change): nothing is held back."""

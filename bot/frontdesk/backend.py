@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol
 
 from agent.streaming import ReplySink
-from agent.texts import both, say
+from agent.texts import LANGUAGES, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
 from bot.frontdesk.language import Languages
 from bot.frontdesk.ports import (
@@ -48,7 +48,9 @@ class Responder(Protocol):
         """The memories injected into the user's last prompt."""
         ...
 
-    async def new_session(self, user_key: str) -> str:
+    async def new_session(
+        self, user_key: str, now: datetime | None = None, lang: str = "en"
+    ) -> str:
         """Summarise the conversation and start a fresh one (the agent owns sessions)."""
         ...
 
@@ -68,8 +70,8 @@ class Keeper(Protocol):
         """A typed command did ``made`` at once: undoable for the minutes returned."""
         ...
 
-    def archaeology(self, user_key: str, topic: str) -> str:
-        """A topic's history."""
+    def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
+        """A topic's history, in ``lang``."""
         ...
 
     async def flush(self) -> None:
@@ -107,17 +109,17 @@ class ServicesBackend:
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
-            raise BackendError("Confirming memories is not available in this build yet.")
+            raise said_error("unavailable_confirm")
         return self.confirmations
 
     def _cur(self) -> Curations:
         if self.curations is None:
-            raise BackendError("Changing memories from chat is not available in this build yet.")
+            raise said_error("unavailable_curation")
         return self.curations
 
     def _keeper(self) -> Keeper:
         if self.keeper is None:
-            raise BackendError("That command is not available in this build yet.")
+            raise said_error("unavailable_command")
         return self.keeper
 
     async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
@@ -215,22 +217,23 @@ class ServicesBackend:
         """Through governance (0 minutes: nothing to undo with when it is missing)."""
         return self.keeper.note_made(user_key, made) if self.keeper is not None else 0
 
-    def archaeology(self, user_key: str, topic: str) -> str:
+    def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
         """Through governance."""
-        return self._keeper().archaeology(user_key, topic)
+        return self._keeper().archaeology(user_key, topic, lang)
 
-    async def new_session(self, user_key: str) -> str:
+    async def new_session(self, user_key: str, lang: str = "en") -> str:
         """Through the agent, which owns the sessions."""
         if self.responder is None:
-            raise BackendError("Starting a new conversation needs the chat agent. 需要聊天代理。")
-        return await self.responder.new_session(user_key)
+            raise said_error("needs_agent")
+        return await self.responder.new_session(user_key, lang=lang)
 
     def export_markdown(self, user_key: str) -> str:
         """The user's MEMORY.md as PCAI writes it."""
         return self.memory.export_markdown(user_key)
 
-    def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
-        """Counts from the user's own files and index rows, and when each job last ran.
+    def stats(self, user_key: str, lang: str = "en") -> Sequence[tuple[str, str]]:
+        """Counts from the user's own files and index rows, and when each job last ran (the
+        values worded in ``lang``; the labels are the desk's).
 
         Nothing shared is shown (the index file's size, a job's report): those would tell one
         user about the others.
@@ -241,8 +244,9 @@ class ServicesBackend:
         older = len(entries) - len(current)
         paths = self.memory.paths(user_key)
         logs = sorted(paths.root.glob("memory/*.md")) if paths.root.exists() else []
+        jobs = self.job_status() if self.job_status is not None else ()
         return [
-            ("memories", f"{len(current)} ({active} active)"),
+            ("memories", say("stats_memories", lang, total=len(current), active=active)),
             *((("older versions", f"{older} (/history)"),) if older else ()),
             ("pending", str(len(self.pending(user_key)))),
             *(
@@ -252,7 +256,7 @@ class ServicesBackend:
             ),
             ("daily logs", str(len(logs))),
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
-            *(self.job_status() if self.job_status is not None else ()),
+            *(job_row(name, run, lang) for name, run in jobs),
         ]
 
     def web_link(self, user_key: str, lang: str) -> str:
@@ -275,11 +279,21 @@ class ServicesBackend:
             await aclose()
 
 
-def needs_ollama(model: str, lang: str = "") -> str:
-    """The one sentence saying chat needs a running Ollama with the model."""
-    if lang:
-        return say("needs_ollama", lang, model=model)
-    return both("needs_ollama", first="en", model=model)
+def needs_ollama(model: str, lang: str) -> str:
+    """The one sentence saying chat needs a running Ollama with the model, in ``lang``."""
+    return say("needs_ollama", lang, model=model)
+
+
+def said_error(key: str) -> BackendError:
+    """A :class:`BackendError` whose sentence is catalogue ``key`` in the reader's language."""
+    return BackendError(say(key, "en"), {lang: say(key, lang) for lang in LANGUAGES})
+
+
+def job_row(name: str, run: str, lang: str) -> tuple[str, str]:
+    """A job's ``/stats`` row (``"11-26 03:00 ok"``), its verdict in ``lang``."""
+    when, _, verdict = run.rpartition(" ")
+    word = {"ok": "job_ok", "FAILED": "job_failed"}.get(verdict)
+    return name, f"{when} {say(word, lang)}" if word and when else run
 
 
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:

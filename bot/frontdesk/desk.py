@@ -11,7 +11,6 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
-from agent.texts import both
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -24,9 +23,11 @@ from bot.frontdesk.ports import (
     Via,
 )
 from bot.frontdesk.texts import (
+    STATS_LABELS,
     help_text,
     memory_buttons,
     memory_line,
+    named,
     proposal_text,
     say,
     section_label,
@@ -55,7 +56,7 @@ class Desk:
         except BackendError as exc:
             return Answer(exc.said(lang), error=True)
         except UnreadableFileError as exc:  # the user's own file: say which and what to fix
-            return Answer(file_problem_notice(exc, exc.path.name), error=True)
+            return Answer(file_problem_notice(exc, exc.path.name, lang), error=True)
         return answer
 
     async def cmd_start(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -189,7 +190,7 @@ class Desk:
             return Answer(say("usage_remember", lang))
         b, now = self.backend, datetime.now().astimezone()
         proposal = await asyncio.to_thread(b.propose, user_key, arg, now)
-        if proposal.conflict_note:
+        if proposal.conflicts_shown:
             return Answer("", proposals=(proposal,))
         done = await asyncio.to_thread(
             b.decide, user_key, proposal.proposal_id, "confirm", via="command"
@@ -274,18 +275,21 @@ class Desk:
         if not used:
             return Answer(say("no_why", lang))
         lines = [say("why_head", lang)]
-        lines += [f"[{m.layer} {m.score:.2f}] {m.text}  ({m.id or m.source})" for m in used]
+        lines += [
+            f"[{named('layer', m.layer, lang)} {m.score:.2f}] {m.text}  ({m.id or m.source})"
+            for m in used
+        ]
         return Answer("\n".join(lines))
 
     async def cmd_history(self, user_key: str, arg: str, lang: str) -> Answer:
         """Memory archaeology for a topic."""
         if not arg:
             return Answer(say("usage_history", lang))
-        return Answer(await asyncio.to_thread(self.backend.archaeology, user_key, arg))
+        return Answer(await asyncio.to_thread(self.backend.archaeology, user_key, arg, lang))
 
     async def cmd_new(self, user_key: str, arg: str, lang: str) -> Answer:
         """Start a fresh session (the old one is summarised first)."""
-        return Answer(await self.backend.new_session(user_key))
+        return Answer(await self.backend.new_session(user_key, lang))
 
     async def cmd_export(self, user_key: str, arg: str, lang: str) -> Answer:
         """The user's memories as a Markdown document."""
@@ -295,7 +299,7 @@ class Desk:
 
     async def cmd_stats(self, user_key: str, arg: str, lang: str) -> Answer:
         """Counts, index size and last jobs."""
-        rows = list(await asyncio.to_thread(self.backend.stats, user_key))
+        rows = list(await asyncio.to_thread(self.backend.stats, user_key, lang))
         topics = getattr(self.backend, "topics", None)
         if topics is not None:
             rows += topic_rows(await asyncio.to_thread(topics.overview, user_key), lang)
@@ -325,16 +329,6 @@ def outcome_text(outcome: Outcome, lang: str) -> str:
     return say(outcome.status if outcome.status in ("expired", "missing") else "missing", lang)
 
 
-# /stats row labels in the reader's language (the backend names rows in English).
-STATS_LABELS: dict[str, dict[str, str]] = {
-    "memories": {"zh": "記憶"},
-    "pending": {"zh": "待確認"},
-    "pending reminders": {"zh": "待確認的提醒"},
-    "daily logs": {"zh": "每日日誌"},
-    "indexed chunks": {"zh": "索引片段"},
-}
-
-
 def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str]]:
     """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
@@ -352,14 +346,14 @@ def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str
     return rows
 
 
-def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
-    """``/history``: each matching chain as a timeline, oldest version first.
+def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -> str:
+    """``/history``: each matching chain as a timeline, oldest version first, in ``lang``.
 
     ``咖啡 → drink_preference`` heads a chain found through its topic (an id asked for needs no
     heading); each version shows its date, status, id and text, a newer one ``(← replaced id)``.
     """
     if not matches:
-        return both("no_history_topic", first="en", topic=query)
+        return say("no_history_topic", lang, topic=query)
     out: list[str] = []
     for match in matches:
         if out:
@@ -370,7 +364,9 @@ def history_lines(query: str, matches: Sequence[ChainMatch]) -> str:
             arrow = "  ↳ " if i else "  • "
             replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
             when = e.created_at[:16].replace("T", " ")
-            out.append(f"{arrow}{when} [{e.status}] {e.id}: {e.text}{replaced}")
+            out.append(
+                f"{arrow}{when} [{named('status', e.status, lang)}] {e.id}: {e.text}{replaced}"
+            )
     return "\n".join(out)
 
 

@@ -43,6 +43,11 @@ def client_language(code: str | None) -> str | None:
     return "zh" if code.lower().startswith("zh") else "en"
 
 
+def spoken_to(languages: Languages | None, user_key: str) -> str:
+    """:meth:`Languages.spoken` where the languages may not be wired (English then)."""
+    return languages.spoken(user_key) if languages is not None else "en"
+
+
 def parse_choice(arg: str) -> str | None:
     """What ``/lang <arg>`` names: ``zh`` / ``中文`` / ``en`` / ``English`` …, else None."""
     word = arg.strip().lower()
@@ -97,10 +102,10 @@ class Languages:
         self._put(user_key, client, False)  # for what a job sends them later
         return client
 
-    def known(self, user_key: str) -> str:
-        """The person's language when anything told it, else "" (a job then says both)."""
-        stored = self._stored(user_key)
-        return stored.lang if stored is not None else ""
+    def spoken(self, user_key: str) -> str:
+        """The language of what a job sends ``user_key`` (no message at hand): theirs by the
+        rule, English when nothing is known. Never both: one person, one language."""
+        return self.of(user_key)
 
     def choose(self, user_key: str, lang: str) -> None:
         """The person's own choice: it wins over everything else from now on."""

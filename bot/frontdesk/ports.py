@@ -199,20 +199,20 @@ class Backend(Confirmations, Curations, Protocol):
         the minutes returned (0: nothing here can undo it)."""
         ...
 
-    def archaeology(self, user_key: str, topic: str) -> str:
-        """How the user's memory about ``topic`` changed over time, as text."""
+    def archaeology(self, user_key: str, topic: str, lang: str = "en") -> str:
+        """How the user's memory about ``topic`` changed over time, as text in ``lang``."""
         ...
 
-    async def new_session(self, user_key: str) -> str:
-        """Summarise and close the current session; returns a one-line outcome."""
+    async def new_session(self, user_key: str, lang: str = "en") -> str:
+        """Summarise and close the current session; returns a one-line outcome in ``lang``."""
         ...
 
     def export_markdown(self, user_key: str) -> str:
         """The user's memories as Markdown."""
         ...
 
-    def stats(self, user_key: str) -> Sequence[tuple[str, str]]:
-        """Counts, index size and last jobs as label/value pairs."""
+    def stats(self, user_key: str, lang: str = "en") -> Sequence[tuple[str, str]]:
+        """Counts and last jobs as label/value pairs (the values worded in ``lang``)."""
         ...
 
     def chat_available(self) -> bool:

@@ -66,7 +66,7 @@ class ReminderDesk:
         self.writer = writer
         self._tied: OrderedDict[tuple[str, str], str] = OrderedDict()
         self._offers: dict[str, list[tuple[str, DateOffer]]] = {}
-        # Each person's language for what a job sends (alerts); None: both languages.
+        # Each person's language for what a job sends (alerts); None: English.
         self.language_of: Callable[[str], str] | None = None
 
     # -- commands --------------------------------------------------------------------------
@@ -186,13 +186,13 @@ class ReminderDesk:
         return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
     def alert_card(self, reminder: Reminder, text: str) -> Card:
-        """A reminder ringing, with Done and the three snoozes (in its owner's language when
-        known, else both: a job sends it)."""
+        """A reminder ringing, with Done and the three snoozes, in its owner's language (a job
+        sends it: bot/frontdesk/language.py's rule, English when nothing is known)."""
         rid = reminder.id
-        lang = self.language_of(reminder.user_key) if self.language_of is not None else ""
+        lang = self.language_of(reminder.user_key) if self.language_of is not None else "en"
 
         def label(zh: str, en: str) -> str:
-            return _t(lang, zh, en) if lang else f"{zh} / {en}"
+            return _t(lang, zh, en)
 
         zh, en = span_zh_en(self.service.snooze_length)
         snooze = f"/reminders snooze {rid}"
@@ -394,6 +394,6 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
     writer, note_made = BriefingWriter(builder, llm), services.forgetter.note_made
     desk = ReminderDesk(service, services.user_acts, services.memory, writer, note_made)
     languages = getattr(services, "languages", None)
-    if languages is not None:
-        desk.language_of = service.language_of = languages.known
+    if languages is not None:  # alerts, their buttons and the scheduled briefing
+        desk.language_of = service.language_of = writer.language_of = languages.spoken
     return desk

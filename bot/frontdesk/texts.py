@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
-from agent.texts import LANGUAGES, both, say
+from agent.texts import CATALOGUES, LANGUAGES, conflict_note, say
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, MemoryLine
 
@@ -55,7 +55,11 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ),
     ("reminders", "列出提醒（可取消）", "list your reminders (and cancel one)"),
     ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
-    ("briefing", "每日晨報：/briefing 07:30 或 off", "morning briefing: /briefing 07:30 or off"),
+    (
+        "briefing",
+        "每日晨報：/briefing 07:30 或 /briefing off",
+        "morning briefing: /briefing 07:30 or off",
+    ),
     ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),
     ("lang", "設定語言：/lang zh 或 /lang en", "set your language: /lang en or /lang zh"),
 )
@@ -75,9 +79,6 @@ CONFLICT_BUTTONS = {
     for lang in LANGUAGES
 }
 MEMORY_BUTTONS = {"pin": "📌", "unpin": "📍", "edit": "✏️", "forget": "🗑"}
-KEEP_BUTTON = f"✅ {both('keep_word')}"
-# The weekly fading notice names each memory and how to keep it; bilingual (no chat to read).
-FADING_HEAD = f"{say('fading_head', 'zh')}\n{say('fading_head', 'en')}"
 
 
 # A section named in both languages ("偏好 Preferences") shows the reader's half.
@@ -116,8 +117,8 @@ def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
     body = p.text if len(p.text) <= limit else p.text[: limit - 1] + "…"
     when = p.expires_at.astimezone().strftime("%H:%M")
     lines = [say("propose_head", lang), "", body, ""]
-    if p.conflict_note:
-        lines.append(p.conflict_note)
+    if p.conflicts_shown:
+        lines.append(conflict_note(p.conflicts_shown, lang))
     if p.weight:
         core = say("proposal_core", lang) if p.weight >= CORE_WEIGHT else ""
         lines.append(say("proposal_weight", lang, weight=p.weight) + core)
@@ -175,3 +176,28 @@ def split_text(text: str, limit: int = TELEGRAM_LIMIT) -> list[str]:
     if text:
         pieces.append(text)
     return pieces
+
+
+def named(kind: str, value: str, lang: str) -> str:
+    """A status or layer as the reader's language says it (L0, or a status a person wrote by
+    hand: as it is)."""
+    key = f"{kind}_{value}"
+    return say(key, lang) if key in CATALOGUES["en"] else value
+
+
+# /stats row labels in the reader's language (the backend names rows in English).
+STATS_LABELS: dict[str, dict[str, str]] = {
+    "memories": {"zh": "記憶"},
+    "pending": {"zh": "待確認"},
+    "pending reminders": {"zh": "待確認的提醒"},
+    "daily logs": {"zh": "每日日誌"},
+    "indexed chunks": {"zh": "索引片段"},
+    "older versions": {"zh": "較早的版本"},
+    # the scheduled jobs' last runs (bot/jobs.py names them)
+    "idle_summaries": {"zh": "閒置對話摘要"},
+    "index": {"zh": "索引更新"},
+    "pending_expiry": {"zh": "提議到期檢查"},
+    "forget_undo": {"zh": "復原期限清理"},
+    "lifecycle": {"zh": "夜間整理"},
+    "fading": {"zh": "淡出提醒"},
+}

@@ -15,8 +15,7 @@ import threading
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, Protocol
 
-from telegram import BotCommand, MenuButtonWebApp, Update, WebAppInfo
-from telegram.error import TelegramError
+from telegram import BotCommand, Update
 from telegram.ext import (
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -35,11 +34,12 @@ from bot.settings import Settings
 from bot.telegram.access import gate
 from bot.telegram.commands import on_command
 from bot.telegram.confirm import on_button, on_memory_button, on_undo_button
-from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps
+from bot.telegram.context import DEPS, MINI_APP, BotApp, BotContext, BotDeps
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
 from bot.telegram.queues import UserQueues
 from bot.telegram.reminders import add_reminder_handlers
+from bot.telegram.sending import set_menu_button as set_chat_menu_button
 from memory.state.turns import OpenTurns
 
 if TYPE_CHECKING:
@@ -86,14 +86,12 @@ async def post_init(application: BotApp) -> None:
 
 
 async def set_menu_button(application: BotApp, web: WebServer) -> None:
-    """Open the memory page as a Mini App from the menu button (Telegram needs https)."""
+    """Open the memory page as a Mini App from the menu button (Telegram needs https); its
+    label is English until a person's /start or /lang sets theirs (bot/telegram/commands.py)."""
     if not web.base_url.startswith("https://"):
         return
-    button = MenuButtonWebApp("記憶 Memory", WebAppInfo(f"{web.base_url}/tg"))
-    try:
-        await application.bot.set_chat_menu_button(menu_button=button)
-    except TelegramError as exc:
-        log.warning("could not set the menu button to the memory page: %s", exc)
+    application.bot_data[MINI_APP] = f"{web.base_url}/tg"
+    await set_chat_menu_button(application.bot, application.bot_data[MINI_APP], "en")
 
 
 async def post_shutdown(application: BotApp) -> None:

@@ -7,8 +7,8 @@ from telegram import Update
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.confirm import show_answer
-from bot.telegram.context import BotContext, user_key_of
-from bot.telegram.sending import send_text, typing
+from bot.telegram.context import MINI_APP, BotContext, user_key_of
+from bot.telegram.sending import send_text, set_chat_commands, set_menu_button, typing
 
 PUBLIC = frozenset({"start", "help"})  # the only commands that show no memory (groups)
 SLOW = frozenset({"new", "history"})  # may call the LLM: show "typing…"
@@ -32,3 +32,10 @@ async def on_command(update: Update, context: BotContext) -> None:
     else:
         answer = await deps.desk.command(key, name, arg, lang)
     await show_answer(context.bot, deps, chat.id, key, answer, lang)
+    if name in ("start", "lang") and not in_group(update):
+        # this person's menus in their language, /lang's new one included
+        now = deps.backend.languages.of(key)
+        await set_chat_commands(context.bot, chat.id, now)
+        mini_app = context.bot_data.get(MINI_APP)
+        if mini_app:  # the memory page's menu button, when the page is served on https
+            await set_menu_button(context.bot, mini_app, now, chat.id)

@@ -67,6 +67,9 @@ class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], d
         return deps
 
 
+# bot_data key of the memory page's Mini App address (https), when the bot serves the page
+MINI_APP = "mini_app"
+
 BotApp = Application[ExtBot[None], BotContext, dict[Any, Any], dict[Any, Any], dict[str, Any], Any]
 
 

@@ -36,7 +36,7 @@ async def on_error(update: object, context: BotContext) -> None:
     text = say("disk_full" if is_disk_full(error) else "error", lang)
     if isinstance(error, UnreadableFileError) and user is not None:  # say what to fix
         root = UserPaths.of(context.deps.settings.data_dir, f"telegram_{user.id}").root
-        text = file_problem_notice(error, problem_topic(error, root))
+        text = file_problem_notice(error, problem_topic(error, root), lang)
     try:
         if update.callback_query:
             await update.callback_query.answer(text[:200])  # Telegram's limit for an alert

@@ -35,6 +35,7 @@ from telegram.ext import Application, BaseUpdateProcessor
 
 from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import addressed_to_bot
+from bot.telegram.context import DEPS
 from memory.base.guards import mask
 from memory.state.turns import OpenTurn, OpenTurns
 
@@ -218,8 +219,12 @@ class UserQueues(BaseUpdateProcessor):
         chat, user = update.effective_chat, update.effective_user
         if self.app is None or chat is None:
             return
-        text = update.message.text if update.message else ""
-        lang = detect_language(user.language_code if user else None, text or "")
+        text = (update.message.text if update.message else "") or ""
+        deps = self.app.bot_data.get(DEPS)  # the person's one language, when the bot is wired
+        if deps is not None and user is not None:
+            lang = deps.lang(update, text)
+        else:
+            lang = detect_language(user.language_code if user else None, text)
         try:
             await self.app.bot.send_message(chat.id, say(key, lang, **fields))
         except TelegramError:

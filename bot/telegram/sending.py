@@ -8,13 +8,29 @@ import logging
 import re
 from collections.abc import AsyncIterator
 
-from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Message
+from telegram import (
+    Bot,
+    BotCommand,
+    BotCommandScopeChat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    MenuButtonWebApp,
+    Message,
+    WebAppInfo,
+)
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, TelegramError
 
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, Document
-from bot.frontdesk.texts import BUTTONS, CONFLICT_BUTTONS, proposal_text, split_text
+from bot.frontdesk.texts import (
+    BUTTONS,
+    COMMANDS,
+    CONFLICT_BUTTONS,
+    proposal_text,
+    say,
+    split_text,
+)
 
 log = logging.getLogger(__name__)
 _TAG = re.compile(r"</?[a-z]+>")
@@ -37,6 +53,26 @@ def proposal_keyboard(proposal_id: str, lang: str, conflict: bool = False) -> In
             ]
         ]
     )
+
+
+async def set_menu_button(bot: Bot, url: str, lang: str, chat_id: int | None = None) -> None:
+    """The menu button opening the memory page as a Mini App, its label in ``lang``: the
+    default for every chat, or one person's chat (their language, once known)."""
+    button = MenuButtonWebApp(say("menu_page", lang), WebAppInfo(url))
+    try:
+        await bot.set_chat_menu_button(chat_id=chat_id, menu_button=button)
+    except TelegramError as exc:
+        log.warning("could not set the menu button to the memory page: %s", exc)
+
+
+async def set_chat_commands(bot: Bot, chat_id: int, lang: str) -> None:
+    """One person's command menu in their language (the default menus follow the phone's
+    language code, which may not be the one they chose or write)."""
+    commands = [BotCommand(n, zh if lang == "zh" else en) for n, zh, en in COMMANDS]
+    try:
+        await bot.set_my_commands(commands, scope=BotCommandScopeChat(chat_id))
+    except TelegramError as exc:
+        log.warning("could not set the command menu of a chat: %s", exc)
 
 
 def buttons_markup(rows: tuple[tuple[Button, ...], ...]) -> InlineKeyboardMarkup | None:
@@ -95,7 +131,7 @@ async def send_text(
 
 async def send_proposal(bot: Bot, chat_id: int, p: ProposalView, lang: str) -> Message:
     """Show one proposal with its three buttons."""
-    keyboard = proposal_keyboard(p.proposal_id, lang, conflict=bool(p.conflict_note))
+    keyboard = proposal_keyboard(p.proposal_id, lang, conflict=bool(p.conflicts_shown))
     messages = await send_text(bot, chat_id, proposal_text(p, lang), markup=keyboard)
     return messages[-1]
 

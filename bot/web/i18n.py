@@ -136,6 +136,10 @@ WORDS: dict[str, tuple[str, str]] = {
         "Record {n} has a bad {field}: nothing in the file was imported.",
     ),
     "language": ("English", "中文"),
+    # where a search result comes from (memory/index/sources.py's kinds)
+    "kind_memory": ("記憶", "memory"),
+    "kind_log": ("日誌", "log"),
+    "kind_summary": ("摘要", "summary"),
     "not_live": (
         "{id} 目前是 {status}：請修改取代它的版本，或先恢復它。",
         "{id} is {status}: edit the version that replaced it, or restore it.",
@@ -183,9 +187,6 @@ WORDS: dict[str, tuple[str, str]] = {
     "who_summary": ("摘要", "summary"),
     "file_memory_full": ("對話摘要", "Conversation summaries"),
     "file_auto_summaries": ("停頓後的摘要", "Summaries after a pause"),
-    "kind_memory": ("記憶", "memory"),
-    "kind_log": ("日誌", "log"),
-    "kind_summary": ("摘要", "summary"),
 }
 
 

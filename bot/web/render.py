@@ -9,6 +9,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from starlette.requests import Request
 from starlette.responses import HTMLResponse
 
+from bot.frontdesk.texts import section_label
 from bot.web.i18n import word
 from bot.web.logins import PageSession
 from bot.web.plain import Plain
@@ -49,6 +50,7 @@ def render(
         "lang": lang,
         "t": lambda key: word(key, lang),
         "plain": Plain(lang),
+        "sec": lambda section: section_label(section, lang),  # "個人 Personal": the reader's half
         "session": session,
         "csrf": deps.signer.csrf(session.session_id) if session else "",
         "flashes": deps.flashes.pop(session.session_id, []) if session else [],

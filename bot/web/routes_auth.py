@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 
+from bot.frontdesk.language import client_language
 from bot.web.initdata import (
     FUTURE_SLACK_SECONDS,
     MAX_AGE_SECONDS,
@@ -19,6 +20,7 @@ from bot.web.logins import LANGS, PageSession
 from bot.web.render import render
 from bot.web.security import (
     COOKIE,
+    WebDeps,
     client_of,
     credential,
     current_session,
@@ -27,6 +29,14 @@ from bot.web.security import (
     set_session_cookie,
     write,
 )
+
+
+def person_language(deps: WebDeps, user_key: str, code: str) -> str:
+    """The person's one language (bot/frontdesk/language.py): chosen or last written, else the
+    client's (Telegram's language code, the browser's Accept-Language), else English."""
+    if deps.services.languages is not None:
+        return deps.services.languages.of(user_key, code[:35] or None)
+    return client_language(code) or "en"
 
 
 async def signin(request: Request) -> Response:
@@ -60,10 +70,11 @@ async def login(request: Request) -> Response:
         if await deps.throttle.failed(client, now):
             return render(request, None, "signin.html", 429, problem="too_many")
         return render(request, None, "signin.html", 403, problem=f"link_{redeemed.refusal}")
-    # No language with the link (pcai web-link): the browser's, until the user switches.
-    session = await asyncio.to_thread(
-        deps.logins.open_session, redeemed.user_key, redeemed.lang, now
+    # No language with the link (pcai web-link): the person's, else the browser's.
+    lang = redeemed.lang or await asyncio.to_thread(
+        person_language, deps, redeemed.user_key, request.headers.get("accept-language", "")
     )
+    session = await asyncio.to_thread(deps.logins.open_session, redeemed.user_key, lang, now)
     response = RedirectResponse("/", status_code=303)
     set_session_cookie(response, deps, session)
     return response
@@ -93,8 +104,9 @@ async def telegram_login(request: Request) -> Response:
     except InitDataError as exc:
         code = 429 if await deps.throttle.failed(client, now) else 403
         return JSONResponse({"ok": False, "error": str(exc)}, status_code=code)
-    lang = "zh" if user.language_code.lower().startswith("zh") else "en"
-    session = await asyncio.to_thread(deps.logins.open_session, f"telegram_{user.id}", lang, now)
+    key = f"telegram_{user.id}"
+    lang = await asyncio.to_thread(person_language, deps, key, user.language_code)
+    session = await asyncio.to_thread(deps.logins.open_session, key, lang, now)
     response = JSONResponse({"ok": True})
     set_session_cookie(response, deps, session)
     return response

@@ -23,7 +23,7 @@ async def test_new_session_summarises_the_old_one_then_starts_empty(env: Env) ->
     for text in ("我們決定下週三去台中出差", "記得要訂高鐵票和旅館", "預算大約一萬五千元"):
         await env.agent.respond(env.msg(text))
 
-    said = await env.agent.new_session(USER, env.clock)
+    said = await env.agent.new_session(USER, env.clock, lang="zh")
 
     assert "對話摘要 (" in said and "MEMORY_FULL" not in said  # the summary, not a file name
     session = json.loads(env.agent.sessions.path(USER).read_text(encoding="utf-8"))
@@ -33,7 +33,7 @@ async def test_new_session_summarises_the_old_one_then_starts_empty(env: Env) ->
     assert env.agent.why(USER) == ()
 
     # Nothing left to summarise: a second /new writes no second summary.
-    again = await env.agent.new_session(USER, env.clock)
+    again = await env.agent.new_session(USER, env.clock, lang="zh")
     assert "對話摘要" not in again
     assert full == UserPaths.of(env.services.settings.data_dir, USER).memory_full_md.read_text(
         "utf-8"
@@ -45,7 +45,7 @@ async def test_new_session_without_the_model_uses_the_extractive_summary(env: En
     await env.agent.respond(env.msg("我們決定下週三去台中出差，預算一萬五千元"))
     env.fake.fail_status, env.fake.fail_paths = 500, {"/api/chat"}
 
-    said = await env.agent.new_session(USER, env.clock)
+    said = await env.agent.new_session(USER, env.clock, lang="zh")
 
     assert "對話摘要 (" in said
     full = UserPaths.of(env.services.settings.data_dir, USER).memory_full_md.read_text("utf-8")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.texts import CATALOGUES, LANGUAGES, error_both, error_text, say
+from agent.texts import CATALOGUES, LANGUAGES, error_text, say
 from history.errors import HistoryError, SessionError
 from memory import errors as me
 from memory.base.guards import SECRET_KINDS, scan
@@ -83,7 +83,6 @@ def test_every_error_is_said_in_both_languages(exc: me.MemoryStoreError | Histor
     zh, en = error_text(exc, "zh", **EDGE_FIELDS), error_text(exc, "en", **EDGE_FIELDS)
     assert zh and en and zh != en
     assert "{" not in zh + en  # every placeholder was filled
-    assert error_both(exc, **EDGE_FIELDS) == f"{zh} {en}"
 
 
 def test_every_secret_kind_has_a_name_in_both_languages() -> None:

@@ -6,8 +6,9 @@ import io
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+from agent.texts import say
 from bot.app import Services
-from bot.chat import BUTTON_HINT, TerminalChat
+from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
 from bot.jobs import JobRunner, user_jobs
 
@@ -27,7 +28,7 @@ async def test_terminal_pin_edit_keep_and_the_fading_notice(services: Services) 
     chat = TerminalChat(backend_for(services), USER, out)
 
     await chat.handle("/memory")
-    assert BUTTON_HINT in out.getvalue()  # no buttons in a terminal: the commands instead
+    assert say("chat_buttons", "en") in out.getvalue()  # no buttons here: the commands instead
     await chat.handle(f"/pin {e.id}")
     assert services.memory.entries(USER)[0].is_core
     await chat.handle(f"/unpin {e.id}")

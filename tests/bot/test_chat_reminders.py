@@ -99,7 +99,7 @@ async def test_the_terminal_schedules_only_its_own_users_reminders(services: Ser
     out, keys = io.StringIO(), Keyboard()
     chat = TerminalChat(backend_for(services), KEY, out, reminders=reminder_desk_for(services))
     running = asyncio.create_task(chat.run_async(keys))  # type: ignore[arg-type]
-    await _until(lambda: "⏰ 提醒：mine" in out.getvalue())
+    await _until(lambda: "⏰ Reminder: mine" in out.getvalue())  # nothing known: English
     await asyncio.sleep(0.5)
     keys.type("/quit")
     await asyncio.wait_for(running, 10)

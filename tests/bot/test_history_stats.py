@@ -54,8 +54,9 @@ async def test_history_finds_the_chain_by_a_word(real: Harness, services: Servic
     first = next(i for i, line in enumerate(lines) if old in line)
     second = next(i for i, line in enumerate(lines) if line.strip().startswith("↳"))
     assert first < second  # oldest version first, the replacement after it
-    assert "[deprecated]" in lines[first] and "我喜歡喝拿鐵咖啡" in lines[first]
-    assert f"[active] {new}: 我現在只喝綠茶" in lines[second] and old in lines[second]
+    # each version's status in the reader's words (they wrote Chinese)
+    assert "[已被取代]" in lines[first] and "我喜歡喝拿鐵咖啡" in lines[first]
+    assert f"[使用中] {new}: 我現在只喝綠茶" in lines[second] and old in lines[second]
     await real.send(OWNER, "/history 天氣預報")
     assert "沒有關於「天氣預報」的記憶" in real.api.texts()[-1]
 

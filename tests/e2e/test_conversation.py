@@ -123,7 +123,7 @@ def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
 
     # 3. A fresh session later still gets the memory in its prompt.
     alice.send("/new")
-    alice.wait_text("fresh conversation", timeout=30)
+    alice.wait_text("已開始新的對話", timeout=30)  # she writes Chinese: one language, hers
     full = data / "users" / f"telegram_{ALICE}" / "MEMORY_FULL.md"
     assert "## 對話摘要" in full.read_text(encoding="utf-8")
     session = json.loads((data / "history" / f"telegram_{ALICE}.json").read_text("utf-8"))

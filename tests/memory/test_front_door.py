@@ -134,8 +134,10 @@ def test_explain_runs_the_search_once_and_shows_every_stage(
 def test_get_finds_only_the_users_own_entry(library: Memory) -> None:
     entry = library.remember(ALICE, COFFEE, now=T0)
     assert library.get(ALICE, entry.id) == entry
-    with pytest.raises(EntryNotFoundError):
-        library.get(BOB, entry.id)
+    with pytest.raises(EntryNotFoundError) as missing:
+        library.get(BOB, f" {entry.id} ")
+    # a code and the id: the edge says it in the reader's one language (agent/texts)
+    assert missing.value.code == "entry_missing" and missing.value.entry_id == entry.id
     with pytest.raises(EntryNotFoundError):
         library.forget(BOB, entry.id)
     assert library.entries(ALICE) == [entry]

@@ -186,7 +186,7 @@ def test_a_second_service_on_the_same_data_dir_refuses_in_one_sentence(
         assert second.stdout == ""
         assert second.stderr == (
             f"pcai: another PCAI service (pid {first.pid}) is already running on {data_dir}; "
-            "stop it first (已有另一個 PCAI 服務在使用這個資料夾，請先停止它).\n"
+            "stop it first\n"  # one language per line: the CLI's, English
         )
         assert first.poll() is None  # the first one never noticed
     finally:

@@ -47,6 +47,7 @@ async def test_the_model_words_the_briefing_over_the_plain_data(
 ) -> None:
     fake_ollama.queue_chat("早安！今天 18:00 記得去接小孩。")
     writer = _writer(services, OllamaChat(fake_ollama.url, retries=0))
+    writer.language_of = lambda user_key: "zh"  # the person's language, as the bot wires it
     assert await writer.write(USER) == "早安！今天 18:00 記得去接小孩。"
     [request] = fake_ollama.chat_requests
     system, data = request["messages"]
