@@ -34,6 +34,18 @@ from tests.one_language import wrong_language
 
 EN, ZH = "cli_emma", "cli_mei"
 GONE = "m-20990101-000000"  # no such memory
+# The same for both readers: forget and undo one's own memory, and every act on a missing one.
+FORGET_AND_UNDO = (
+    "/why",
+    "/forget {id}",
+    "/undo",
+    "/undo",
+    f"/forget {GONE}",
+    f"/restore {GONE}",
+    f"/keep {GONE}",
+    f"/pin {GONE}",
+    "/archived",
+)
 # Each reader's commands; "{id}" is their first live memory. Their own texts are in their
 # language, two of them with a word of the other script.
 SCRIPTS: dict[str, tuple[str, ...]] = {
@@ -63,15 +75,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/scope {id} nowhere",
         "/history tea",
         "/history xylophone quartz",
-        "/why",
-        "/forget {id}",
-        "/undo",
-        "/undo",
-        f"/forget {GONE}",
-        f"/restore {GONE}",
-        f"/keep {GONE}",
-        f"/pin {GONE}",
-        "/archived",
+        *FORGET_AND_UNDO,
         "/remember my password is hunter2-secret",
         "/remember my sister Anna's birthday is March 3",
         "yes",
@@ -123,15 +127,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/scope {id} 哪裡都不是",
         "/history 茶",
         "/history 火山石英",
-        "/why",
-        "/forget {id}",
-        "/undo",
-        "/undo",
-        f"/forget {GONE}",
-        f"/restore {GONE}",
-        f"/keep {GONE}",
-        f"/pin {GONE}",
-        "/archived",
+        *FORGET_AND_UNDO,
         "/remember 我的密碼是 hunter2-secret",
         "/remember 我妹妹安娜的生日是3月3日",
         "好",
