@@ -46,6 +46,16 @@ FORGET_AND_UNDO = (
     f"/pin {GONE}",
     "/archived",
 )
+# The briefing's fixed forms and commands typed without what they need.
+BRIEFING_AND_BARE = (
+    "/briefing",
+    "/briefing off",
+    "/briefing now",
+    "/confirm p-nope",
+    "/edit",
+    "/scope",
+    "/search",
+)
 # Each reader's commands; "{id}" is their first live memory. Their own texts are in their
 # language, two of them with a word of the other script.
 SCRIPTS: dict[str, tuple[str, ...]] = {
@@ -93,13 +103,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/tz",
         "/briefing 07:30",
         "/briefing whenever",
-        "/briefing",
-        "/briefing off",
-        "/briefing now",
-        "/confirm p-nope",
-        "/edit",
-        "/scope",
-        "/search",
+        *BRIEFING_AND_BARE,
     ),
     ZH: (
         "你好，你可以幫我記住事情嗎？",
@@ -145,13 +149,7 @@ SCRIPTS: dict[str, tuple[str, ...]] = {
         "/tz",
         "/briefing 07:30",
         "/briefing 隨便",
-        "/briefing",
-        "/briefing off",
-        "/briefing now",
-        "/confirm p-nope",
-        "/edit",
-        "/scope",
-        "/search",
+        *BRIEFING_AND_BARE,
     ),
 }
 

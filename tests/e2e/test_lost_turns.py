@@ -57,12 +57,14 @@ def _answers(alice: User) -> list[str]:
     return [m["text"] for m in alice.inbox if m.get("text") == ANSWER]
 
 
-def _stuck(ollama: FakeOllama) -> StuckModel:
-    """The fake's model, hanging on ``QUESTION`` until released."""
+def _alice_on_a_stuck_model(
+    emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
+) -> tuple[StuckModel, BotProcess, User]:
+    """The bot on a model hanging on ``QUESTION`` until released, and Alice to send it."""
     model = StuckModel()
     ollama.chat_handler = model
     model.stuck.set()
-    return model
+    return model, start_bot(), User(emulator, ALICE, "Alice")
 
 
 def _kill_while_the_model_answers(bot: BotProcess, ollama: FakeOllama, model: StuckModel) -> None:
@@ -76,9 +78,7 @@ def _kill_while_the_model_answers(bot: BotProcess, ollama: FakeOllama, model: St
 def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = _stuck(ollama)
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+    model, bot, alice = _alice_on_a_stuck_model(emulator, ollama, start_bot)
     alice.send(QUESTION)
     _kill_while_the_model_answers(bot, ollama, model)
     asked_before = len(ollama.chat_requests)
@@ -98,9 +98,7 @@ def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
 def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = _stuck(ollama)
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+    model, bot, alice = _alice_on_a_stuck_model(emulator, ollama, start_bot)
     sent = int(time.time()) - 600  # the phone was offline: it reaches the bot 10 minutes late
     emulator.call(
         "sendMessage",
@@ -130,9 +128,7 @@ def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(
 def test_sigterm_while_the_model_hangs_exits_in_seconds_and_the_restart_answers(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
-    model = _stuck(ollama)
-    bot = start_bot()
-    alice = User(emulator, ALICE, "Alice")
+    model, bot, alice = _alice_on_a_stuck_model(emulator, ollama, start_bot)
     alice.send(QUESTION)
     wait_until(lambda: _asked(ollama) >= 1, timeout=30)
     began = time.monotonic()
