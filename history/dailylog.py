@@ -17,9 +17,24 @@ from pathlib import Path
 from memory.base.fsutil import atomic_write_text, read_text
 from memory.base.guards import mask
 from memory.base.locks import user_lock
-from memory.base.logs import format_record, log_header
+from memory.base.logs import format_record, log_header, parse_log
 from memory.base.users import UserPaths, day_files
 from memory.errors import UnreadableFileError
+
+
+def _holds(day: str, current: str, record: str) -> bool:
+    """Whether the log ``current`` already holds ``record``'s message (by ref, speaker, time).
+
+    Only a record with a ref has an identity. The text is searched for the ref's tag first;
+    the log is parsed only when the tag is there (a message quoting a tag is not a record).
+    """
+    parsed = parse_log(day, record)
+    if len(parsed) != 1 or not parsed[0].ref or f"{{#{parsed[0].ref}}}\n" not in current:
+        return False
+    new = parsed[0]
+    return any(
+        (r.ref, r.who, r.time) == (new.ref, new.who, new.time) for r in parse_log(day, current)
+    )
 
 
 class DailyLog:
@@ -41,7 +56,10 @@ class DailyLog:
         """Append one record and return the file's path relative to the user's folder.
 
         The file is rewritten atomically (a crash leaves the old or the new file), under a
-        lock so two appends never race.
+        lock so two appends never race. Idempotent by record id: a record with a ``ref`` is
+        not written again when the day's log already holds it (same ref, speaker and time),
+        which is what a message replayed after a crash (bot/telegram/queues.py) or a retried
+        job is.
         """
         local = self.local(when)
         day = f"{local:%Y-%m-%d}"
@@ -54,7 +72,8 @@ class DailyLog:
                 current = log_header(day)
             elif not current.endswith("\n"):
                 current += "\n"
-            atomic_write_text(path, current + record)
+            if not _holds(day, current, record):
+                atomic_write_text(path, current + record)
         return f"memory/{day}.md"
 
     def rewrite(

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.base.db import connect
+from memory.base.logs import parse_log
 from memory.config import state_db_path
 from tests.e2e.conftest import ALICE
 from tests.e2e.harness import TOKEN, BotProcess, Emulator, User
@@ -93,6 +94,43 @@ def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
     start_bot()
     assert _answers(alice) == [ANSWER]
     assert _asked(ollama, asked_before) == 1
+
+
+def _logged(data: Path, user_id: int, text: str) -> list[str]:
+    """The refs of the records of ``text`` in every day's log of the user."""
+    logs = data / "users" / f"telegram_{user_id}" / "memory"
+    return [
+        r.ref
+        for f in sorted(logs.glob("*.md"))
+        for r in parse_log(f.stem, f.read_text(encoding="utf-8"))
+        if r.text == text
+    ]
+
+
+def test_a_message_answered_after_kill_9_is_in_the_days_log_once(
+    emulator: Emulator,
+    ollama: FakeOllama,
+    start_bot: Callable[[], BotProcess],
+    tmp_path: Path,
+) -> None:
+    """The first process logged the message before it died; the replay must not log it again
+    (on the old code the day's log held it twice with the same ``{#id}``)."""
+    data = tmp_path / "botmemory"
+    model, bot, alice = _alice_on_a_stuck_model(emulator, ollama, start_bot)
+    alice.send(QUESTION)
+    wait_until(lambda: len(_logged(data, ALICE, QUESTION)) == 1, timeout=30)
+    _kill_while_the_model_answers(bot, ollama, model)
+
+    asked_before = len(ollama.chat_requests)
+    second = start_bot()
+    alice.wait_text(ANSWER, timeout=30)
+    assert second.terminate() == 0  # every write of the replayed turn is done
+    # The replayed turn asked the model once, with the message once in its prompt.
+    prompts = [json.dumps(r["messages"], ensure_ascii=False) for r in ollama.chat_requests]
+    assert [p.count(QUESTION) for p in prompts[asked_before:]] == [1]
+    refs = _logged(data, ALICE, QUESTION)
+    assert len(refs) == 1 and refs[0], refs
+    assert _answers(alice) == [ANSWER]
 
 
 def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from history.dailylog import DailyLog
+from memory.base.guards import mask
 from memory.base.logs import parse_log
 from memory.base.users import UserPaths
 from tests.history.conftest import TAIPEI, HistoryKit
@@ -60,3 +65,38 @@ def test_a_log_indexed_twice_holds_each_line_once(kit: HistoryKit) -> None:
     assert s.store.count(USER) == 4
     hits = s.search(USER, "京都")
     assert hits and hits[0].chunk.unit_id == "m0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(st.text(max_size=40), min_size=1, max_size=5),
+    replays=st.lists(st.integers(0, 4), max_size=6),
+)
+def test_a_record_appended_again_after_a_crash_is_in_the_log_once(
+    tmp_path_factory: pytest.TempPathFactory, texts: list[str], replays: list[int]
+) -> None:
+    """Each message is in the day's log once, however often it is appended again (a replay
+    after a crash), and texts that quote another record's tag never hide a message."""
+    log = DailyLog(tmp_path_factory.mktemp("log"), TAIPEI)
+    when = datetime(2026, 2, 8, 4, 0, tzinfo=UTC)
+    sent = [(f"tg-{i}", f"{t} {{#tg-{i + 1}}}\n{{#tg-{i + 1}}}") for i, t in enumerate(texts)]
+    for i in [*range(len(sent)), *(r % len(sent) for r in replays)]:
+        ref, text = sent[i]
+        log.append_user_message(USER, text, when + timedelta(seconds=i), ref)
+    day = "2026-02-08"
+    records = parse_log(day, UserPaths.of(log.data_dir, USER).daily_log(day).read_text("utf-8"))
+    assert [(r.ref, r.text) for r in records] == [(ref, mask(text)) for ref, text in sent]
+
+
+def test_the_same_id_at_another_time_or_from_another_speaker_is_another_record(
+    kit: HistoryKit,
+) -> None:
+    """Telegram numbers messages per chat: a group's message 7 is not the private chat's."""
+    log, when = kit.daily_log, datetime(2026, 2, 8, 4, 0, tzinfo=UTC)
+    log.append_user_message(USER, "in private", when, "7")
+    log.append_user_message(USER, "in the group", when + timedelta(seconds=3), "7")
+    log.append(USER, "summary", "a summary", when, "7")
+    log.append_user_message(USER, "in private", when, "7")  # the replay
+    path = UserPaths.of(kit.library.data_dir, USER).daily_log("2026-02-08")
+    got = [(r.who, r.text) for r in parse_log("2026-02-08", path.read_text("utf-8"))]
+    assert got == [("user", "in private"), ("user", "in the group"), ("summary", "a summary")]
