@@ -29,6 +29,7 @@ from agent.reminders.errors import parse_error as _error
 from agent.reminders.recurrence import DAILY, MONTHLY, WEEKLY, YEARLY, Recurrence, at_wall
 from agent.reminders.texts import understood_en, understood_zh
 from memory.base.edges import strip_edges
+from memory.state.reminders import INSTANT, WALL
 
 PERIOD_DEFAULT = {"dawn": 6, "morning": 9, "noon": 12, "afternoon": 15, "evening": 20}
 DEFAULT_HOUR = 9
@@ -49,6 +50,9 @@ class ParsedReminder:
     recurrence: Recurrence | None
     understood_zh: str
     understood_en: str
+    # INSTANT for a span of time ("in 30 minutes", "in 3 days"): a change of zone keeps the
+    # moment; WALL for a clock time ("at 9:00", "tomorrow", "every day at 7").
+    anchor: str = WALL
 
 
 @dataclass(slots=True)
@@ -78,6 +82,14 @@ class _Found:
     @property
     def names_day(self) -> bool:
         return self.date is not None or self.offset is not None or self.weekday is not None
+
+    @property
+    def span_only(self) -> bool:
+        """A span of time and nothing else ("in 30 minutes", "in 3 days"): a moment."""
+        if self.delta is not None:
+            return True
+        plain = self.clock is None and self.period is None and self.rec is None
+        return self.rel_days is not None and plain and not self.names_day
 
 
 # -- finding the parts -------------------------------------------------------------------------
@@ -388,4 +400,5 @@ def parse_reminder(phrase: str, now: datetime, zone: ZoneInfo) -> ParsedReminder
         recurrence=rule,
         understood_zh=understood_zh(due, text, rule, zone.key),
         understood_en=understood_en(due, text, rule, zone.key),
+        anchor=INSTANT if found.span_only else WALL,
     )

@@ -16,7 +16,7 @@ from agent.reminders.parse import MAX_AHEAD, MAX_TEXT, ParsedReminder, parse_rem
 from agent.reminders.recurrence import Recurrence, rule_for
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
-from memory.state.reminders import Reminder, ReminderStore
+from memory.state.reminders import WALL, Reminder, ReminderStore
 
 
 class ProposalsMixin:
@@ -37,8 +37,13 @@ class ProposalsMixin:
         due: datetime,
         rule: Recurrence | None = None,
         source: str = "",
+        anchor: str = WALL,
     ) -> Reminder:
-        """Store a proposal; nothing is scheduled until the user confirms it."""
+        """Store a proposal; nothing is scheduled until the user confirms it.
+
+        ``anchor`` says whether ``due`` is a clock time (a change of zone keeps the clock
+        time) or a moment ("in 30 minutes": a change of zone never moves it).
+        """
         text = " ".join(text.split())
         if not text or len(text) > MAX_TEXT:
             raise ReminderStateError(
@@ -60,12 +65,15 @@ class ProposalsMixin:
             now=now,
             recurrence=rule.encode() if rule else "",
             source=source,
+            anchor=WALL if rule else anchor,
         )
 
     def propose_phrase(self, user_key: str, phrase: str) -> tuple[Reminder, ParsedReminder]:
         """``/remind <when> <text>``: parse, then propose what was understood."""
         parsed = self.parse(user_key, phrase)
-        row = self.propose(user_key, parsed.text, parsed.due, parsed.recurrence, "/remind")
+        row = self.propose(
+            user_key, parsed.text, parsed.due, parsed.recurrence, "/remind", parsed.anchor
+        )
         return row, parsed
 
     def propose_iso(

@@ -181,6 +181,9 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         row = self._mine(user_key, reminder_id)
         now = self.clock()
         delta = {"10m": self.snooze_length, "1h": timedelta(hours=1)}.get(choice)
+        # "In 10 minutes" is a moment; "tomorrow" is the alert's clock time (a zone change
+        # keeps the one and moves the other).
+        anchor = rs.INSTANT if delta is not None else rs.WALL
         if delta is None:
             zone = ZoneInfo(row.zone)
             was = (row.occurrence or row.due).astimezone(zone)
@@ -197,10 +200,11 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
                 now=now,
                 status=rs.SCHEDULED,
                 source=f"snooze:{row.id}",
+                anchor=anchor,
             )
             self.scheduler.schedule_at(copy.due, copy.key)
             return copy
-        moved = self.store.reschedule(row.id, due, now, snooze=True)
+        moved = self.store.reschedule(row.id, due, now, snooze=True, anchor=anchor)
         if moved is None:
             raise ReminderStateError(
                 f"That reminder is {row.status} and cannot be snoozed.",

@@ -1,8 +1,9 @@
 """Per-user reminder settings: the time zone (``/tz``) and the morning briefing time.
 
 A user without a zone of their own uses the default (the setting ``PCAI_TIMEZONE``). When a
-user changes zone, recurring reminders keep their wall-clock time in the new zone ("every day
-08:00" stays 08:00 where the user now is); one-off reminders keep their instant.
+user changes zone, a reminder set for a clock time keeps it in the new zone ("every day 08:00"
+stays 08:00 where the user now is) and one set as a span of time keeps its moment
+(:mod:`agent.reminders.zones`).
 
 The briefing is one daily wake-up per user (``briefing:<user key>``). Claiming the local date
 in ``pcai.db`` before building it means one briefing a day however often the job wakes; a
@@ -23,8 +24,9 @@ from zoneinfo import ZoneInfo
 from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
 from agent.reminders.recurrence import DAILY, Recurrence
 from agent.reminders.scheduler import ReminderScheduler
+from agent.reminders.zones import Moved, ZoneChange, ZoneMove
 from memory.state.reminder_users import UserSettings
-from memory.state.reminders import SCHEDULED, ReminderStore
+from memory.state.reminders import INSTANT, SCHEDULED, WALL, Reminder, ReminderStore
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +81,23 @@ def parse_briefing_time(raw: str) -> str:
     )
 
 
+def same_clock(was: datetime, zone: ZoneInfo) -> datetime:
+    """The instant ``zone``'s clock shows ``was``'s date and time (a DST gap moves forward)."""
+    naive = was.replace(tzinfo=zone, fold=0)
+    return datetime.fromtimestamp(naive.timestamp(), zone)
+
+
+def _moved(row: Reminder, was: datetime, zone: ZoneInfo, now: datetime) -> tuple[datetime, Moved]:
+    """Where a scheduled reminder rings in ``zone`` after a change at ``now``, and why."""
+    if row.anchor == INSTANT:  # "in 30 minutes" (or a retry): the same moment anywhere
+        return row.due, Moved.KEPT
+    there = same_clock(was, zone)
+    if row.recurrence:
+        due = Recurrence.decode(row.recurrence).next_after(now, zone)
+        return due, Moved.NEXT if there <= now else Moved.CLOCK
+    return (there, Moved.CLOCK) if there > now else (now, Moved.NOW)
+
+
 class UserSettingsMixin:
     """Zone and briefing methods of :class:`agent.reminders.service.ReminderService`."""
 
@@ -111,24 +130,39 @@ class UserSettingsMixin:
         return self.default_zone
 
     def set_zone(self, user_key: str, name: str) -> ZoneInfo:
-        """``/tz <name>``: store the zone; every scheduled reminder keeps its clock time there
-        (a 09:00 reminder rings at 09:00 in the new zone; a one-off whose new time has already
-        passed keeps its moment), and the briefing too."""
+        """``/tz <name>``: :meth:`change_zone`, returning the zone only."""
+        return self.change_zone(user_key, name).zone
+
+    def change_zone(self, user_key: str, name: str) -> ZoneChange:
+        """``/tz <name>``: store the zone and move each scheduled reminder as the person meant.
+
+        A moment ("in 30 minutes") keeps its instant. A clock time keeps its clock time in the
+        new zone: a one-off whose clock time has already passed there rings now, a recurring
+        one rings at its next occurrence there. The briefing follows the zone too. Returns
+        what happened to each reminder (the reply names it).
+        """
         zone = self._zone_info(name)
         self.store.users.set_zone(user_key, zone.key)
         now = self.clock()
+        moves = []
         for row in self.store.of_user(user_key, (SCHEDULED,)):
-            if row.recurrence:
-                due = Recurrence.decode(row.recurrence).next_after(now, zone)
-            else:
-                wall = row.due.astimezone(ZoneInfo(row.zone)).replace(tzinfo=None)
-                due = wall.replace(tzinfo=zone)
-                if due <= now:
-                    continue
-            self.store.set_zone_of_recurring(row.id, zone.key, due)
+            was = row.due.astimezone(self._row_zone(row.zone))
+            due, how = _moved(row, was, zone, now)
+            # Once due now it is a moment: a second /tz before it rings must not move it.
+            anchor = INSTANT if how in (Moved.KEPT, Moved.NOW) else WALL
+            moved = self.store.move_to_zone(row.id, zone.key, due, anchor)
+            if moved is None:  # it fired meanwhile: nothing left to move
+                continue
             self.scheduler.schedule_at(due, row.key)
+            moves.append(ZoneMove(moved, how, was))
         self._schedule_briefing(self.store.users.settings(user_key))
-        return zone
+        return ZoneChange(zone, tuple(moves))
+
+    def _row_zone(self, name: str) -> ZoneInfo:
+        try:
+            return ZoneInfo(name)
+        except (zoneinfo.ZoneInfoNotFoundError, ValueError):  # a zone the system lost
+            return self.default_zone
 
     # -- the morning briefing --------------------------------------------------------------
     def set_briefing(self, user_key: str, raw: str) -> UserSettings:

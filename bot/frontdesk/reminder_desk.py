@@ -22,6 +22,7 @@ from agent.reminders.errors import ReminderError
 from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.texts import span_zh_en, when_en, when_zh
+from agent.reminders.zones import zone_change_text
 from agent.texts import say
 from agent.types import ReminderView
 from bot.frontdesk.cards import Button, Card, Pressed
@@ -127,18 +128,8 @@ class ReminderDesk:
                     f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
                 )
             )
-        live = await asyncio.to_thread(self.service.store.of_user, user_key, (rs.SCHEDULED,))
-        zone = await asyncio.to_thread(self.service.set_zone, user_key, arg)
-        said = _t(lang, f"🌐 時區已設為 {zone.key}。", f"🌐 Time zone set to {zone.key}.")
-        if live:
-            said += _t(
-                lang,
-                f"你的 {len(live)} 個提醒維持原本的鐘點，改在 {zone.key} 的時間響"
-                "（09:00 仍是 09:00）。",
-                f" Your {len(live)} reminder(s) keep their clock times, now in {zone.key} "
-                "(09:00 stays 09:00).",
-            )
-        return Card(said)
+        change = await asyncio.to_thread(self.service.change_zone, user_key, arg)
+        return Card(zone_change_text(change, lang))
 
     async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
         if arg.lower() in ("now", "現在", "现在"):

@@ -291,6 +291,13 @@ def m008_user_language(conn: Any) -> None:  # the language chosen (/lang, the pa
     _run(conn, _USER_LANGUAGE)
 
 
+# -- 9: what a reminder's time is anchored to (memory/state/reminders.py) -------------------
+def m009_reminder_anchor(conn: Any) -> None:
+    """``reminders.anchor``: a clock time (``wall``: "at 9:00") or a moment (``instant``: "in
+    30 minutes"), so ``/tz`` moves only the first; older rows were all clock times."""
+    conn.execute("ALTER TABLE reminders ADD COLUMN anchor TEXT NOT NULL DEFAULT 'wall'")
+
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
@@ -300,6 +307,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration("m006_open_turns", m006_open_turns),
     Migration("m007_initdata_spent", m007_initdata_spent),
     Migration("m008_user_language", m008_user_language),
+    Migration("m009_reminder_anchor", m009_reminder_anchor),
 )
 
 

@@ -8,6 +8,9 @@ being sent when the process stopped; whether the message left is unknowable (Tel
 "did I send this?" call), so it is never sent again: it moves to ``unknown`` (at most once).
 
 The recurrence rule is stored as an opaque string: its arithmetic lives in ``agent/reminders``.
+Each row also says what its time is anchored to (``anchor``): a clock time in its zone
+(:data:`WALL`: "at 9:00", "every day at 7") or an instant (:data:`INSTANT`: "in 30 minutes"),
+so a change of zone moves the first and never the second.
 Text is masked (memory.base.guards) before it reaches the file, like every other user-derived text.
 """
 
@@ -52,6 +55,12 @@ STATUSES = tuple(ReminderStatus)
 # Statuses a user can still act on (cancel, snooze).
 LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
 
+# What a reminder's time is anchored to (migration 9). A row from before the column existed
+# is ``wall`` (what every reminder was then).
+WALL = "wall"  # a clock time in its zone: a change of zone keeps the clock time
+INSTANT = "instant"  # a moment ("in 30 minutes", a snooze): a change of zone never moves it
+ANCHORS = (WALL, INSTANT)
+
 
 @dataclass(frozen=True, slots=True)
 class Reminder:
@@ -75,6 +84,7 @@ class Reminder:
     attempts: int = 0
     last_outcome: str = ""  # sent | late | unknown | retry | failed | expired
     message_id: str = ""
+    anchor: str = WALL  # WALL or INSTANT: what a change of zone keeps
 
     @property
     def key(self) -> str:
@@ -115,6 +125,7 @@ def _row(r: Any) -> Reminder:
         attempts=int(r["attempts"]),
         last_outcome=r["last_outcome"],
         message_id=r["message_id"],
+        anchor=r["anchor"],
     )
 
 
@@ -142,16 +153,19 @@ class ReminderStore:
         recurrence: str = "",
         status: ReminderStatus = PROPOSED,
         source: str = "",
+        anchor: str = WALL,
     ) -> Reminder:
         """Store a new reminder (a proposal unless ``status`` says otherwise)."""
         check_user_key(user_key)
         if status not in (PROPOSED, SCHEDULED):
             raise ValueError(f"a new reminder is proposed or scheduled, not {status}")
+        if anchor not in ANCHORS:
+            raise ValueError(f"a reminder is anchored to one of {ANCHORS}, not {anchor!r}")
         confirmed = _iso(now) if status == SCHEDULED else ""
         with self.state.transaction() as conn:
             row = conn.execute(
                 "INSERT INTO reminders (user_key, text, due_utc, due_ts, zone, recurrence, "
-                "status, source, created_at, confirmed_at) VALUES (?,?,?,?,?,?,?,?,?,?) "
+                "status, source, created_at, confirmed_at, anchor) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
                 "RETURNING *",
                 (
                     user_key,
@@ -164,6 +178,7 @@ class ReminderStore:
                     source,
                     _iso(now),
                     confirmed,
+                    anchor,
                 ),
             ).fetchone()
         return _row(row)
@@ -247,19 +262,29 @@ class ReminderStore:
         return self._move(reminder_id, (SENT, UNKNOWN, SCHEDULED, FAILED), DONE)
 
     def reschedule(
-        self, reminder_id: int, due: datetime, now: datetime, *, snooze: bool
+        self,
+        reminder_id: int,
+        due: datetime,
+        now: datetime,
+        *,
+        snooze: bool,
+        anchor: str = WALL,
     ) -> Reminder | None:
-        """A live (not proposed) reminder ``-> scheduled`` at ``due``; a snooze is counted."""
+        """A live (not proposed) reminder ``-> scheduled`` at ``due`` (anchored to ``anchor``);
+        a snooze is counted."""
+        if anchor not in ANCHORS:
+            raise ValueError(f"a reminder is anchored to one of {ANCHORS}, not {anchor!r}")
         marks, values = _marks((SCHEDULED, SENT, UNKNOWN, FAILED))
         with self.state.transaction() as conn:
             row = conn.execute(
-                "UPDATE reminders SET status=?, due_utc=?, due_ts=?, attempts=0, "
+                "UPDATE reminders SET status=?, due_utc=?, due_ts=?, anchor=?, attempts=0, "
                 "snoozed_at=CASE WHEN ? THEN ? ELSE snoozed_at END, "
                 f"snooze_count=snooze_count+? WHERE id=? AND status IN ({marks}) RETURNING *",
                 (
                     SCHEDULED,
                     _iso(due),
                     due.timestamp(),
+                    anchor,
                     snooze,
                     _iso(now),
                     int(snooze),
@@ -269,15 +294,21 @@ class ReminderStore:
             ).fetchone()
         return _row(row) if row else None
 
-    def set_zone_of_recurring(self, reminder_id: int, zone: str, due: datetime) -> None:
-        """A scheduled recurring reminder follows its user to a new zone."""
-        self._move(
+    def move_to_zone(
+        self, reminder_id: int, zone: str, due: datetime, anchor: str = WALL
+    ) -> Reminder | None:
+        """A scheduled reminder follows its user to a new zone, to ring at ``due`` (anchored
+        to ``anchor``); None when it is no longer scheduled (it fired meanwhile)."""
+        if anchor not in ANCHORS:
+            raise ValueError(f"a reminder is anchored to one of {ANCHORS}, not {anchor!r}")
+        return self._move(
             reminder_id,
             (SCHEDULED,),
             SCHEDULED,
             zone=zone,
             due_utc=_iso(due),
             due_ts=due.timestamp(),
+            anchor=anchor,
         )
 
     # -- firing ----------------------------------------------------------------------------
@@ -315,13 +346,17 @@ class ReminderStore:
         return self._move(reminder_id, (FIRING,), target, **fields)
 
     def retry(self, reminder_id: int, retry_at: datetime, max_attempts: int) -> Reminder | None:
-        """``firing -> scheduled`` at ``retry_at`` after a refused send; ``failed`` when spent."""
+        """``firing -> scheduled`` at ``retry_at`` after a refused send; ``failed`` when spent.
+
+        The retry time is a moment (the alert is already due), so a change of zone keeps it.
+        """
         with self.state.transaction() as conn:
             row = conn.execute(
-                "UPDATE reminders SET attempts=attempts+1, last_outcome='retry', "
+                "UPDATE reminders SET attempts=attempts+1, last_outcome='retry', anchor=?, "
                 "status=CASE WHEN attempts+1>=? THEN ? ELSE ? END, due_utc=?, due_ts=? "
                 "WHERE id=? AND status=? RETURNING *",
                 (
+                    INSTANT,
                     max_attempts,
                     FAILED,
                     SCHEDULED,

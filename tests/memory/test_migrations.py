@@ -184,8 +184,37 @@ def test_a_file_from_before_languages_gains_the_table(tmp_path: Path) -> None:
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:7])
     assert "user_language" not in tables_of(db)
-    assert open_state(db) == ["m008_user_language"]
+    assert open_state(db, MIGRATIONS[:8]) == ["m008_user_language"]
     assert "user_language" in tables_of(db)
+    assert [name for name, _ in record_of(db)] == NAMES[:8]
+
+
+# -- 9: what a reminder's time is anchored to ------------------------------------------------
+def test_reminders_from_before_the_anchor_keep_their_clock_times(tmp_path: Path) -> None:
+    """Every reminder was a clock time before migration 9: an old row reads as one."""
+    from memory.state.reminders import INSTANT, WALL, ReminderStore
+
+    db = tmp_path / "pcai.db"
+    open_state(db, MIGRATIONS[:8])
+    conn = connect(db, vec=False)
+    try:
+        conn.execute(
+            "INSERT INTO reminders (user_key, text, due_utc, due_ts, zone, status, created_at) "
+            "VALUES (?, 'call mom', ?, ?, 'Asia/Taipei', 'scheduled', ?)",
+            (ALICE, T0.isoformat(), T0.timestamp(), T0.isoformat()),
+        )
+        conn.commit()
+    finally:
+        conn.close()
+    assert open_state(db) == ["m009_reminder_anchor"]
+    state = StateDB(db)
+    try:
+        store = ReminderStore(state)
+        [old] = store.of_user(ALICE)
+        new = store.add(ALICE, "tea", due=T0, zone="Asia/Taipei", now=T0, anchor=INSTANT)
+        assert (old.text, old.anchor, new.anchor) == ("call mom", WALL, INSTANT)
+    finally:
+        state.close()
     assert [name for name, _ in record_of(db)] == NAMES
 
 

@@ -233,8 +233,11 @@ def test_a_file_from_before_migrations_is_adopted_with_every_row(tmp_path: Path)
         "偏好",
     )
     assert (reminder.text, reminder.status) == ("call mom", "scheduled")
-    assert rows_of(db).keys() >= before.keys()
-    assert {t: rows_of(db)[t] for t in before} == before
+    after = rows_of(db)
+    assert after.keys() >= before.keys()
+    # A later migration may add a column (with its default) at the end: every old value stays.
+    kept = {t: [r[: len(o)] for r, o in zip(after[t], before[t], strict=True)] for t in before}
+    assert kept == before
 
 
 def test_a_file_from_before_a_feature_existed_gains_its_tables(tmp_path: Path) -> None:
