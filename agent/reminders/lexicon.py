@@ -7,6 +7,7 @@ phrase ("每週一", "this morning") is consumed before a shorter one could clai
 
 from __future__ import annotations
 
+import math
 import re
 
 _CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "兩": 2, "两": 2, "三": 3, "四": 4}
@@ -23,7 +24,7 @@ def number(raw: str) -> float:
     """
     raw = raw.strip().lower()
     if re.fullmatch(r"\d+(?:\.\d+)?", raw):
-        return float(raw)
+        return float(raw)  # 400 digits read as inf, never an error
     if raw in ("半", "half a", "half an", "half"):
         return 0.5
     if raw in _EN_NUMBERS:
@@ -32,6 +33,8 @@ def number(raw: str) -> float:
         return float(_chinese(raw))
     except KeyError:
         raise ValueError(f"not a number: {raw!r}") from None
+    except OverflowError:  # 400 numerals: no float holds it, and no reminder is that far
+        return math.inf
 
 
 def _chinese(raw: str) -> int:

@@ -180,7 +180,7 @@ def find_parts(phrase: str) -> tuple[_Found, str]:
             continue
         try:
             _read(kind, m, found)
-        except ValueError:  # "十十分鐘後": numerals that make no number
+        except (ValueError, OverflowError):  # "十十分鐘後": numerals that make no number
             raise _error("bad_number", what=m.group(0).strip()) from None
         # Blank the span (same length) so later categories and the text never see it again.
         work = work[: m.start()] + " " * (m.end() - m.start()) + work[m.end() :]
@@ -384,7 +384,7 @@ def parse_reminder(phrase: str, now: datetime, zone: ZoneInfo) -> ParsedReminder
         raise _error("no_time")
     try:
         due, rule = _resolve(found, now, zone)
-    except OverflowError:  # a date past year 9999
+    except (OverflowError, ValueError):  # past the calendar: 9999-12-31 23:59 in New York
         raise _error("too_far") from None
     if due - now > MAX_AHEAD:
         raise _error("too_far")

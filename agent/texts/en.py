@@ -30,6 +30,7 @@ TEXTS: dict[str, str] = {
     "usage_search": "Usage: /search <query>",
     "usage_remember": "Usage: /remember <text>",
     "usage_remind": "Usage: /remind <when> <what>, e.g. /remind tomorrow 9am call mom",
+    "not_a_reminder_id": "“{what}” is not a reminder number: /reminders lists them with theirs.",
     "usage_forget": "Usage: /forget <id> (see /memory)",
     "usage_history": "Usage: /history <topic>",
     "nothing_found": "Nothing found.",

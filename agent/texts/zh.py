@@ -26,6 +26,7 @@ TEXTS: dict[str, str] = {
     "usage_search": "用法：/search <關鍵字>",
     "usage_remember": "用法：/remember <內容>",
     "usage_remind": "用法：/remind <時間> <內容>，例如 /remind 明天早上九點 打電話給媽媽",
+    "not_a_reminder_id": "「{what}」不是提醒的編號：/reminders 會列出每個提醒和它的編號。",
     "usage_forget": "用法：/forget <id>（id 見 /memory）",
     "usage_history": "用法：/history <主題>",
     "nothing_found": "找不到相關記憶。",

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from agent.memory_view import file_problem_notice
+from bot.frontdesk.ids import number_id
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -81,9 +82,10 @@ class Desk:
         if not lines:
             return Answer(say("no_memories", lang))
         pages = (len(lines) + PAGE_SIZE - 1) // PAGE_SIZE
-        if arg and not arg.isdigit():
+        number = number_id(arg) if arg else 1
+        if number is None:  # "/memory ²": not a page number
             return Answer(say("usage_memory", lang), error=True)
-        page = max(int(arg[:6]) if arg else 1, 1)
+        page = max(number, 1)
         if page > pages:
             return Answer(say("no_such_page", lang, page=page, pages=pages), error=True)
         shown = lines[(page - 1) * PAGE_SIZE : page * PAGE_SIZE]

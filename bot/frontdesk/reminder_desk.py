@@ -26,6 +26,7 @@ from agent.reminders.zones import zone_change_text
 from agent.texts import say
 from agent.types import ReminderView
 from bot.frontdesk.cards import Button, Card, Pressed
+from bot.frontdesk.ids import number_id
 from memory.state import reminders as rs
 from memory.state.reminders import Reminder
 from memory.store.service import MemoryService
@@ -47,6 +48,12 @@ def _t(lang: str, zh: str, en: str) -> str:
 
 def _error(exc: ReminderError, lang: str) -> str:
     return _t(lang, exc.zh, exc.en)
+
+
+def _shown(raw: str) -> str:
+    """A typed word quoted back: short, on one line."""
+    word = " ".join(raw.split())
+    return word if len(word) <= 24 else word[:23] + "…"
 
 
 class ReminderDesk:
@@ -106,10 +113,12 @@ class ReminderDesk:
         if verb.lower() == "offer" and parts:  # the typed twin of "remind me the day before"
             pressed = await self.press(user_key, f"rm:b:{parts[0]}", lang, via="command")
             return [Card(pressed.text or pressed.toast)]
-        if not verb or not parts or not parts[0].lstrip("#").isdigit():
-            return [await self.listing(user_key, lang)]
-        rid = int(parts[0].lstrip("#"))
         code = {"confirm": "c", "discard": "d", "cancel": "x", "done": "k"}.get(verb.lower())
+        if not parts or (code is None and verb.lower() != "snooze"):
+            return [await self.listing(user_key, lang)]
+        rid = number_id(parts[0])
+        if rid is None:  # "/reminders confirm ²": not a number the list shows
+            return [Card(say("not_a_reminder_id", lang, what=_shown(parts[0])))]
         if verb.lower() == "snooze":
             choice = parts[1].lower() if len(parts) > 1 else "10m"
             code = {"tomorrow": "tm", "10m": "10m", "1h": "1h"}.get(choice)
@@ -236,9 +245,10 @@ class ReminderDesk:
         try:
             if code == "b":
                 return await self._birthday(user_key, arg, lang, via)
-            if not arg.isdigit():
+            rid = number_id(arg)
+            if rid is None:
                 return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
-            return await self._on_reminder(user_key, code, int(arg), lang, via)
+            return await self._on_reminder(user_key, code, rid, lang, via)
         except ReminderError as exc:
             said = _error(exc, lang)
             return Pressed(said, said)
@@ -293,8 +303,9 @@ class ReminderDesk:
         memories, and shows them again; a reply names its proposal.
         """
         kind, _, ident = answers.partition(":")
-        if kind == "r" and ident.isdigit():
-            row = await asyncio.to_thread(self.service.store.by_id, int(ident))
+        rid = number_id(ident)
+        if kind == "r" and rid is not None:
+            row = await asyncio.to_thread(self.service.store.by_id, rid)
             if row is None or row.user_key != user_key or row.status != rs.PROPOSED:
                 return None
             waiting = await asyncio.to_thread(self.waiting, user_key)

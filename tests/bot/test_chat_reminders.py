@@ -151,3 +151,32 @@ async def test_odd_reminder_inputs_get_a_sentence_in_the_users_language(
     start = len(out.getvalue())
     await chat.handle("/remind in 99999999999 minutes drink water")
     assert "too far ahead" in out.getvalue()[start:]  # typed in English: said in English
+
+
+async def test_edge_numbers_and_dates_get_one_sentence_in_the_terminal(
+    services: Services,
+) -> None:
+    """On the old code each of these printed a traceback (OverflowError, "year 10000 is out of
+    range", int("²")) or answered a reminder the person never named ("١٢" read as 12)."""
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services), KEY, out, reminders=reminder_desk_for(services))
+    await chat.handle("/tz America/New_York")
+    await chat.handle("/remind in 10 minutes tea")
+    [tea] = services.reminders.listing(KEY) if services.reminders else []
+    arabic = str(tea.reminder.id).translate(str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩"))
+    for line, said in [
+        ("/remind " + "一" * 400 + "天後 喝水", "時間太遠了"),
+        ("/remind on 31 Dec 9999 23:59 party", "too far ahead"),
+        ("/remind 9999-12-31 23:59 party", "too far ahead"),
+        ("/remind in " + "9" * 400 + " days x", "too far ahead"),
+        ("/reminders confirm ²", "“²” is not a reminder number"),
+        (f"/reminders cancel {arabic}", f"“{arabic}” is not a reminder number"),
+        ("/reminders snooze ٣ 1h", "“٣” is not a reminder number"),
+        ("/reminders done " + "1" * 30, "is not a reminder number"),
+    ]:
+        start = len(out.getvalue())
+        await chat.handle(line)
+        got = out.getvalue()[start:].strip()
+        assert said in got and "\n" not in got, (line, got)
+    assert services.reminders is not None  # tea was not cancelled by its id in other digits
+    assert [i.reminder.status for i in services.reminders.listing(KEY)] == [tea.reminder.status]
