@@ -16,6 +16,7 @@ TEXTS: dict[str, str] = {
         "You sent many messages at once: I answer your text together, but skipped the other "
         "messages and commands sent meanwhile; send them again once I have answered."
     ),
+    "press_skipped": "Too much at once: press it again once I have answered.",
     "turn_lost": (
         "I stopped before answering your message of {time} (“{text}”); please send it again."
     ),
@@ -59,6 +60,7 @@ TEXTS: dict[str, str] = {
     "button_undo": "↩️ Undo",
     "rejected": "🗑 Discarded: ",
     "expired": "⌛ This proposal expired; nothing was saved.",
+    "button_stale": "That button no longer works.",
     "missing": "That proposal is gone (already handled?).",
     "edit_prompt": "✏️ Reply to this message with the new text.",
     "edited": "Edited; please confirm again:",

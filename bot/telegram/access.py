@@ -11,6 +11,7 @@ from telegram.ext import ApplicationHandlerStop
 from bot.frontdesk.language import client_language
 from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext
+from bot.telegram.presses import answer_once
 
 log = logging.getLogger(__name__)
 MAX_REFUSED = 10_000  # strangers remembered as already told (the oldest is forgotten first)
@@ -37,9 +38,15 @@ async def gate(update: Update, context: BotContext) -> None:
         while len(refused) > MAX_REFUSED:  # strangers must not grow this forever
             refused.popitem(last=False)
         if update.callback_query:
-            await update.callback_query.answer(None if told else say("stranger", lang))
+            said = None if told else say("stranger", lang)
+            await answer_once(update.callback_query, context.bot_data, said)
         elif update.message and chat and chat.type == ChatType.PRIVATE and not told:
             await update.message.reply_text(say("stranger", lang))
+        raise ApplicationHandlerStop
+    query = update.callback_query
+    if query is not None and (chat is None or query.data is None):
+        # A press under an inline-mode message or a game: no button of this bot's.
+        await answer_once(query, context.bot_data, say("button_stale", context.deps.lang(update)))
         raise ApplicationHandlerStop
     if chat is not None and chat.type != ChatType.PRIVATE:
         if not context.deps.settings.groups:

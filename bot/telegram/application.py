@@ -37,6 +37,7 @@ from bot.telegram.confirm import on_button, on_memory_button, on_undo_button
 from bot.telegram.context import DEPS, MINI_APP, BotApp, BotContext, BotDeps
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
+from bot.telegram.presses import on_unknown_button
 from bot.telegram.queues import UserQueues
 from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.sending import set_menu_button as set_chat_menu_button
@@ -178,6 +179,8 @@ def add_handlers(application: BotApp) -> None:
     application.add_handler(CallbackQueryHandler(on_button, pattern=r"^pm:"))
     application.add_handler(CallbackQueryHandler(on_memory_button, pattern=r"^mm:"))
     application.add_handler(CallbackQueryHandler(on_undo_button, pattern=r"^ud:"))
+    # Last of the presses: data no handler above knows still gets its one answer.
+    application.add_handler(CallbackQueryHandler(on_unknown_button))
     application.add_handler(MessageHandler(new & filters.TEXT & ~filters.COMMAND, on_text))
     application.add_handler(MessageHandler(new & filters.CAPTION, on_text))  # photo + words
     application.add_handler(

@@ -26,6 +26,7 @@ from bot.frontdesk.ports import Answer, BackendError, Decision, Via
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import REVISE_WINDOW, BotContext, BotDeps, user_key_of
+from bot.telegram.presses import answer_once
 from bot.telegram.reminders import show_reminders
 from bot.telegram.sending import (
     buttons_markup,
@@ -74,16 +75,16 @@ async def on_button(update: Update, context: BotContext) -> None:
     _, code, proposal_id = [*query.data.split(":", 2), "", ""][:3]
     chat_id = update.effective_chat.id
     if in_group(update):  # a proposal is private: never answered (nor its text shown) there
-        await query.answer(say("group_private", lang)[:190])
+        await answer_once(query, context.bot_data, say("group_private", lang))
         return
     if code == "e":
         waiting = await asyncio.to_thread(deps.backend.pending, key)
         if all(p.proposal_id != proposal_id for p in waiting):
-            await query.answer(say("missing", lang))
+            await answer_once(query, context.bot_data, say("missing", lang))
             return
         deps.awaiting_edit[key] = proposal_id
         deps.awaiting_revise.pop(key, None)  # one edit prompt at a time
-        await query.answer()
+        await answer_once(query, context.bot_data)
         deps.spoke(key)
         await context.bot.send_message(
             chat_id, say("edit_prompt", lang), reply_markup=ForceReply(selective=True)
@@ -94,7 +95,7 @@ async def on_button(update: Update, context: BotContext) -> None:
         deps.backend.decide, key, proposal_id, decision, via="button"
     )
     text = outcome_text(outcome, lang)
-    await query.answer(text[:190])
+    await answer_once(query, context.bot_data, text)
     if query.message is not None:
         await edit_outcome(context.bot, chat_id, query.message.message_id, text)
 
@@ -108,13 +109,13 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
     lang = context.deps.lang(update)
     _, code, entry_id = [*query.data.split(":", 2), "", ""][:3]
     if in_group(update):  # memories are never shown or changed in a group
-        await query.answer(say("group_private", lang)[:190])
+        await answer_once(query, context.bot_data, say("group_private", lang))
         return
     deps.spoke(key)
     if code == "e":
         deps.awaiting_revise[key] = (entry_id, time.monotonic())
         deps.awaiting_edit.pop(key, None)  # one edit prompt at a time
-        await query.answer()
+        await answer_once(query, context.bot_data)
         await context.bot.send_message(
             update.effective_chat.id,
             say("revise_prompt", lang, entry_id=entry_id),
@@ -122,7 +123,7 @@ async def on_memory_button(update: Update, context: BotContext) -> None:
         )
         return
     said = await deps.desk.memory_button(key, code, entry_id, lang)
-    await query.answer(said[:190])
+    await answer_once(query, context.bot_data, said)
     await send_text(context.bot, update.effective_chat.id, said)
 
 
@@ -133,13 +134,13 @@ async def on_undo_button(update: Update, context: BotContext) -> None:
         return
     deps, key, lang = context.deps, user_key_of(update), context.deps.lang(update)
     if in_group(update):  # only ever sent in a private chat
-        await query.answer(say("group_private", lang)[:190])
+        await answer_once(query, context.bot_data, say("group_private", lang))
         return
     try:
         said = await deps.backend.undo(key, lang, query.data.removeprefix("ud:"))
     except BackendError as exc:  # too late, or already taken back
         said = exc.said(lang)
-    await query.answer(said[:190])
+    await answer_once(query, context.bot_data, said)
     deps.spoke(key)
     if query.message is not None:  # the message that said it was done now says it is undone
         await edit_outcome(context.bot, update.effective_chat.id, query.message.message_id, said)

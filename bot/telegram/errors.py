@@ -11,6 +11,7 @@ from agent.errors import is_disk_full
 from agent.memory_view import file_problem_notice, problem_topic
 from bot.frontdesk.texts import say
 from bot.telegram.context import BotContext, user_key_of
+from bot.telegram.presses import answer_once
 from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
 
@@ -38,9 +39,10 @@ async def on_error(update: object, context: BotContext) -> None:
         root = UserPaths.of(context.deps.settings.data_dir, f"telegram_{user.id}").root
         text = file_problem_notice(error, problem_topic(error, root), lang)
     try:
-        if update.callback_query:
-            await update.callback_query.answer(text[:200])  # Telegram's limit for an alert
-        else:
+        query = update.callback_query
+        # A press is answered once: by the apology, unless its handler answered it already
+        # (then the apology is a message in the chat).
+        if query is None or not await answer_once(query, context.bot_data, text):
             await context.bot.send_message(update.effective_chat.id, text)
     except TelegramError:
         log.warning("could not tell the user about the error", exc_info=True)

@@ -36,6 +36,7 @@ from telegram.ext import Application, BaseUpdateProcessor
 from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import addressed_to_bot
 from bot.telegram.context import DEPS
+from bot.telegram.presses import answer_once
 from memory.base.guards import mask
 from memory.state.turns import OpenTurn, OpenTurns
 
@@ -134,11 +135,26 @@ class UserQueues(BaseUpdateProcessor):
         return None
 
     async def _skip(self, queue: _UserQueue, update: Update) -> None:
-        """Past the bound: not run, and the user is told once per flood."""
+        """Past the bound: not run, and the user is told once per flood (each press gets
+        its one answer, so no button keeps spinning)."""
         log.info("update %s not run: its sender's queue is full", update.update_id)
+        if update.callback_query is not None and self.app is not None:
+            await self._answer_skipped(update)
+            return
         if not queue.told_flood:
             queue.told_flood = True
             await self._tell(update, "flood_skipped")
+
+    async def _answer_skipped(self, update: Update) -> None:
+        query, user = update.callback_query, update.effective_user
+        if self.app is None or query is None:
+            return
+        deps = self.app.bot_data.get(DEPS)
+        if deps is not None and user is not None:
+            lang = deps.lang(update)
+        else:
+            lang = detect_language(user.language_code if user else None, "")
+        await answer_once(query, self.app.bot_data, say("press_skipped", lang))
 
     async def _drain(self, key: int, queue: _UserQueue) -> None:
         """Run the user's turns in order until none waits."""

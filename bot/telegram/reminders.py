@@ -25,6 +25,7 @@ from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, V
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
+from bot.telegram.presses import answer_once
 from bot.telegram.sending import edit_outcome, send_text
 from memory.state.reminders import Reminder
 
@@ -95,10 +96,10 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
     deps, key, chat_id = context.deps, user_key_of(update), update.effective_chat.id
     lang = context.deps.lang(update)
     if deps.reminders is None or in_group(update):
-        await query.answer(UNAVAILABLE[0 if lang == "zh" else 1])
+        await answer_once(query, context.bot_data, UNAVAILABLE[0 if lang == "zh" else 1])
         return
     pressed = await deps.reminders.press(key, query.data, lang)
-    await query.answer(pressed.toast[:190])
+    await answer_once(query, context.bot_data, pressed.toast)
     if query.message is not None and pressed.text:
         mid = query.message.message_id
         if pressed.buttons:

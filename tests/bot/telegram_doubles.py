@@ -30,6 +30,7 @@ class RecordingRequest(BaseRequest):
         self.next_id = 1000
         self.reject_html = False
         self.refuse_documents = False
+        self.refuse: set[str] = set()  # methods answered with 403 (the user blocked the bot)
 
     async def initialize(self) -> None:
         """Nothing to open."""
@@ -62,6 +63,8 @@ class RecordingRequest(BaseRequest):
                 self.uploads.append((name, part, str(filename), bytes(data)))
         if name == "sendMessage" and self.reject_html and params.get("parse_mode") == "HTML":
             return 400, _err("Bad Request: can't parse entities: unclosed tag")
+        if name in self.refuse:
+            return 403, _err("Forbidden: bot was blocked by the user")
         if name == "sendDocument" and self.refuse_documents:
             return 400, _err("Bad Request: method sendDocument is not supported")
         result = self._result(name, params)
