@@ -20,6 +20,7 @@ from memory.base.users import check_user_key
 from memory.errors import InvalidUserKeyError
 
 if TYPE_CHECKING:
+    from bot.web.running import RunningPage
     from bot.web.server import WebServer
 
 log = logging.getLogger("pcai")
@@ -75,7 +76,7 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
-    backend.web = web
+    backend.web = web if web is not None else _running_page(services)
 
     @contextlib.asynccontextmanager
     async def jobs(notify: Any) -> AsyncIterator[object]:
@@ -93,6 +94,16 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
     background = build_worker(services, owns=lambda user_key: user_key == key)
     TerminalChat(backend, key, jobs=jobs, background=background).run()
     return 0
+
+
+def _running_page(services: Services) -> RunningPage | None:
+    """``pcai chat`` serves no page: /web links to the page of the ``pcai run`` beside it."""
+    from bot.web.logins import LoginStore
+    from bot.web.running import RunningPage
+
+    if not services.settings.web.enabled:
+        return None
+    return RunningPage(services.settings.data_dir, LoginStore(services.state))
 
 
 def serve(settings: Settings) -> int:

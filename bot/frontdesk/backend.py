@@ -260,10 +260,14 @@ class ServicesBackend:
         ]
 
     def web_link(self, user_key: str, lang: str) -> str:
-        """A one-time login link to the memory page this process serves."""
+        """A one-time login link to the memory page this process serves (``pcai chat``: the
+        page of the ``pcai run`` on the same data folder)."""
         if self.web is None or not self.web.running:
             raise BackendError(say("web_off", lang))
-        return self.web.link(user_key, lang)
+        try:
+            return self.web.link(user_key, lang)
+        except LookupError:  # the service beside this chat stopped its page just now
+            raise BackendError(say("web_off", lang)) from None
 
     def chat_available(self) -> bool:
         """Whether chat can reach the model."""

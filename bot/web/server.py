@@ -11,7 +11,6 @@ import asyncio
 import contextlib
 import logging
 import socket
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,33 +19,14 @@ import uvicorn
 from bot.app import Services
 from bot.settings import WebConfig
 from bot.web.app import build_app, build_deps
-from bot.web.logins import LoginStore
+from bot.web.running import WEB_URL_FILE, issue_link, login_url, running_page_url
 from bot.web.security import WebDeps
 from memory.base.fsutil import atomic_write_text
 
 log = logging.getLogger(__name__)
 
 
-WEB_URL_FILE = "web.url"
-
-
-def running_page_url(data_dir: Path) -> str | None:
-    """The address of the page a running ``pcai run`` serves on ``data_dir``, or None."""
-    try:
-        url = (data_dir / WEB_URL_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return None
-    return url or None
-
-
-def login_url(base_url: str, token: str) -> str:
-    """The one-time link a user opens."""
-    return f"{base_url.rstrip('/')}/login?t={token}"
-
-
-def issue_link(logins: LoginStore, base_url: str, user_key: str, lang: str = "") -> str:
-    """A new one-time login link for ``user_key`` (valid ten minutes)."""
-    return login_url(base_url, logins.issue(user_key, time.time(), lang))
+__all__ = ["WEB_URL_FILE", "WebServer", "issue_link", "login_url", "running_page_url"]
 
 
 class _QuietServer(uvicorn.Server):
