@@ -29,7 +29,8 @@ examples:
 environment:
   PCAI_USER       user key of the commands that take --user (e.g. cli_alice)
   PCAI_CONFIG     TOML settings file (what --config sets)
-  PCAI_DATA_DIR   where the Markdown, sessions and index live (default: ./botmemory)
+  PCAI_DATA_DIR   where the Markdown, sessions and index live
+                  (default: $XDG_DATA_HOME/pcai, else ~/.local/share/pcai)
   every other setting: `pcai config`, and the README's settings table
 
 errors are one line on stderr, starting "pcai: ".

@@ -375,3 +375,20 @@ def test_the_root_help_documents_the_exit_codes(capsys: pytest.CaptureFixture[st
         "130",
     ]
     assert "PCAI_USER" in out and "examples:" in out
+
+
+@pytest.mark.parametrize("xdg", ["", "/srv/xdg-data"])
+def test_the_root_help_names_the_data_folder_the_settings_use(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, xdg: str
+) -> None:
+    """`pcai --help` said ./botmemory while the default is ~/.local/share/pcai (or the XDG
+    data home): each default it names is the one the settings pick, in its case."""
+    from bot.settings import load_settings
+
+    code, out, _ = run(capsys, "--help")
+    said = re.search(r"PCAI_DATA_DIR\s+[^(]*\(default: ([^)]*)\)", out)
+    assert code == 0 and said is not None, out
+    with_xdg, _, without = said.group(1).partition(", else ")
+    env = {"HOME": str(tmp_path / "home")} | ({"XDG_DATA_HOME": xdg} if xdg else {})
+    named = with_xdg.replace("$XDG_DATA_HOME", xdg) if xdg else without
+    assert Path(named.replace("~", env["HOME"], 1)) == load_settings(env).data_dir
