@@ -117,6 +117,7 @@ _SSN_WORDS = frozenset({"ssn", "socialsecuritynumber", "socialsecurityno", "soci
 
 
 def _is_cjk(ch: str) -> bool:
+    """Whether ``ch`` (one character, or none at the end of a text) is Chinese or Japanese."""
     return "\u3040" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
 
 
@@ -179,11 +180,13 @@ def _value_span(text: str, at: int) -> tuple[int, int, bool]:
         end = text.find(close, at + 1, at + 130)
         if end > at + 1:
             return at + 1, end, True
-        at += 1
+        at += 1  # a quote that does not close (yet: the text may be cut here)
+    if at >= len(text):
+        return at, at, False
     if text[at : at + 1].isdigit() and (m := _DIGIT_RUN.match(text, at)):
         return at, m.end(), False
     # "密碼改成abc12345了": a value that does not start in Chinese ends where Chinese resumes.
-    m = (_TOKEN if _is_cjk(text[at]) else _TOKEN_NOT_CJK).match(text, at)
+    m = (_TOKEN if _is_cjk(text[at : at + 1]) else _TOKEN_NOT_CJK).match(text, at)
     if m is None:
         return at, at, False
     end = m.end()
@@ -294,7 +297,7 @@ def _phrase(
     text: str, start: int, end: int, word: str, kind: SecretKind
 ) -> tuple[SecretKind, int, int] | None:
     """The secret after keyword ``word`` (of ``kind``) at ``text[start:end]``, if one follows."""
-    latin = not _is_cjk(text[start])
+    latin = not _is_cjk(text[start : start + 1])
     glued = latin and start > 0 and text[start - 1].isalpha()
     pos = end
     if latin and pos < len(text) and (text[pos].isalnum() or text[pos] == "_"):
