@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -27,6 +28,7 @@ from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.frontdesk.texts import help_text, proposal_text, say
 from memory.state.reminders import Reminder
 
+log = logging.getLogger(__name__)
 Notify = Callable[[str, str], Awaitable[None]]
 # Runs the scheduled jobs for as long as the chat lasts; gets the notifier for this user.
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
@@ -136,6 +138,17 @@ class TerminalChat:
                 self.show_card(self.reminders.proposal_card(view, lang))
         return True
 
+    async def _handled(self, line: str) -> bool:
+        """:meth:`handle`, and a line it fails on (a bug of ours) is one sentence, not the end
+        of the chat: a warning line names the error, ``PCAI_LOG_LEVEL=DEBUG`` shows where."""
+        try:
+            return await self.handle(line)
+        except Exception as exc:
+            log.warning("a line of the terminal chat failed (%s)", type(exc).__name__)
+            log.debug("the line failed here", exc_info=True)
+            self.say(say("failed", self.backend.languages.of(self.user_key)))
+            return True
+
     async def _reminder_line(self, line: str, lang: str) -> bool:
         """A reminder command, or a yes / no to the reminder proposal or offer just shown."""
         desk = self.reminders
@@ -215,7 +228,7 @@ class TerminalChat:
             loop = asyncio.get_running_loop()
             while True:
                 line = await loop.run_in_executor(None, stdin.readline)
-                if not line or not await self.handle(line):
+                if not line or not await self._handled(line):
                     break
         await self.backend.flush()
 

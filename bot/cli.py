@@ -37,6 +37,7 @@ from memory.errors import (
 
 log = logging.getLogger("pcai")
 USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
+_DEBUG_HINT = "PCAI_LOG_LEVEL=DEBUG shows where"
 
 
 class UsageError(Exception):
@@ -334,6 +335,10 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         raise  # the reader left: main() stops quietly
     except (MemoryStoreError, ValueError, OSError) as exc:
         return _fail(exc)
+    except Exception as exc:  # a bug of ours: one line, not a traceback on the terminal
+        log.debug("pcai %s failed", args.command, exc_info=True)
+        name = type(exc).__name__
+        return _fail(f"{args.command} stopped on an error of ours ({name}); {_DEBUG_HINT}")
     finally:
         services.close()
 

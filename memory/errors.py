@@ -232,8 +232,9 @@ class DuplicateMemoryError(ProposalRefusedError):
 class InvalidProposalError(ProposalRefusedError):
     """The text is too long, or a field value is not one the schema allows.
 
-    ``code``: ``refused_too_long`` (``length``, ``limit``), ``refused_field`` (``field``),
-    ``refused_class`` (``allowed``), ``refused_enforcement``, ``refused_scope``.
+    ``code``: ``refused_too_long`` (``length``, ``limit``), ``refused_field`` and
+    ``refused_value`` (``field``), ``refused_class`` (``allowed``), ``refused_enforcement``,
+    ``refused_scope``.
     """
 
     def __init__(self, code: str, **fields: object) -> None:

@@ -211,6 +211,7 @@ TEXTS: dict[str, str] = {
     "refused_secret": "Not saved: it looks like it contains {what}, and secrets are never stored.",
     "refused_duplicate": "I already remember that ({entry_id}).",
     "refused_field": "Unknown memory field {field!r}.",
+    "refused_value": "The memory field {field!r} has a value of the wrong kind.",
     "refused_class": "memory_class must be one of {allowed}.",
     "refused_enforcement": "enforcement_level must be soft or hard.",
     "refused_scope": "Scope must be global, project:<name> or lang:<name>.",

@@ -178,6 +178,7 @@ TEXTS: dict[str, str] = {
     "refused_secret": "不會記住：內容似乎含有{what}，敏感資料一律不儲存。",
     "refused_duplicate": "這條已經記住了（{entry_id}）。",
     "refused_field": "不認得的記憶欄位 {field!r}。",
+    "refused_value": "記憶欄位 {field!r} 的值不對。",
     "refused_class": "memory_class 不正確。",
     "refused_enforcement": "enforcement_level 不正確。",
     "refused_scope": "範圍必須是 global、project:<名稱> 或 lang:<名稱>。",

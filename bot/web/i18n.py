@@ -135,6 +135,20 @@ WORDS: dict[str, tuple[str, str]] = {
         "第 {n} 條記錄的 {field} 不對，整個檔案都沒有匯入。",
         "Record {n} has a bad {field}: nothing in the file was imported.",
     ),
+    "import_repeated": ("檔案裡重複的一條，只提議一次", "repeated in the file: proposed once"),
+    "import_failed": (
+        "匯入時我們這邊出了錯，整個檔案都沒有匯入。",
+        "Importing stopped on an error on our side: nothing in the file was imported.",
+    ),
+    "import_stopped": (
+        "匯入時我們這邊出了錯，停在一半：已建立的 {made} 個提議在「待確認」裡，其餘沒有匯入。",
+        "Importing stopped on an error on our side after {made} proposals: those wait under "
+        "Pending, the rest was not imported.",
+    ),
+    "add_failed": (
+        "新增時我們這邊出了錯：請先看清單確認，再試一次。",
+        "Adding that stopped on an error on our side: check your list, then try again.",
+    ),
     "language": ("English", "中文"),
     # where a search result comes from (memory/index/sources.py's kinds)
     "kind_memory": ("記憶", "memory"),

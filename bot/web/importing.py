@@ -20,10 +20,35 @@ from memory.base.markdown import Entry, parse_memory
 from memory.write.governance import LIVE
 
 TEXT_KEYS = ("text", "memory", "content", "value")
+_TEXT_FIELDS = ("summary", "memory_class", "scope", "canonical_topic", "section", "status")
 LIST_KEYS = ("memories", "results", "data", "items")
 # Fields a PCAI export carries over (the rest is derived again).
 IMPORTED = ("summary", "memory_class", "scope", "canonical_topic", "is_core", "user_weight")
 _MARKER = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")
+
+
+def bad_field(record: dict[str, Any]) -> str | None:
+    """The first field of ``record`` an entry cannot carry as it is (a list for a section,
+    ``1e400`` for a weight: JSON reads it as infinity), or None when every field fits."""
+    for name in _TEXT_FIELDS:
+        if name in record and not isinstance(record[name], str):
+            return name
+    if "is_core" in record and not isinstance(record["is_core"], bool):
+        return "is_core"
+    weight = record.get("user_weight", 5)
+    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 10:
+        return "user_weight"
+    if "id" in record and not isinstance(record["id"], str | int):
+        return "id"
+    return None
+
+
+def carried(record: dict[str, Any]) -> dict[str, Any]:
+    """The fields of ``record`` an imported entry keeps: those that fit (see :func:`bad_field`)."""
+    fields = {k: record[k] for k in (*IMPORTED, "section", "status") if k in record}
+    while (name := bad_field(fields)) is not None:
+        del fields[name]  # another tool's field of another type: the text is what is imported
+    return fields
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +89,7 @@ def _json(data: Any) -> Read:
         if not isinstance(said, str) or not said.strip():
             skipped.append(json.dumps(r, ensure_ascii=False)[:60])
             continue
-        known = {k: r[k] for k in (*IMPORTED, "section", "status") if k in r}
-        entry = Entry(id=str(r.get("id", "")), text=said.strip(), **known)
+        entry = Entry(id=str(r.get("id", "")), text=said.strip(), **carried(r))
         if entry.status in LIVE:
             out.append(entry)
     return Read(out, skipped)

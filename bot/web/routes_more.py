@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 
 from starlette.datastructures import FormData, UploadFile
 from starlette.exceptions import HTTPException
@@ -22,6 +23,7 @@ from bot.web.security import deps_of, page, write
 from bot.web.shaping import MAX_IMPORT_BYTES, ShapeError
 from memory.write.governance import chains_markdown, export_records
 
+log = logging.getLogger(__name__)
 DECISIONS: dict[str, Decision] = {"confirm": "confirm", "replace": "replace", "discard": "reject"}
 
 
@@ -96,6 +98,10 @@ async def add(request: Request, session: PageSession, form: FormData) -> Respons
         outcome = await asyncio.to_thread(shaper.add, session.user_key, text, section)
     except ShapeError as exc:
         deps.flash(session, exc.said(lang))
+        return RedirectResponse("/", status_code=303)
+    except Exception:  # a bug of ours: logged, and one sentence instead of a 500
+        log.exception("adding a memory typed on the page failed for %s", session.user_key)
+        deps.flash(session, word("add_failed", lang))
         return RedirectResponse("/", status_code=303)
     if outcome.status == "edited":  # close to a memory: the user picks add or replace
         deps.flash(session, word("add_conflict", lang))

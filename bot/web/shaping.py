@@ -13,6 +13,7 @@ found, in a batch.
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -25,16 +26,18 @@ from bot.errors import BackendError
 from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, view_of
 from bot.frontdesk.ports import Decision, MemoryLine, Outcome
 from bot.web.i18n import word
-from bot.web.importing import IMPORTED, Read, read_file
+from bot.web.importing import IMPORTED, Read, bad_field, read_file
 from memory.base.guards import mask
 from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
 from memory.errors import EntryNotFoundError
 from memory.write.decisions import ProposalRefusedError, section_name
 from memory.write.governance import LIVE
+from memory.write.proposals import REJECTED
 
 MAX_IMPORT_BYTES = 2_000_000
 MAX_IMPORT_ENTRIES = 500
 _SCOPE = re.compile(r"global|(?:project|lang):\S+")
+log = logging.getLogger(__name__)
 
 
 class ShapeError(ValueError):
@@ -245,10 +248,38 @@ class Shaper:
             raise
         except (UnicodeDecodeError, ValueError, TypeError, KeyError, RecursionError) as exc:
             raise ShapeError("import_bad") from exc  # RecursionError: JSON nested too deep
-        entries = read.entries
         proposed: list[str] = []
-        refused = [(mask(part), ShapeError("import_skipped")) for part in read.skipped]
-        for e in entries[:MAX_IMPORT_ENTRIES]:
+        refused: list[tuple[str, ShapeError]] = []
+        try:
+            self._propose_all(user_key, read, now, proposed, refused)
+        except Exception as exc:  # a bug of ours, logged: the file is all or nothing
+            log.exception("import for %s stopped after %d proposals", user_key, len(proposed))
+            if self._withdraw(proposed, now):
+                raise ShapeError("import_failed") from exc
+            raise ShapeError("import_stopped", made=len(proposed)) from exc
+        return ImportReport(proposed, refused)
+
+    def _propose_all(
+        self,
+        user_key: str,
+        read: Read,
+        now: datetime,
+        proposed: list[str],
+        refused: list[tuple[str, ShapeError]],
+    ) -> None:
+        """Propose each entry of ``read`` once: a text the file repeats is told, not proposed
+        twice. What was proposed and what was not are added to the lists as it goes."""
+        refused += [(mask(part), ShapeError("import_skipped")) for part in read.skipped]
+        seen: set[str] = set()
+        for e in read.entries:
+            key = " ".join(e.text.split()).casefold()
+            if key in seen:
+                refused.append((mask(e.text)[:60], ShapeError("import_repeated")))
+                continue
+            seen.add(key)
+            if len(seen) > MAX_IMPORT_ENTRIES:
+                refused.append((mask(e.text)[:60], ShapeError("too_many_entries")))
+                continue
             values = {k: getattr(e, k) for k in IMPORTED}
             try:
                 p = self.services.confirm.propose(
@@ -258,11 +289,16 @@ class Shaper:
                 refused.append((mask(e.text)[:60], _refused(exc)))
                 continue
             proposed.append(p.id)
-        refused += [
-            (mask(e.text)[:60], ShapeError("too_many_entries"))
-            for e in entries[MAX_IMPORT_ENTRIES:]
-        ]
-        return ImportReport(proposed, refused)
+
+    def _withdraw(self, proposal_ids: list[str], now: datetime) -> bool:
+        """Take back the proposals of an import that stopped; False when that failed too."""
+        try:
+            for pid in proposal_ids:
+                self.services.confirm.store.resolve(pid, REJECTED, now=now)
+        except Exception:
+            log.exception("could not take back the proposals of a stopped import")
+            return False
+        return True
 
 
 def _read(name: str, text: str) -> Read:
@@ -273,7 +309,7 @@ def _read(name: str, text: str) -> Read:
         try:
             strict = Read(_entries_of(name, text))
         except ShapeError as exc:  # record 1 has no text: another tool's shape, not ours
-            if exc.key != "import_bad_record" or exc.fields.get("n") != 1:
+            if exc.key != "import_bad_record" or exc.fields != {"n": 1, "field": "text"}:
                 raise
         else:
             if strict.entries:
@@ -297,22 +333,11 @@ def _entries_of(name: str, text: str) -> list[Entry]:
     return [e for e in entries if e.status in LIVE]
 
 
-_TEXT_FIELDS = ("summary", "memory_class", "scope", "canonical_topic", "section", "status")
-
-
 def _record(n: int, r: object) -> Entry:
     """Record ``n`` of a JSON export as an entry; a :class:`ShapeError` naming what is wrong."""
     if not isinstance(r, dict) or not isinstance(r.get("text"), str) or not r["text"].strip():
         raise ShapeError("import_bad_record", n=n, field="text")
-    for name in _TEXT_FIELDS:
-        if name in r and not isinstance(r[name], str):
-            raise ShapeError("import_bad_record", n=n, field=name)
-    if "is_core" in r and not isinstance(r["is_core"], bool):
-        raise ShapeError("import_bad_record", n=n, field="is_core")
-    weight = r.get("user_weight", 5)
-    if isinstance(weight, bool) or not isinstance(weight, int) or not 0 <= weight <= 10:
-        raise ShapeError("import_bad_record", n=n, field="user_weight")
-    if "id" in r and not isinstance(r["id"], str | int):
-        raise ShapeError("import_bad_record", n=n, field="id")
+    if (field := bad_field(r)) is not None:
+        raise ShapeError("import_bad_record", n=n, field=field)
     known = {k: r[k] for k in (*IMPORTED, "section", "status") if k in r}
     return Entry(id=str(r.get("id", "")), text=str(r["text"]), **known)

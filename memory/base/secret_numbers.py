@@ -33,7 +33,7 @@ _DOUBLED = str.maketrans("0123456789", "0246813579")
 
 def luhn_valid(digits: str) -> bool:
     """Luhn checksum: double every second digit from the right; the sum is divisible by 10."""
-    if not digits.isdigit():
+    if not digits.isdecimal():  # not isdigit: "²" is a digit int() cannot read
         return False
     if not digits.isascii():  # full-width digits
         digits = "".join(str(int(c)) for c in digits)
@@ -44,7 +44,7 @@ def luhn_valid(digits: str) -> bool:
 
 def taiwan_id_valid(value: str) -> bool:
     """Taiwan national id (A123456789): weights 1,9,8,...,1,1 over code+digits, sum % 10 == 0."""
-    if len(value) != 10 or not value[1:].isdigit():
+    if len(value) != 10 or not value[1:].isdecimal():
         return False
     code = _TW_LETTERS.get(value[0].upper())
     if code is None:
@@ -56,7 +56,7 @@ def taiwan_id_valid(value: str) -> bool:
 
 def china_id_valid(value: str) -> bool:
     """China resident id (18 characters): ISO 7064 MOD 11-2 check digit and a plausible date."""
-    if len(value) != 18 or not value[:17].isdigit():
+    if len(value) != 18 or not value[:17].isdecimal():
         return False
     year, month, day = int(value[6:10]), int(value[10:12]), int(value[12:14])
     if not (1900 <= year <= 2100 and 1 <= month <= 12 and 1 <= day <= 31):
@@ -68,7 +68,7 @@ def china_id_valid(value: str) -> bool:
 def ssn_valid(value: str) -> bool:
     """US SSN rules: area not 000/666/9xx, group not 00, serial not 0000."""
     digits = value.replace("-", "")
-    if len(digits) != 9 or not digits.isdigit():
+    if len(digits) != 9 or not digits.isdecimal():
         return False
     area, group, serial = digits[:3], digits[3:5], digits[5:]
     return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
@@ -77,7 +77,7 @@ def ssn_valid(value: str) -> bool:
 def iban_valid(value: str) -> bool:
     """IBAN: moved country and check digits to the end, letters as 10-35, the number % 97 == 1."""
     compact = value.replace(" ", "").upper()
-    if not 15 <= len(compact) <= 34 or not compact.isalnum():
+    if not 15 <= len(compact) <= 34 or not (compact.isascii() and compact.isalnum()):
         return False
     moved = compact[4:] + compact[:4]
     return int("".join(str(int(c, 36)) for c in moved)) % 97 == 1

@@ -21,10 +21,17 @@ from collections.abc import Iterator
 import re2  # type: ignore[import-untyped]  # google-re2 ships no type stubs
 
 from memory.base.secret_words import (
+    CODE_WORDS,
     FILLER_WORDS,
     KEYWORDS,
+    LOGIN_WORDS,
+    LOGIN_WORDS_WEAK,
+    NAME_ONLY,
     NOT_A_VALUE,
     NOT_A_VALUE_ZH,
+    NOT_ONE_TIME,
+    ONE_TIME_CONTEXT,
+    ONE_TIME_CONTEXT_ZH,
     QUALIFIERS,
     SEPARATOR_SYMBOLS,
     SEPARATOR_WORDS,
@@ -63,7 +70,8 @@ _WORD_GOES_ON = re.compile(r"\S")
 _ONLY_SEPARATORS = re.compile(rf"[\s{re.escape(SEPARATOR_SYMBOLS)}\"'“”「」]{{0,8}}")
 # "hunter22 is my password", "1234 ist meine PIN", "hunter22是我的密碼": the value said first.
 _BEFORE = re.compile(
-    r"(?<![!-~])(?P<value>[!-~]{4,40})(?:\s{1,3}(?:is|was|=|ist|war|est|était|es|era|è|é|are)"
+    r"(?<![!-~])(?P<value>[!-~]{4,40}|\d{1,8}(?:[ .\-\u00a0]\d{1,8}){1,7})"  # or "1 2 3 4"
+    r"(?:\s{1,3}(?:is|was|=|ist|war|est|était|es|era|è|é|are)"
     r"\s{1,3}(?:(?:my|the|our|your|his|her|their|mein|meine|mon|ma|mi|el|la|il|le|minha|meu|o|a"
     r"|mijn|het|de)\s{1,3})?(?:[^\s]{1,16}\s{1,2})?"
     r"|\s{0,2}(?:是|為|为|就是)\s{0,2}(?:我的|我們的|我们的|你的|他的|她的|的)?"
@@ -91,7 +99,7 @@ _NUMBER_WORD = re.compile(
     re.IGNORECASE,
 )
 _PAREN = re.compile(r"\s{0,2}\([^()\n]{1,40}\)")
-_QUALIFIER_WORD = re.compile(r"\s{1,3}[^\s:：=＝,，。;；!?！？]{1,30}")
+_QUALIFIER_WORD = re.compile(r"\s{1,3}[^\s:：=＝,，。;；!?！？是]{1,30}")
 _QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
 _QUOTES |= {"„": "“", "‹": "›", "＂": "＂", "＇": "＇"}
 _TOKEN = re.compile(r"[^\s\"“”«»「」『』，。,；;？！、]{1,128}")
@@ -110,6 +118,19 @@ _TRAILING = ".,!?;:)]}>'\"’”。！？"
 # After a verb, a word like these is talk: "is printed", "is expiring", "is easily guessed".
 _PLAIN_WORD = re.compile(r"^[a-z]+(?:ed|ing|ly|able|ible|ful|less)$")
 _NO_GROUPING = str.maketrans("", "", " .-/\u00a0\u3000")
+# "alice / hunter22", "alice|hunter22": a login's name, then its password.
+_PAIR_MARKS = "/|｜／"
+_PAIR = re.compile(r"[ \t\u3000]{0,3}[/|｜／][ \t\u3000]{0,3}")
+_ONE_TIME = re.compile(
+    r"(?<![^\W_])(?:"
+    + "|".join(re.escape(w) for w in sorted(ONE_TIME_CONTEXT, key=len, reverse=True))
+    + r")(?![^\W_])|"
+    + "|".join(ONE_TIME_CONTEXT_ZH),
+    re.IGNORECASE,
+)
+_WORD_BEFORE = re.compile(r"([^\W\d_]{1,12})[\s\-]{1,2}\Z")
+_NAMED_LOGINS = LOGIN_WORDS | LOGIN_WORDS_WEAK
+_CONTEXT_CHARS = 80  # how far from a code its "from the bank" may be: about a sentence
 _NUMERIC_KINDS = frozenset(
     {"pin_code", "card_security_code", "card_number", "national_id", "bank_account"}
 )
@@ -117,6 +138,7 @@ _SSN_WORDS = frozenset({"ssn", "socialsecuritynumber", "socialsecurityno", "soci
 
 
 def _is_cjk(ch: str) -> bool:
+    """Whether ``ch`` (one character, or none at the end of a text) is Chinese or Japanese."""
     return "\u3040" <= ch <= "\ud7af" or "\uf900" <= ch <= "\ufaff"
 
 
@@ -151,16 +173,21 @@ def _separators(text: str, pos: int) -> tuple[int, int]:
     return pos, strength
 
 
-def _qualified(text: str, pos: int) -> tuple[int, int]:
-    """Separators after a short qualifier ("for gmail", "(work)"); (pos, 0) when there is none."""
+def _qualified(text: str, pos: int, clause: bool = False) -> tuple[int, int]:
+    """Separators after a short qualifier ("for gmail", "(work)"); (pos, 0) when there is none.
+
+    With ``clause``, any five words are one ("the code they texted me: 483920").
+    """
     if m := _PAREN.match(text, pos):
         end, strength = _separators(text, m.end())
         if strength >= 2:
             return end, strength
     first = _QUALIFIER_WORD.match(text, pos)
-    if first is None or first[0].strip().lower() not in QUALIFIERS:
+    if first is None or not (clause or first[0].strip().lower() in QUALIFIERS):
         return pos, 0
     at = first.end()
+    if clause and (found := _separators(text, at))[1] >= 2:
+        return found
     for _ in range(4):
         word = _QUALIFIER_WORD.match(text, at)
         if word is None:
@@ -179,11 +206,13 @@ def _value_span(text: str, at: int) -> tuple[int, int, bool]:
         end = text.find(close, at + 1, at + 130)
         if end > at + 1:
             return at + 1, end, True
-        at += 1
+        at += 1  # a quote that does not close (yet: the text may be cut here)
+    if at >= len(text):
+        return at, at, False
     if text[at : at + 1].isdigit() and (m := _DIGIT_RUN.match(text, at)):
         return at, m.end(), False
     # "密碼改成abc12345了": a value that does not start in Chinese ends where Chinese resumes.
-    m = (_TOKEN if _is_cjk(text[at]) else _TOKEN_NOT_CJK).match(text, at)
+    m = (_TOKEN if _is_cjk(text[at : at + 1]) else _TOKEN_NOT_CJK).match(text, at)
     if m is None:
         return at, at, False
     end = m.end()
@@ -279,31 +308,71 @@ def _judge(
     return "password" if _looks_like_password(value) else None
 
 
+def _second_of_pair(text: str, vstart: int, vend: int) -> tuple[int, int] | None:
+    """Where the password of "name / password" is, the name at ``text[vstart:vend]``."""
+    value = text[vstart:vend]
+    if "://" not in value:  # "alice/hunter22" is read as one value (a URL is not a pair)
+        cut = next((i for i, c in enumerate(value) if c in _PAIR_MARKS), -1)
+        if 0 < cut < len(value) - 1:
+            return vstart + cut + 1, vend
+    m = _PAIR.match(text, vend)
+    if m is None:
+        return None
+    start, end, _ = _value_span(text, m.end())
+    return (start, end) if end > start else None
+
+
+def _pair_password(word: str, value: str, strength: int) -> bool:
+    """Whether ``value``, after "login: alice /", is the password: any word that is not talk
+    after a plain login word and a separator; otherwise one that looks like a password."""
+    if len(value) < 4 or _talk(value) or _DATE_LIKE.match(value):
+        return False
+    if word in LOGIN_WORDS and strength >= 2 and not value.startswith(tuple(_PAIR_MARKS)):
+        return True
+    return _looks_like_password(value)
+
+
+def _one_time(text: str, start: int, end: int) -> bool:
+    """Whether the code at ``text[start:end]`` (its keyword at ``start``) is a one-time code:
+    a bank or a message sent it, said within a sentence of it; "zip code" never is."""
+    before = _WORD_BEFORE.search(text, max(0, start - 16), start)
+    if before is not None and before[1].lower() in NOT_ONE_TIME:
+        return False
+    lo, hi = max(0, start - _CONTEXT_CHARS), min(len(text), end + _CONTEXT_CHARS)
+    return _ONE_TIME.search(text, lo, hi) is not None
+
+
 def _said_before(text: str, start: int) -> tuple[SecretKind, int, int] | None:
     """A password-like value said before its keyword ("hunter22 is my password"), if any."""
     lo = max(0, start - 72)
     if not _DIGIT.search(text, lo, start):
         return None  # the value holds a digit: no digit before, nothing to look for
     m = _BEFORE.search(text, lo, start)
-    if m is None or not _looks_like_password(m["value"].rstrip(_TRAILING)):
+    if m is None:
         return None
-    return "password", m.start("value"), m.start("value") + len(m["value"].rstrip(_TRAILING))
+    value = m["value"].rstrip(_TRAILING)
+    digits = value.translate(_NO_GROUPING)  # "1 2 3 4 is my PIN": digits in any grouping
+    grouped = digits.isdecimal() and len(digits) >= 4 and not _DATE_LIKE.match(value)
+    if not (grouped or _looks_like_password(value)):
+        return None
+    return "password", m.start("value"), m.start("value") + len(value)
 
 
 def _phrase(
     text: str, start: int, end: int, word: str, kind: SecretKind
 ) -> tuple[SecretKind, int, int] | None:
     """The secret after keyword ``word`` (of ``kind``) at ``text[start:end]``, if one follows."""
-    latin = not _is_cjk(text[start])
-    glued = latin and start > 0 and text[start - 1].isalpha()
-    pos = end
-    if latin and pos < len(text) and (text[pos].isalnum() or text[pos] == "_"):
-        tail = _TAIL.match(text, pos)
-        if tail is None:
-            return None  # a CJK letter right after a Latin keyword: no identifier
-        pos, glued = tail.end(), True
-    if glued and len(word) <= 4:
-        return None  # "spin", "ping", "mdpx": a short keyword inside a word
+    latin = not _is_cjk(text[start : start + 1])
+    pos, glued = end, False
+    if latin:
+        # "spin" is "pin" inside a word; "我的pin" is not (Chinese runs into English unspaced).
+        before = text[start - 1 : start]
+        glued = before.isalpha() and not _is_cjk(before)
+        # A CJK letter right after a Latin keyword is no identifier: "login是alice" reads on.
+        if tail := _TAIL.match(text, pos):
+            pos, glued = tail.end(), True
+        if glued and len(word) <= 4:
+            return None  # "spin", "ping", "mdpx": a short keyword inside a word
     following = text[pos : pos + 1]  # what may follow is told by its first character: cheap
     if following.isspace() or following in "號号":
         if network := _NETWORK.match(text, pos):
@@ -320,7 +389,7 @@ def _phrase(
     pos, found = _separators(text, pos)
     strength = max(strength, found)
     if strength < 2:
-        after, qualified = _qualified(text, pos)
+        after, qualified = _qualified(text, pos, clause=word in CODE_WORDS)
         if qualified:
             pos, strength = after, qualified
     if glued and strength < 2:
@@ -330,9 +399,19 @@ def _phrase(
         return None  # "passwordless": no value, or the keyword runs into it
     vstart, vend, quoted = _value_span(text, at)
     value = text[vstart:vend]
-    if not value or text.startswith(REDACTED, vstart) or text.startswith(REDACTED, at):
+    if len(value) < 3 and word not in _NAMED_LOGINS:
+        return None  # too short for a secret ("密碼是x密碼是x": each value is "x")
+    if text.startswith(REDACTED, vstart) or text.startswith(REDACTED, at):
         return None  # masked already: masking twice changes nothing
+    if word in _NAMED_LOGINS:
+        pair = _second_of_pair(text, vstart, vend)
+        if pair is not None and _pair_password(word, text[pair[0] : pair[1]], strength):
+            return "password", pair[0], pair[1]
+        if word in NAME_ONLY:
+            return None  # a user name is no secret
     found_kind = _judge(kind, word, value, strength, quoted)
+    if word in CODE_WORDS and (found_kind != "pin_code" or not _one_time(text, start, vend)):
+        return None  # "zip code 10001", not "code 483920 from the bank"
     return (found_kind, vstart, vend) if found_kind else None
 
 
@@ -359,8 +438,10 @@ def phrase_secrets(text: str) -> Iterator[tuple[SecretKind, int, int]]:
             continue
         if not value_is_keyword and (found := _phrase(text, start, end, word, kind)):
             yield found
-        if kind in ("password", "pin_code") and (before := _said_before(text, start)):
-            yield before  # "hunter22 is my password"
+        if kind in ("password", "pin_code") and word not in NAME_ONLY:
+            before = _said_before(text, start)  # "hunter22 is my password"
+            if before and (word not in CODE_WORDS or _one_time(text, start, end)):
+                yield before
         here = after
 
 

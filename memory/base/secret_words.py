@@ -54,6 +54,12 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
         "wachtwoord", "toegangscode", "wifi sleutel", "netwerksleutel",
         # zh / ja
         "密碼", "密码", "口令", "通關密語", "通关密语", "暗碼", "暗码", "パスワード", "合言葉",
+        # a login's name: "login: alice / hunter22" (see LOGIN_WORDS)
+        "username", "user name", "user id", "userid", "user", "account", "login name",
+        "benutzername", "benutzer", "nom d'utilisateur", "identifiant", "usuario",
+        "nombre de usuario", "utente", "nome utente", "utilizador", "usuário",
+        "gebruikersnaam", "gebruiker", "帳號", "账号", "賬號", "登入", "登錄", "登录",
+        "用戶名", "用户名", "使用者名稱", "ユーザー名", "ログイン",
     ),
     "pin_code": (
         "pin", "pin code", "pin number", "pin 碼", "pin 码", "pin nummer", "pin nr",
@@ -67,6 +73,9 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
         "codigo de verificacao", "pincode", "verificatiecode",
         "驗證碼", "验证码", "認證碼", "认证码", "動態密碼", "动态密码", "一次性密碼",
         "一次性密码", "提款密碼", "提款密码", "支付密碼", "支付密码", "暗証番号",
+        # any code, when a bank or a text message sent it (see CODE_WORDS)
+        "code", "codes", "código", "codigo", "codice", "代碼", "代码", "簡訊碼", "短信码",
+        "コード",
     ),
     "card_security_code": (
         "cvv", "cvv2", "cvc", "cvc2", "cvn", "csc", "card security code", "security code",
@@ -113,6 +122,51 @@ KEYWORDS: dict[SecretKind, tuple[str, ...]] = {
 # :func:`memory.base.secret_phrases` keys them: lower case, no spaces.
 WEAK_KEYWORDS = frozenset(
     {"pass", "wifi", "wlan", "login", "signin", "bank", "router", "combination", "combo"}
+)
+
+# Words that name a login: the value after them is a user name, never a secret, but the one
+# after a slash is its password ("login: alice / hunter22", "帳號 bob/hunter22"). As
+# :func:`memory.base.secret_phrases` keys them: lower case, no spaces.
+LOGIN_WORDS = frozenset(
+    {"login", "signin", "username", "userid", "loginname", "benutzername", "nomd'utilisateur"}
+    | {"identifiant", "nombredeusuario", "nomeutente", "utilizador", "gebruikersnaam"}
+    | {"帳號", "账号", "賬號", "登入", "登錄", "登录", "用戶名", "用户名", "使用者名稱"}
+    | {"ユーザー名", "ログイン"}
+)
+# Words that name a login only sometimes ("user: alice / hunter22", "account: savings /
+# checking"): the word after the slash must look like a password (it holds a digit).
+LOGIN_WORDS_WEAK = frozenset({"user", "account", "benutzer", "usuario", "usuário", "utente"})
+LOGIN_WORDS_WEAK |= {"gebruiker"}
+# Of these, the ones whose own value is no password ("login: hunter22" is one).
+NAME_ONLY = (LOGIN_WORDS | LOGIN_WORDS_WEAK) - {"login", "signin"}
+# Words that name any code: its digits are a one-time code only when the words around it say
+# a bank or a message sent it ("code 483920 from the bank"), not "zip code 10001".
+CODE_WORDS = frozenset({"code", "codes", "código", "codigo", "codice", "代碼", "代码", "コード"})
+CODE_WORDS |= {"簡訊碼", "短信码"}
+# What says a code is a one-time code, within a sentence of it.
+ONE_TIME_CONTEXT = _words(
+    """
+    bank bank's banks banking sms text texted texting message messages messaged sent send
+    sends otp one-time onetime verification verify verifying confirmation confirm
+    authentication authenticator login log sign signin 2fa mfa two-factor expires expire
+    expiring valid share security paypal
+    banque banco banca banken sparkasse nachricht gesendet geschickt envoyé reçu enviado
+    recibido inviato ricevuto verzonden ontvangen bestätigung vérification verificación
+    verifica verificação
+    """
+)
+ONE_TIME_CONTEXT_ZH = (
+    "銀行", "银行", "簡訊", "短信", "訊息", "讯息", "驗證", "验证", "登入", "登录", "有效",
+    "傳來", "传来", "發來", "发来", "寄來", "收到", "一次性", "認證", "认证",
+)  # fmt: skip
+# A code these name is no one-time code ("zip code", "error code 4040", "promo code").
+NOT_ONE_TIME = _words(
+    """
+    zip area postal post postcode country error status http response exit return promo
+    promotional discount coupon voucher gift referral invite invitation source qr bar dress
+    morse penal civil tax product item sku airport iata language colour color course class
+    room building house tracking order booking reference flight train seat
+    """
 )
 
 # What joins a keyword to its value. A symbol (":", "=>", "->", "是") says plainly that a

@@ -20,6 +20,7 @@ message. Which proposal a word answers is the bot layer's decision, never this s
 from __future__ import annotations
 
 import logging
+import math
 import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
@@ -118,6 +119,17 @@ def classify_reply(text: str) -> str | None:
     return intent.action if intent else None
 
 
+def _finite(name: str, value: Any) -> float:
+    """``value`` as a finite number ("7" and 7.0 are; "heavy", ``inf`` and True are not)."""
+    try:
+        number = float(value) if not isinstance(value, bool) else math.nan
+    except (TypeError, ValueError):
+        number = math.nan
+    if not math.isfinite(number):
+        raise InvalidProposalError("refused_value", field=name)
+    return number
+
+
 def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name, value in values.items():
@@ -137,9 +149,11 @@ def _clean_fields(values: Mapping[str, Any]) -> dict[str, Any]:
     if "summary" in out:
         out["summary"] = str(out["summary"]).strip()[:50]
     if "user_weight" in out:
-        out["user_weight"] = max(0, min(10, int(out["user_weight"])))
+        out["user_weight"] = max(0, min(10, int(_finite("user_weight", out["user_weight"]))))
     if "importance" in out:
-        out["importance"] = max(0.0, min(1.0, float(out["importance"])))
+        out["importance"] = max(0.0, min(1.0, _finite("importance", out["importance"])))
+    if "is_core" in out and not isinstance(out["is_core"], bool):
+        raise InvalidProposalError("refused_value", field="is_core")
     if "claims" in out:
         out["claims"] = [str(c) for c in out["claims"]]
     return out
