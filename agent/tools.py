@@ -281,6 +281,8 @@ async def run_tool_loop(
             if smaller is None:
                 raise
             shrink, convo[:] = None, smaller
+            if stream is not None:  # a server that cut rather than refused may have streamed
+                await stream.tool_round()
             answer = await llm.chat(convo, offered, on_text=on_text)
         # A call written as text (small models) is run like a real one and never shown raw.
         resp = with_text_calls(answer, known, shown)
