@@ -32,6 +32,15 @@ class LLMContextError(LLMResponseError):
     """The prompt did not fit the model's context: the server refused it, or cut it."""
 
 
+class MessageTooLongError(LLMError):
+    """The user's message alone does not fit the model's context (with the rules and the
+    reply): it is never cut to fit. ``fits`` is how many of its characters would."""
+
+    def __init__(self, message: str, fits: int) -> None:
+        super().__init__(message)
+        self.fits = fits
+
+
 # -- the model's tools ---------------------------------------------------------------------
 class ToolArgumentError(AgentError, ValueError):
     """The model's arguments do not match the tool's schema (told to the model, not a user)."""

@@ -12,7 +12,7 @@ from agent.streaming import StreamGuard
 from agent.textcalls import extract_text_calls
 from agent.texts import say
 from agent.tools import SCHEMAS, ToolBox
-from agent.turn_llm import ask, failure_text
+from agent.turn_llm import ask, failure_reply
 from agent.types import IncomingMessage, Reply, StepClock
 from history.context import WINDOW_STEP, fill_summaries
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session
@@ -60,7 +60,7 @@ async def group_turn(
             )
         except LLMError as exc:
             log_llm_failure(log, session.id, exc)
-            return Reply(say(failure_text(exc), lang), error=True)
+            return Reply(failure_reply(exc, lang), error=True)
     # No tools in a group: a call the model writes as text is cut, never shown raw.
     text = extract_text_calls(resp.content, SCHEMAS).content.strip()
     text = mask(text or say("tools_exhausted", lang), known)

@@ -49,7 +49,7 @@ from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
 from agent.texts import say, summary_name
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox
-from agent.turn_llm import ask, failure_text, forced_compaction
+from agent.turn_llm import ask, failure_reply, forced_compaction
 from agent.turn_notes import note_short_term, session_id_of, session_notice
 from agent.turn_tools import TurnTools, proposal_view
 from agent.turn_work import (
@@ -277,7 +277,7 @@ class Agent:
                     later += forced_compaction(self.compactor, self.work, session, message, later)
                 self.why_log.record(key, (), message.time)  # no answer came from that prompt
                 return Reply(
-                    say(failure_text(exc), lang),
+                    failure_reply(exc, lang),
                     proposals=tuple(proposal_view(p) for p in tools.proposals),
                     error=True,
                     reminders=tuple(tools.reminder_views),

@@ -7,7 +7,8 @@ tool: confirming is the user's act (a button, a reply, /confirm), so a model tha
 told so. The pipeline binds each name to a handler for the current user; this module owns the
 JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
 failing handler is answered to the model as ``{"error": ...}`` so it can recover; nothing here
-raises for them.
+raises for them. A call runs once per turn: asked again with the same arguments (a retry, the
+model repeating itself), it gets the first result (:mod:`agent.turn_calls`).
 """
 
 from __future__ import annotations
@@ -18,17 +19,20 @@ from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.errors import ToolArgumentError
+from agent.errors import LLMContextError, ToolArgumentError
 from agent.framing import neutralise_value
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.streaming import StreamGuard
 from agent.textcalls import normalise_arguments, with_text_calls
+from agent.turn_calls import DoneCall, TurnCalls, canonical
 
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
 # What a handler gets (checked arguments) and gives back (a JSON-able result).
 ToolHandler = Callable[[dict[str, Any]], Awaitable[Mapping[str, Any]]]
+# A turn's conversation so far cut to fit a server that refused it (None: nothing can go).
+Shrink = Callable[[list[dict[str, Any]]], list[dict[str, Any]] | None]
 
 
 def _fn(name: str, description: str, props: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -155,19 +159,28 @@ def check_arguments(schema: Mapping[str, Any], raw: Any) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class ToolRecord:
-    """One executed tool call (for logs, tests and /why)."""
+    """One tool call the model made (for logs, tests and /why); ``reused``: answered from
+    the turn's record, the handler not run again."""
 
     name: str
     arguments: Any
     result: Mapping[str, Any]
+    reused: bool = False
 
 
 class ToolBox:
-    """The tools offered for one message, bound to that user's handlers."""
+    """The tools offered for one message, bound to that user's handlers.
 
-    def __init__(self, handlers: Mapping[str, ToolHandler]) -> None:
+    ``calls`` is the turn's record of the calls that ran (one box per turn owns one): a call
+    with the same tool and arguments is answered from it, never run twice.
+    """
+
+    def __init__(
+        self, handlers: Mapping[str, ToolHandler], calls: TurnCalls | None = None
+    ) -> None:
         self.handlers = dict(handlers)
         self.records: list[ToolRecord] = []
+        self.calls = TurnCalls() if calls is None else calls
 
     @property
     def schemas(self) -> list[dict[str, Any]]:
@@ -188,14 +201,40 @@ class ToolBox:
             # Small models name arguments their own way (content for text): map the usual ones.
             raw = normalise_arguments(call.name, call.arguments, props)
             try:
-                result = await handler(check_arguments(schema, raw))
+                args = check_arguments(schema, raw)
             except ToolArgumentError as exc:
                 result = {"error": f"bad arguments for {call.name}: {exc}"}
-            except Exception as exc:  # a tool failure must not end the conversation
-                log.warning("tool %s failed", call.name, exc_info=True)
-                result = {"error": f"{call.name} failed: {exc}"}
+            else:
+                key = canonical(call.name, args)
+                done = self.calls.get(key)
+                if done is not None:  # it ran in this turn: its effects happened once
+                    log.info("tool %s asked again in the same turn: not run again", call.name)
+                    result = _answer(call.name, done)
+                    self.records.append(ToolRecord(call.name, call.arguments, result, True))
+                    return result
+                done = await _run(handler, call.name, args)
+                self.calls.put(key, done)
+                result = _answer(call.name, done)
         self.records.append(ToolRecord(call.name, call.arguments, result))
         return result
+
+
+async def _run(handler: ToolHandler, name: str, args: dict[str, Any]) -> DoneCall:
+    """Run one handler; a failure is recorded too (it may have done part of its work)."""
+    try:
+        return DoneCall(await handler(args))
+    except ToolArgumentError as exc:  # a handler's own check of its arguments
+        return DoneCall({"error": f"bad arguments for {name}: {exc}"})
+    except Exception as exc:  # a tool failure must not end the conversation
+        log.warning("tool %s failed", name, exc_info=True)
+        return DoneCall(None, exc)
+
+
+def _answer(name: str, done: DoneCall) -> Mapping[str, Any]:
+    """What the model is told of a call that ran."""
+    if done.result is not None:
+        return done.result
+    return {"error": f"{name} failed: {done.error}"}
 
 
 def tool_message(name: str, result: Mapping[str, Any]) -> dict[str, Any]:
@@ -213,6 +252,7 @@ async def run_tool_loop(
     tools: ToolBox,
     max_rounds: int = MAX_TOOL_ROUNDS,
     stream: StreamGuard | None = None,
+    shrink: Shrink | None = None,
 ) -> LLMResponse:
     """Chat until the model answers without tool calls, with at most ``max_rounds`` rounds.
 
@@ -220,7 +260,9 @@ async def run_tool_loop(
     offered, so it must answer in text; tool calls it still makes then are not run. Calls the
     model writes into its text (:mod:`agent.textcalls`) count as calls and are cut from it.
     With ``stream`` the reply is shown as it is written (:mod:`agent.streaming`); a round
-    that ends in tool calls takes its text back.
+    that ends in tool calls takes its text back. A round the server refuses as too long for
+    its context is asked once more with the conversation so far cut by ``shrink`` (once per
+    turn; None: not asked again): the turn goes on from there, the calls it ran stay run.
     """
     convo = [dict(m) for m in messages]
     known = {*tools.handlers, *NOT_TOOLS}
@@ -232,8 +274,18 @@ async def run_tool_loop(
     on_text = stream.piece if stream is not None else None
     for round_no in range(max_rounds + 1):
         offered = tools.schemas if round_no < max_rounds else []
+        try:
+            answer = await llm.chat(convo, offered, on_text=on_text)
+        except LLMContextError:
+            smaller = shrink(convo) if shrink is not None else None
+            if smaller is None:
+                raise
+            shrink, convo[:] = None, smaller
+            if stream is not None:  # a server that cut rather than refused may have streamed
+                await stream.tool_round()
+            answer = await llm.chat(convo, offered, on_text=on_text)
         # A call written as text (small models) is run like a real one and never shown raw.
-        resp = with_text_calls(await llm.chat(convo, offered, on_text=on_text), known, shown)
+        resp = with_text_calls(answer, known, shown)
         if not resp.tool_calls or round_no >= max_rounds:
             return resp
         if stream is not None:

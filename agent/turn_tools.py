@@ -5,6 +5,11 @@ proposal. No tool confirms,
 replaces or rejects: answering a proposal takes a proof of the user's own act that only the
 bot layer can make (:mod:`memory.write.consent`), and these tools have none. In a group no memory
 tool is offered at all.
+
+A call runs once per turn (:mod:`agent.turn_calls`, through the turn's :class:`ToolBox`). The
+proposals carry their message's id, so the same message answered again (a replay after a
+crash or a stop, in this process or the next) finds the proposal it made and shows that one
+instead of making a second.
 """
 
 from __future__ import annotations
@@ -74,9 +79,20 @@ class TurnTools:
             handlers["reminder_create"] = self.reminder_create
         return ToolBox(handlers)
 
+    @property
+    def source(self) -> str:
+        """Where this turn's proposals come from: its message (``chat:<id>``)."""
+        return f"chat:{self.message_id}" if self.message_id else "chat"
+
     async def save(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_save: a pending proposal the user must confirm; nothing is written."""
-        same = next((p for p in self.proposals if p.text == str(args["text"]).strip()), None)
+        raw = str(args["text"])
+        said = {raw.strip(), emphasis(raw).text.strip()}  # as the proposal stores it
+        same = next((p for p in self.proposals if p.text in said), None)
+        if same is None and self.message_id:  # the same message answered again (a replay)
+            same = await asyncio.to_thread(self._proposed, said)
+            if same is not None:
+                self.proposals.append(same)
         if same is not None:  # a small model repeating its call gets the same proposal
             return {"status": "pending_confirmation", "proposal_id": same.id}
         fields: dict[str, Any] = {"canonical_topic": args["topic"]} if args.get("topic") else {}
@@ -90,7 +106,7 @@ class TurnTools:
                 self.confirm.propose,
                 self.user_key,
                 str(args["text"]),
-                f"chat:{self.message_id}" if self.message_id else "chat",
+                self.source,
                 section=args.get("section") or None,
                 now=self.now,
                 fields=fields,
@@ -109,6 +125,11 @@ class TurnTools:
         if proposal.conflicts_shown:
             out["conflict"] = conflict_note(proposal.conflicts_shown, self.language)
         return out
+
+    def _proposed(self, said: set[str]) -> Proposal | None:
+        """This message's proposal of that text, still waiting (made before a crash)."""
+        waiting = self.confirm.pending(self.user_key, self.now)
+        return next((p for p in waiting if p.source == self.source and p.text in said), None)
 
     async def search(self, args: dict[str, Any]) -> Mapping[str, Any]:
         """memory_search: the user's own memories, logs and summaries."""
@@ -161,11 +182,14 @@ class TurnTools:
                 str(args["when"]),
                 str(args["text"]),
                 str(args.get("recurrence") or "") or None,
+                # Named by its message: the same message answered again proposes it once.
+                f"tool:{self.message_id}" if self.message_id else "tool",
             )
         except ReminderError as exc:
             return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
         view = self.reminders.view(row)
-        self.reminder_views.append(view)
+        if all(v.reminder_id != row.id for v in self.reminder_views):  # one card per row
+            self.reminder_views.append(view)
         return {
             "status": "pending_confirmation",
             "reminder_id": row.id,

@@ -199,16 +199,21 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
 def build_agent(services: Services, llm: LLMClient | None = None) -> Agent:
     """Build the per-message agent over ``services`` (the configured model unless ``llm``).
 
+    A configured model whose context cannot hold a turn is refused
+    (:class:`~bot.model_context.ContextTooSmallError`, its one line saying what to set).
+
     The agent shares the process's session store (one lock per session), daily log and
     summary service; it makes the LLM the summary service's primary (idle summaries too).
     """
     from agent.build import assemble_agent
     from bot.llm_setup import build_llm, context_fit, context_length
+    from bot.model_context import refuse_small_context
 
     s = services.settings
     fit, summary_llm = None, None
     if llm is None:  # the configured model server, prompts sized to its context
         context = context_length(s)
+        refuse_small_context(s, context, services.counter)  # a message would be cut to nothing
         llm = build_llm(s, services.counter, context)
         fit = context_fit(s, services.counter, context)
         if s.summary_model and s.summary_model != s.chat_model:

@@ -17,6 +17,7 @@ from typing import Any
 from agent.texts import error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
+from bot.model_context import ContextTooSmallError
 from bot.serve import chat, open_services, progress_bar, serve, user_key_of
 from bot.settings import (
     Settings,
@@ -203,8 +204,8 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
     with service_lock:
         try:
             return serve(settings)
-        except (StateTooNewError, StateSchemaError) as exc:  # pcai.db refused, unchanged
-            return _fail(exc)
+        except (StateTooNewError, StateSchemaError, ContextTooSmallError) as exc:
+            return _fail(exc)  # pcai.db refused, unchanged; or a model context too small
 
 
 def data_dir_problem(data_dir: Path) -> str:

@@ -14,7 +14,9 @@ from agent.context_fit import DEFAULT_CONTEXT_TOKENS
 from agent.errors import LLMError
 from agent.llm import ModelFacts
 from bot.errors import DoctorWarning
-from bot.settings import MIN_CONTEXT_TOKENS, Settings
+from bot.model_context import context_shortfall
+from bot.settings import Settings
+from memory.base.tokens import default_counter
 
 # Below this a prompt holds the system text, tools and memory block but little history.
 COMFORTABLE_CONTEXT_TOKENS = 4096
@@ -92,11 +94,9 @@ class ModelChecks:
                 f"PCAI_CONTEXT_TOKENS is {used} but the model {what} {served} tokens: "
                 "prompts would be cut or refused; lower it"
             )
-        if used < MIN_CONTEXT_TOKENS + s.reply_tokens:
-            raise RuntimeError(
-                f"{used} tokens of context leave no room for the bot's prompt "
-                f"(at least {MIN_CONTEXT_TOKENS} plus {s.reply_tokens} for the reply)"
-            )
+        short = context_shortfall(s, used, default_counter())  # as the bot refuses to start
+        if short is not None:
+            raise RuntimeError(short)
         if used < COMFORTABLE_CONTEXT_TOKENS:
             raise DoctorWarning(
                 f"{used} tokens of context: prompts keep little history (8192 is comfortable)"

@@ -16,7 +16,8 @@ from agent.reminders.parse import MAX_AHEAD, MAX_TEXT, ParsedReminder, parse_rem
 from agent.reminders.recurrence import Recurrence, rule_for
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
-from memory.state.reminders import WALL, Reminder, ReminderStore
+from memory.base.guards import mask
+from memory.state.reminders import WALL, Reminder, ReminderStatus, ReminderStore
 
 
 class ProposalsMixin:
@@ -77,9 +78,19 @@ class ProposalsMixin:
         return row, parsed
 
     def propose_iso(
-        self, user_key: str, when: str, text: str, recurrence: str | None = None
+        self,
+        user_key: str,
+        when: str,
+        text: str,
+        recurrence: str | None = None,
+        source: str = "tool",
     ) -> Reminder:
-        """The model's ``reminder_create``: an ISO time (naive = the user's zone) and a kind."""
+        """The model's ``reminder_create``: an ISO time (naive = the user's zone) and a kind.
+
+        A ``source`` naming the message (``tool:<message id>``) proposes once: the same
+        reminder from the same message (a turn answered again after a crash) is the row made
+        the first time.
+        """
         try:
             due = datetime.fromisoformat(when.strip())
         except ValueError:
@@ -103,7 +114,16 @@ class ProposalsMixin:
                 due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
         except OverflowError:  # a time at the very end of year 9999, moved into the zone
             raise parse_error("too_far") from None
-        return self.propose(user_key, text, due, rule, "tool")
+        same = self._proposed(user_key, text, due, rule, source) if ":" in source else None
+        return same or self.propose(user_key, text, due, rule, source)
+
+    def _proposed(
+        self, user_key: str, text: str, due: datetime, rule: Recurrence | None, source: str
+    ) -> Reminder | None:
+        """The proposal ``source`` already made of this reminder, still waiting, if any."""
+        said = (source, mask(" ".join(text.split())), due, rule.encode() if rule else "")
+        waiting = self.store.of_user(user_key, (ReminderStatus.PROPOSED,))
+        return next((r for r in waiting if (r.source, r.text, r.due, r.recurrence) == said), None)
 
     def view(self, row: Reminder) -> ReminderView:
         """A proposal as the transport shows it: what was understood, in zh and en."""

@@ -148,6 +148,10 @@ TEXTS: dict[str, str] = {
         "Sorry, this conversation no longer fits the language model's context even after "
         "shortening it; your message is saved, please send a shorter one or /new."
     ),
+    "message_too_long": (
+        "Sorry, your message is too long for this model's context: about {length} characters "
+        "fit; your message is saved, please send a shorter one."
+    ),
     "failed": "Sorry, something went wrong while handling this message; please try again.",
     "denied": "Sorry, you are not allowed to use this bot.",
     "tools_exhausted": (

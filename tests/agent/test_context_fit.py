@@ -44,8 +44,9 @@ def test_the_oldest_history_goes_first_then_memory_then_the_message() -> None:
     assert [m["role"] for m in bare] == ["system", "system", "user"]
     assert bare[0] == msgs[0] and bare[-1] == msgs[-1]
     assert len(bare[1]["content"]) < len(msgs[1]["content"])
-    tiny = fit_messages(msgs, COUNTER, 30)  # only then the end of the user's message
-    assert prompt_count(tiny, COUNTER) <= 30 and tiny[-1]["content"].startswith("and now?")
+    tiny = fit_messages(msgs, COUNTER, 30)  # never the user's message: the caller says so
+    assert tiny[-1] == msgs[-1] and tiny[0] == msgs[0]
+    assert prompt_count(tiny, COUNTER) > 30
 
 
 def test_a_prompt_that_fits_is_sent_as_built() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 
 from agent.ollama_client import OllamaChat
@@ -207,13 +208,19 @@ async def test_a_group_message_without_its_group_is_refused_not_answered_private
     assert env.services.sessions.session_ids() == [USER]
 
 
-async def test_a_100_kb_message_is_kept_whole_and_sent_cut(env: Env) -> None:
+async def test_a_100_kb_message_is_kept_whole_and_its_sender_told_how_much_fits(
+    env: Env,
+) -> None:
     huge = ("這是一段很長的會議紀錄，包含 many English words too. " * 2500)[:100_000]
     reply = await env.agent.respond(env.msg(huge))
-    assert not reply.error
-    assert _session(env)[0]["content"] == huge
-    sent = turn_message(env.fake.chat_requests[-1]["messages"][-1]["content"])
-    assert huge.startswith(sent) and env.services.counter.count(sent) <= 8000
+    assert _session(env)[0]["content"] == huge  # kept whole, never cut
+    assert not env.fake.chat_requests  # the model never answers a message it cannot see
+    assert env.agent.fit is not None
+    room = env.agent.fit.prompt_tokens - 600  # the rules and the turn's frame take the rest
+    said = re.search(r"太長.*大約 ([\d,]+) 個字", reply.text)  # in the sender's language
+    assert reply.error and said is not None
+    fits = int(said.group(1).replace(",", ""))
+    assert room <= env.services.counter.count(huge[:fits]) <= env.agent.fit.prompt_tokens
 
 
 async def test_a_failing_search_still_gets_an_answer(env: Env) -> None:

@@ -87,4 +87,5 @@ def test_a_turn_cut_to_fit_the_context_keeps_its_memories_closed() -> None:
     whole = prompt_count(msgs, counter)
     cut = fit_messages(msgs, counter, whole - 120)[-1]["content"]
     assert "memory number 0" in cut and "memory number 8" not in cut  # the last lines went
-    assert cut.endswith(MEMORY_CLOSE) and cut.count(MEMORY_CLOSE) == 1
+    assert cut.count(MEMORY_OPEN) == cut.count(MEMORY_CLOSE) == 1
+    assert cut.endswith(f"{MEMORY_CLOSE}\n[reply in English]")  # the language line stays

@@ -174,13 +174,12 @@ async def test_the_last_round_cuts_a_written_call_without_running_it(
         calls.append(args)
         return {"results": []}
 
+    box = ToolBox({"memory_search": search})
     resp = await run_tool_loop(
-        OllamaChat(fake_ollama.url),
-        [{"role": "user", "content": "?"}],
-        ToolBox({"memory_search": search}),
-        max_rounds=2,
+        OllamaChat(fake_ollama.url), [{"role": "user", "content": "?"}], box, max_rounds=2
     )
-    assert len(calls) == 2  # the third answer (no tools offered) was not run
+    assert len(box.records) == 2  # the third answer (no tools offered) was not run
+    assert calls == [{"query": "again"}]  # and the same call ran once in the turn
     assert resp.content == "再查一次"  # and the JSON is cut from what the user would see
 
 

@@ -68,10 +68,12 @@ async def test_tool_loop_stops_after_four_rounds(fake_ollama: FakeOllama) -> Non
         tool_reply("memory_search", query="again") if body.get("tools") else "giving up"
     )
     calls: list[dict[str, Any]] = []
+    box = _box(calls)
     resp = await run_tool_loop(
-        OllamaChat(fake_ollama.url), [{"role": "user", "content": "?"}], _box(calls)
+        OllamaChat(fake_ollama.url), [{"role": "user", "content": "?"}], box
     )
-    assert len(calls) == MAX_TOOL_ROUNDS
+    assert calls == [{"query": "again"}]  # the same call runs once in a turn, then is answered
+    assert [r.reused for r in box.records] == [False] + [True] * (MAX_TOOL_ROUNDS - 1)
     assert len(fake_ollama.chat_requests) == MAX_TOOL_ROUNDS + 1
     assert not fake_ollama.chat_requests[-1].get("tools")  # last call offers no tools
     assert resp.content == "giving up"

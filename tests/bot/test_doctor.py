@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import socket
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -187,7 +188,12 @@ def test_a_num_ctx_over_what_the_model_takes_fails(
     assert checks["context"].startswith("ok 4096 tokens (sent as num_ctx) of the model's 4096")
     small = _settings(tmp_path, OLLAMA_HOST=fake_ollama.url, PCAI_CONTEXT_TOKENS="2048")
     _, checks, _ = _doctor(small)
-    assert checks["context"].startswith("FAIL 2048 tokens of context leave no room")
+    assert re.fullmatch(
+        r"FAIL PCAI_CONTEXT_TOKENS is 2048; PCAI needs at least \d+ \(the rules, the tools, a "
+        r"message and 1024 for the reply\): set PCAI_CONTEXT_TOKENS=4096, or set "
+        r"PCAI_REPLY_TOKENS=\d+ or lower",
+        checks["context"],
+    )
 
 
 def test_a_model_without_tools_fails_the_tools_line(

@@ -13,6 +13,8 @@ on demand. It speaks the real protocol that the ``openai`` client reads:
 
 Replies are queued like the fake Ollama's (``queue_chat``; a str, or a dict with ``content``
 and ``tool_calls``: ``tests.fakes.tool_replies.tool_reply``); ``requests`` keeps each body.
+:data:`TOO_LONG` queued answers that one request with llama.cpp's HTTP 400
+``exceed_context_size_error``, whatever its size (our count is not the server's).
 """
 
 from __future__ import annotations
@@ -24,6 +26,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes.tool_replies import ChatReply
+
+# Queued as a reply: that request is refused as over the context (HTTP 400).
+TOO_LONG: dict[str, Any] = {"refuse": "exceed_context_size_error"}
+_TOO_LONG_TEXT = "the request exceeds the available context size, try increasing it"
 
 
 class FakeOpenAI:
@@ -61,10 +67,14 @@ class FakeOpenAI:
         text = json.dumps(body.get("messages", []), ensure_ascii=False)
         return len(text) // 4 + len(json.dumps(body.get("tools") or [])) // 4
 
-    def events(self, body: dict[str, Any]) -> list[dict[str, Any]]:
-        """The chunks of one streamed answer."""
+    def next_reply(self) -> ChatReply:
+        """The next queued reply (``"ok"`` when none is)."""
         with self._lock:
-            reply: ChatReply = self._replies.popleft() if self._replies else "ok"
+            return self._replies.popleft() if self._replies else "ok"
+
+    def events(self, body: dict[str, Any], reply: ChatReply | None = None) -> list[dict[str, Any]]:
+        """The chunks of one streamed answer (of ``reply``, else the next queued one)."""
+        reply = self.next_reply() if reply is None else reply
         reply = {"content": reply} if isinstance(reply, str) else reply
         text = str(reply.get("content") or "")
         deltas: list[dict[str, Any]] = [{"role": "assistant", "content": ""}]
@@ -129,16 +139,16 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 self._json(server.fail_status, {"error": {"message": "fake failure"}})
                 return
             prompt = server.prompt_tokens(body)
-            if prompt > server.n_ctx:
-                message = "the request exceeds the available context size, try increasing it"
-                error = {"code": 400, "message": message, "type": "exceed_context_size_error"}
+            reply = server.next_reply() if prompt <= server.n_ctx else TOO_LONG
+            if reply is TOO_LONG:
+                error = {"code": 400, "message": _TOO_LONG_TEXT, "type": TOO_LONG["refuse"]}
                 self._json(400, {"error": {**error, "n_prompt_tokens": prompt}})
                 return
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Transfer-Encoding", "chunked")
             self.end_headers()
-            for chunk in [*map(json.dumps, server.events(body)), "[DONE]"]:
+            for chunk in [*map(json.dumps, server.events(body, reply)), "[DONE]"]:
                 data = f"data: {chunk}\n\n".encode()
                 self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
                 self.wfile.flush()
