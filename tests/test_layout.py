@@ -27,8 +27,10 @@ SDK_OWNERS = {
     "ollama": ("agent/ollama_client.py",),
 }
 TELEGRAM_PACKAGE = "bot/telegram"
-# Every source module, tests and benchmarks included, stays under this many lines.
-MAX_LINES = 400
+# Every source module, tests and benchmarks included, stays readable in one sitting. The old
+# 400-line cap split files by size, not meaning (issue 29 retires it); this bound only catches
+# a file that grew into several concerns.
+MAX_LINES = 600
 LINE_CHECKED = ("bot", "agent", "memory", "history", "bench", "tests")
 
 
