@@ -68,10 +68,9 @@ class ModelChecks:
         served = facts.context_tokens
         used = self.backend.used_context(s, served)  # as the bot decides it at start
         if served and used > served:
-            what = "takes at most" if s.llm_backend == "ollama" else "serves"
             raise RuntimeError(
-                f"PCAI_CONTEXT_TOKENS is {used} but the model {what} {served} tokens: "
-                "prompts would be cut or refused; lower it"
+                f"PCAI_CONTEXT_TOKENS is {used} but the model {self.backend.serves} {served} "
+                "tokens: prompts would be cut or refused; lower it"
             )
         short = context_shortfall(s, used, default_counter())  # as the bot refuses to start
         if short is not None:
@@ -80,9 +79,8 @@ class ModelChecks:
             raise DoctorWarning(
                 f"{used} tokens of context: prompts keep little history (8192 is comfortable)"
             )
-        sent = " (sent as num_ctx)" if s.llm_backend == "ollama" else ""
         of = f" of the model's {served}" if served else ""
-        return f"{used} tokens{sent}{of}, {s.reply_tokens} kept for the reply"
+        return f"{used} tokens{self.backend.sent}{of}, {s.reply_tokens} kept for the reply"
 
     def tools(self) -> str:
         """The model's template takes tools (else memory_save and the rest never run)."""

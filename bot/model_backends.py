@@ -44,8 +44,22 @@ class ModelBackend(Protocol):
         """How a line names it ("Ollama")."""
         ...
 
+    @property
+    def serves(self) -> str:
+        """How a line says what the model takes ("takes at most", "serves")."""
+        ...
+
+    @property
+    def sent(self) -> str:
+        """How the context reaches the server, for the doctor's line ("" when not sent)."""
+        ...
+
     def where(self, settings: Settings) -> str:
         """The server's address as the settings name it."""
+        ...
+
+    def too_small(self, settings: Settings, context: int, bigger: int) -> tuple[str, str]:
+        """What a context of ``context`` tokens is said to be, and the fix (``bigger`` tokens)."""
         ...
 
     def reachable(self, settings: Settings, timeout: float = 2.0) -> bool:
@@ -105,10 +119,17 @@ class OllamaBackend:
 
     name: str = "ollama"
     label: str = "Ollama"
+    serves: str = "takes at most"
+    sent: str = " (sent as num_ctx)"
 
     def where(self, settings: Settings) -> str:
         """``OLLAMA_HOST``."""
         return settings.ollama_host
+
+    def too_small(self, settings: Settings, context: int, bigger: int) -> tuple[str, str]:
+        """The model takes no more: another model."""
+        said = f"the model {settings.chat_model} takes at most {context} tokens"
+        return said, "pick a model with a longer context"
 
     def reachable(self, settings: Settings, timeout: float = 2.0) -> bool:
         """``/api/version`` answers."""
@@ -182,10 +203,17 @@ class OpenAIBackend:
 
     name: str = "openai"
     label: str = "OpenAI-compatible"
+    serves: str = "serves"
+    sent: str = ""
 
     def where(self, settings: Settings) -> str:
         """``PCAI_LLM_BASE_URL``."""
         return settings.llm_base_url
+
+    def too_small(self, settings: Settings, context: int, bigger: int) -> tuple[str, str]:
+        """The server was started with a small context: start it with a bigger one."""
+        said = f"the server's context is {context} tokens"
+        return said, f"start llama-server with -c {bigger} (vLLM: --max-model-len {bigger})"
 
     def reachable(self, settings: Settings, timeout: float = 2.0) -> bool:
         """``/models`` answers (with the key, when one is set)."""
