@@ -61,3 +61,29 @@ def _served(log: Path) -> list[int]:
     """The prompt size of each request llama-server finished, from its own log."""
     text = log.read_text(errors="replace") if log.exists() else ""
     return [int(n) for n in re.findall(r"prompt eval time = .*?/\s*(\d+) tokens", text)]
+
+
+def test_the_doctor_reads_the_real_servers_tool_support(
+    llama: LlamaServer, tmp_path: Path
+) -> None:
+    from bot.doctor import run_checks
+    from bot.settings import load_settings
+
+    caps = llama.props().get("chat_template_caps")
+    assert (
+        isinstance(caps, dict) and caps.get("supports_tools") is True
+    )  # --jinja, a tools template
+    settings = load_settings(
+        {
+            "PCAI_DATA_DIR": str(tmp_path / "botmemory"),
+            "PCAI_LLM_BACKEND": "openai",
+            "PCAI_LLM_BASE_URL": llama.base_url,
+            "PCAI_CHAT_MODEL": "smollm2",
+            "PCAI_REPLY_TOKENS": "64",
+        }
+    )
+    tools = {r.check: r for r in run_checks(settings)}["tools"]
+    assert (tools.status, tools.detail) == (
+        "ok",
+        "a chat offering a tool was accepted (the template calls tools)",
+    )
