@@ -280,8 +280,9 @@ def _root(base_url: str) -> str:
 
 
 def server_facts(base_url: str, model: str, api_key: str = "", timeout: float = 5.0) -> ModelFacts:
-    """What the server says: its models (``/v1/models``) and context (llama.cpp's ``/props``,
-    vLLM's ``max_model_len``); raises :class:`LLMError` when it cannot say."""
+    """What the server says: its models (``/v1/models``), context (llama.cpp's ``/props``,
+    vLLM's ``max_model_len``) and whether its template calls tools
+    (``/props``); raises :class:`LLMError` when it cannot say."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = base_url.rstrip("/")
     try:
@@ -298,11 +299,16 @@ def server_facts(base_url: str, model: str, api_key: str = "", timeout: float = 
                     f"the server at {url} has no model {model} (it has: {', '.join(ids)})"
                 )
             row = (mine or rows)[0]
-            context = row.get("max_model_len")
+            context, tools = row.get("max_model_len"), None
             props = http.get(f"{_root(base_url)}/props")
             if props.status_code == 200:
-                settings = props.json().get("default_generation_settings") or {}
+                said = props.json()
+                settings = said.get("default_generation_settings") or {}
                 context = settings.get("n_ctx") or context
+                # llama.cpp says whether its chat template can call tools (--jinja and a
+                # template that takes them); other servers do not say.
+                caps = said.get("chat_template_caps") or {}
+                tools = caps.get("supports_tools") if isinstance(caps, dict) else None
     except httpx.HTTPError as exc:
         raise LLMUnavailableError(SERVER_DOWN.format(url=url)) from exc
     except (ValueError, AttributeError) as exc:
@@ -310,5 +316,7 @@ def server_facts(base_url: str, model: str, api_key: str = "", timeout: float = 
             f"the server at {url} answered /models with a malformed body"
         ) from exc
     return ModelFacts(
-        name=str(row.get("id", model)), context_tokens=int(context) if context else None
+        name=str(row.get("id", model)),
+        context_tokens=int(context) if context else None,
+        tools=tools if isinstance(tools, bool) else None,
     )

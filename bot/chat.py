@@ -1,7 +1,8 @@
 """The terminal chat: the same agent and the same commands as Telegram, for a terminal.
 
 Commands go through the shared :class:`~bot.frontdesk.desk.Desk`; without a reachable
-Ollama every memory command still works and chat says plainly what to start. A proposal is
+model server (the one the settings name) every memory command still works and chat says
+plainly which server at which address to start. A proposal is
 answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
 while it is the only one waiting (the same rule as Telegram). Reminders go through the shared
 :class:`~bot.frontdesk.reminder_desk.ReminderDesk`: each button is shown with the command that
@@ -215,10 +216,8 @@ class TerminalChat:
         """Read lines until EOF or /quit."""
         lang = self.backend.languages.of(self.user_key)  # what they chose or last wrote
         self.say(say("chat_banner", lang, user=self.user_key))
-        if not self.backend.chat_available():
-            from bot.frontdesk.backend import needs_ollama
-
-            self.say(needs_ollama(getattr(self.backend, "chat_model", "<model>"), lang))
+        if not self.backend.chat_available():  # said once; a message then asks again
+            self.say(self.backend.model_down(lang))
         async with contextlib.AsyncExitStack() as stack:
             if self.background is not None:  # first what a previous chat left in the queue
                 await stack.enter_async_context(self.background)

@@ -14,6 +14,7 @@ import math
 from agent.context_fit import MARGIN, context_needed, turn_floor
 from agent.tools import SCHEMAS
 from bot.errors import BotError
+from bot.model_backends import model_backend
 from bot.settings import Settings
 from memory.base.tokens import TokenCounter
 
@@ -37,12 +38,8 @@ def context_shortfall(settings: Settings, context: int, counter: TokenCounter) -
     bigger = max(4096, 1 << (needed - 1).bit_length())  # the next power of two, 4096 at least
     if settings.context_tokens:
         said, fix = f"PCAI_CONTEXT_TOKENS is {context}", f"set PCAI_CONTEXT_TOKENS={bigger}"
-    elif settings.llm_backend == "openai":
-        said = f"the server's context is {context} tokens"
-        fix = f"start llama-server with -c {bigger} (vLLM: --max-model-len {bigger})"
-    else:
-        said = f"the model {settings.chat_model} takes at most {context} tokens"
-        fix = "pick a model with a longer context"
+    else:  # what the server was started with, or what the model takes: the backend's words
+        said, fix = model_backend(settings).too_small(settings, context, bigger)
     reply = _reply_that_fits(settings, context, counter)
     if reply is not None:
         fix += f", or set PCAI_REPLY_TOKENS={reply} or lower"

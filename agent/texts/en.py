@@ -78,9 +78,15 @@ TEXTS: dict[str, str] = {
     "usage_memory": "Usage: /memory [page], e.g. /memory 2",
     "page": "page {page}/{pages}, next: /memory {next}",
     "needs_ollama": (
-        "Chat needs Ollama: run `ollama serve` and `ollama pull {model}`. Memory commands still "
-        "work (/help)."
+        "Chat needs Ollama at {url}, which does not answer: run `ollama serve` and "
+        "`ollama pull {model}`. Memory commands still work (/help)."
     ),
+    "needs_server": (
+        "Chat needs the OpenAI-compatible server at {url} (PCAI_LLM_BACKEND=openai), which "
+        "does not answer: start it (`llama-server`, `vllm serve` or `lms server start`) with "
+        "the model {model}, or set PCAI_LLM_BASE_URL. Memory commands still work (/help)."
+    ),
+    "model_still_down": "No answer: the model server at {url} still does not answer.",
     "help_head": "PCAI — commands",
     "lang_set": "From now on I speak English with you (/lang zh for Chinese).",
     "lang_now": "I speak English with you. /lang zh switches to Chinese, /lang en back.",

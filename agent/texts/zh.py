@@ -66,9 +66,15 @@ TEXTS: dict[str, str] = {
     "usage_memory": "用法：/memory [頁數]，例如 /memory 2",
     "page": "第 {page}/{pages} 頁，下一頁：/memory {next}",
     "needs_ollama": (
-        "聊天需要 Ollama：請執行 `ollama serve` 與 `ollama pull {model}`。"
-        "記憶指令仍可使用（/help）。"
+        "聊天需要 {url} 的 Ollama，但它沒有回應：請執行 `ollama serve` 與 "
+        "`ollama pull {model}`。記憶指令仍可使用（/help）。"
     ),
+    "needs_server": (
+        "聊天需要 {url} 的模型伺服器（`PCAI_LLM_BACKEND=openai`），但它沒有回應："
+        "請啟動它（`llama-server`、`vllm serve` 或 `lms server start`）並載入模型 {model}，"
+        "或設定 PCAI_LLM_BASE_URL。記憶指令仍可使用（/help）。"
+    ),
+    "model_still_down": "無法回答：{url} 的模型伺服器仍然沒有回應。",
     "help_head": "PCAI — 指令",
     "lang_set": "好的，之後我都用中文跟你說話（/lang en 改用英文）。",
     "lang_now": "我用中文跟你說話。/lang en 改用英文，/lang zh 改回中文。",

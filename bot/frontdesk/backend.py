@@ -8,8 +8,7 @@ instead of failing.
 
 from __future__ import annotations
 
-import json
-import urllib.request
+import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +30,8 @@ from bot.frontdesk.ports import (
     Via,
 )
 from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
+from bot.model_backends import ModelServer, model_server, ollama_reachable
+from bot.settings import Settings
 from history.topic_index import TopicIndex
 from memory.base.markdown import MemoryStatus
 from memory.store.service import MemoryService
@@ -100,6 +101,9 @@ class ServicesBackend:
     keeper: Keeper | None = None
     curations: Curations | None = None
     llm_up: bool = True
+    # The model server the settings name (bot.model_backends): the terminal asks it whether
+    # chat can work and names it when it cannot.
+    server: ModelServer = field(default_factory=lambda: model_server(Settings()))
     # The scheduler's last run of each job (set by whoever starts the jobs), for /stats.
     job_status: Callable[[], Sequence[tuple[str, str]]] | None = None
     topics: TopicIndex | None = None  # the current topic and prune advice, for /stats
@@ -123,10 +127,22 @@ class ServicesBackend:
         return self.keeper
 
     async def respond(self, msg: IncomingMessage, stream: ReplySink | None = None) -> Reply:
-        """Ask the agent, or say plainly that chat needs Ollama."""
-        if self.responder is None or not self.llm_up:
-            return Reply(needs_ollama(self.chat_model, msg.language), error=True)
+        """Ask the agent, or say plainly that chat needs the model server.
+
+        A server that did not answer at start is asked again: it may have been started since
+        (the start already said what to start, so this says only that it still does not)."""
+        if self.responder is None:
+            return Reply(self.model_down(msg.language), error=True)
+        if not self.llm_up:
+            if not await asyncio.to_thread(self.server.reachable):
+                said = say("model_still_down", msg.language, url=self.server.where)
+                return Reply(said, error=True)
+            self.llm_up = True
         return await self.responder.respond(msg, stream)
+
+    def model_down(self, lang: str) -> str:
+        """The one sentence saying chat needs the configured server (named, with its address)."""
+        return self.server.down(lang)
 
     def why(self, user_key: str) -> Sequence[InjectedMemory]:
         """From the agent."""
@@ -283,11 +299,6 @@ class ServicesBackend:
             await aclose()
 
 
-def needs_ollama(model: str, lang: str) -> str:
-    """The one sentence saying chat needs a running Ollama with the model, in ``lang``."""
-    return say("needs_ollama", lang, model=model)
-
-
 def said_error(key: str) -> BackendError:
     """A :class:`BackendError` whose sentence is catalogue ``key`` in the reader's language."""
     return BackendError(say(key, "en"), {lang: say(key, lang) for lang in LANGUAGES})
@@ -300,14 +311,7 @@ def job_row(name: str, run: str, lang: str) -> tuple[str, str]:
     return name, f"{when} {say(word, lang)}" if word and when else run
 
 
-def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
-    """Whether an Ollama server answers ``/api/version`` at ``host``."""
-    url = (host if "://" in host else f"http://{host}").rstrip("/") + "/api/version"
-    try:
-        with urllib.request.urlopen(url, timeout=timeout) as resp:
-            return "version" in json.loads(resp.read() or b"{}")
-    except (OSError, ValueError):
-        return False
+__all__ = ["ServicesBackend", "backend_for", "classify_words", "ollama_reachable"]
 
 
 def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
@@ -319,6 +323,7 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
     from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, GovernanceKeeper
 
     settings = services.settings
+    server = model_server(settings)  # the one backend Telegram's agent was built on too
     confirm = getattr(services, "confirm", None)
     acts = getattr(services, "user_acts", None)
     governance = getattr(services, "governance", None)
@@ -335,7 +340,8 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
             GovernanceKeeper(governance, services.forgetter) if governance is not None else None
         ),
         curations=curations,
-        llm_up=ollama_reachable(settings.ollama_host) if check_llm else True,
+        llm_up=server.reachable() if check_llm else True,
+        server=server,
         topics=TopicIndex(settings.data_dir, settings.topic_index),
         reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
         languages=getattr(services, "languages", None) or Languages(),

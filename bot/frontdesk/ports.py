@@ -219,6 +219,10 @@ class Backend(Confirmations, Curations, Protocol):
         """Whether the LLM answers (the terminal chat checks this at start)."""
         ...
 
+    def model_down(self, lang: str) -> str:
+        """The one sentence saying chat needs the configured model server, in ``lang``."""
+        ...
+
     def web_link(self, user_key: str, lang: str) -> str:
         """A one-time login link to the memory page (raises BackendError when it is off)."""
         ...

@@ -274,3 +274,29 @@ def test_the_memory_page_line_for_a_page_turned_off_or_an_address_not_here(
     _, checks, _ = _doctor(_settings(tmp_path, PCAI_WEB_HOST="192.0.2.1"))  # TEST-NET-1
     line = checks["memory page"]
     assert line.startswith("warn pcai run cannot listen on 192.0.2.1:") and "PCAI_WEB_PORT" in line
+
+
+def test_a_llama_server_whose_template_cannot_call_tools_fails_the_tools_line(
+    tmp_path: Path,
+) -> None:
+    from tests.fakes.openai_server import FakeOpenAI
+
+    fake = FakeOpenAI(model="smollm2")
+    fake.supports_tools = False  # /props: chat_template_caps.supports_tools false
+    try:
+        settings = _settings(tmp_path, PCAI_LLM_BACKEND="openai", PCAI_LLM_BASE_URL=fake.url)
+        code, checks, lines = _doctor(settings)
+        assert code == 1, lines
+        assert checks["model server"].startswith("ok OpenAI-compatible"), lines
+        tools = checks["tools"]
+        assert tools.startswith("FAIL the chat template of smollm2 has no tools"), tools
+        assert "supports_tools: false" in tools and "--jinja" in tools
+        assert "template that calls tools" in tools
+        assert lines[-1] != "all checks passed"
+        fake.supports_tools = True  # a template that takes tools passes, and says so
+        code, checks, lines = _doctor(settings)
+        assert checks["tools"] == (
+            "ok a chat offering a tool was accepted (the template calls tools)"
+        ), lines
+    finally:
+        fake.stop()

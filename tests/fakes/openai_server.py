@@ -4,7 +4,8 @@ For what the real small model in tests/realmodel cannot do reliably: tool calls,
 on demand. It speaks the real protocol that the ``openai`` client reads:
 
 - ``GET /v1/models`` -> ``{"object": "list", "data": [{"id", "object": "model", ...}]}``
-- ``GET /props`` -> ``{"default_generation_settings": {"n_ctx": n_ctx}}`` (llama.cpp's)
+- ``GET /props`` -> ``{"default_generation_settings": {"n_ctx": n_ctx}}`` (llama.cpp's), and
+  ``chat_template_caps.supports_tools`` when ``supports_tools`` is set
 - ``POST /v1/chat/completions`` with ``"stream": true`` -> server-sent events: the text in
   4-character deltas, tool calls as llama.cpp streams them (id and name first, then the
   arguments' JSON in pieces), a ``finish_reason`` chunk, a usage chunk (with
@@ -40,6 +41,8 @@ class FakeOpenAI:
         self.n_ctx = n_ctx
         self.cached = 0  # what the usage chunk reports as cached
         self.fail_status: int | None = None  # every chat answers this status when set
+        # /props' chat_template_caps.supports_tools (llama.cpp's; None: not said)
+        self.supports_tools: bool | None = None
         self.requests: list[dict[str, Any]] = []
         self._replies: deque[ChatReply] = deque()
         self._lock = threading.Lock()
@@ -126,7 +129,10 @@ def _handler(server: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                 row = {"id": server.model, "object": "model", "created": 0, "owned_by": "fake"}
                 self._json(200, {"object": "list", "data": [row]})
             elif self.path.startswith("/props"):
-                self._json(200, {"default_generation_settings": {"n_ctx": server.n_ctx}})
+                props: dict[str, Any] = {"default_generation_settings": {"n_ctx": server.n_ctx}}
+                if server.supports_tools is not None:
+                    props["chat_template_caps"] = {"supports_tools": server.supports_tools}
+                self._json(200, props)
             else:
                 self._json(404, {"error": {"code": 404, "message": "File Not Found"}})
 
