@@ -11,6 +11,15 @@ nowhere in the data folder. The ``entries`` column holds ``{"entries": [...], "j
 A ``/remember`` or ``/remind`` the user typed is done at once (agent/undo.py): its row holds no
 entries and no text, only ``"made"``, what the command made (``memory:<id>``, ``reminder:<id>``),
 so ``/undo`` (or its Undo button) can take exactly that back within the same window.
+
+A change the user made to confirmed memories (an edit, pin, unpin, scope, keep, restore:
+memory/write/curation.py) is a row too: ``"act"`` names it, ``"before"`` holds the entries it
+changed as they were, ``"after"`` as it left them (and the versions it added), so ``/undo``
+writes ``before`` back only while MEMORY.md still reads ``after``. Every text here is already
+in MEMORY.md, masked when it was written there.
+
+The rows are the user's acts, newest last: ``/undo`` takes back only the newest (and says what
+it was); a second ``/undo`` the one before.
 """
 
 from __future__ import annotations
@@ -41,6 +50,9 @@ class UndoCopy:
     expires_at: datetime
     journal: dict[str, Any] = field(default_factory=dict)  # what the redaction changed
     made: str = ""  # a typed command's result, "memory:<id>" / "reminder:<id>" (no forget)
+    act: str = ""  # a change to confirmed memories: "revise", "pin", "unpin", "restore"...
+    before: tuple[Entry, ...] = ()  # a change: the entries it changed, as they were
+    after: tuple[Entry, ...] = ()  # a change: those entries and the ones it added, as left
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -64,6 +76,9 @@ def _row(r: Any) -> UndoCopy:
         expires_at=datetime.fromtimestamp(float(r["expires_ts"]), forgotten.tzinfo),
         journal=dict(body.get("journal") or {}),
         made=str(body.get("made") or ""),
+        act=str(body.get("act") or ""),
+        before=tuple(_entry(e) for e in body.get("before", [])),
+        after=tuple(_entry(e) for e in body.get("after", [])),
     )
 
 
@@ -102,6 +117,35 @@ class UndoStore:
             "u-" + secrets.token_hex(4), user_key, (), now, now + self.window, made=made
         )
         self._insert(copy, {"entries": [], "made": made})
+        return copy
+
+    def keep_change(
+        self,
+        user_key: str,
+        act: str,
+        before: Sequence[Entry],
+        after: Sequence[Entry],
+        now: datetime,
+    ) -> UndoCopy:
+        """Note a change ``act`` of the user to confirmed memories: what it changed, both ways."""
+        check_user_key(user_key)
+        copy = UndoCopy(
+            "u-" + secrets.token_hex(4),
+            user_key,
+            (),
+            now,
+            now + self.window,
+            act=act,
+            before=tuple(before),
+            after=tuple(after),
+        )
+        data = {
+            "entries": [],
+            "act": act,
+            "before": [asdict(e) for e in before],
+            "after": [asdict(e) for e in after],
+        }
+        self._insert(copy, data)
         return copy
 
     def _insert(self, copy: UndoCopy, data: Mapping[str, Any]) -> None:

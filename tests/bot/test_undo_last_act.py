@@ -1,0 +1,138 @@
+"""/undo takes back the person's last act, and only it, and says which (issue 28, item 1).
+
+Through the shared Desk (the terminal chat's front door, the one Telegram's commands take too)
+over the real services: an /edit is an act, so /undo after it brings the old version back and
+leaves the memory remembered before it alone; a second /undo takes back the act before, named;
+an Undo button under an older act takes back nothing once a newer act came after it.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import replace
+
+from bot.app import Services
+from bot.chat import TerminalChat
+from bot.errors import BackendError
+from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
+
+KEY = "cli_ann"
+
+
+def chat_of(services: Services) -> tuple[TerminalChat, io.StringIO]:
+    out = io.StringIO()
+    return TerminalChat(
+        backend_for(services), KEY, out, reminders=reminder_desk_for(services)
+    ), out
+
+
+def current(services: Services) -> dict[str, str]:
+    """Each live memory's text by id (the current versions)."""
+    return {
+        e.id: e.text
+        for e in services.memory.entries(KEY)
+        if e.status not in ("deprecated", "archived")
+    }
+
+
+def said_last(out: io.StringIO, before: int) -> str:
+    return out.getvalue()[before:]
+
+
+async def test_undo_after_edit_takes_back_the_edit_not_the_memory_before(
+    services: Services,
+) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle("/remember My sister lives in Lyon")
+    [lyon] = [e for e in services.memory.entries(KEY) if e.id != tea.id]
+    await chat.handle(f"/edit {tea.id} I like jasmine tea")
+    assert sorted(current(services).values()) == ["I like jasmine tea", "My sister lives in Lyon"]
+    whole = {e.id: e for e in services.memory.entries(KEY)}
+
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    said = said_last(out, mark)
+    assert "Undone: the edit of 'I like green tea'" in said
+    assert "it reads 'I like green tea' again" in said
+    # Exactly the state before the edit: the old version as it was, Lyon untouched.
+    after = {e.id: e for e in services.memory.entries(KEY)}
+    assert after == {tea.id: tea, lyon.id: whole[lyon.id]}
+
+    mark = len(out.getvalue())
+    await chat.handle("/undo")  # the act before: remembering Lyon, named
+    said = said_last(out, mark)
+    assert "Undone: remembering 'My sister lives in Lyon'" in said
+    assert current(services) == {tea.id: "I like green tea"}
+
+    mark = len(out.getvalue())
+    await chat.handle("/undo")  # and the one before that: the tea
+    assert "Undone: remembering 'I like green tea'" in said_last(out, mark)
+    assert current(services) == {}
+
+
+async def test_pin_and_unpin_are_acts_undo_takes_back_one_at_a_time(services: Services) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remember I run on Sundays")
+    [run] = services.memory.entries(KEY)
+    await chat.handle(f"/pin {run.id}")
+    pinned = services.memory.entries(KEY)[0]
+    assert pinned.is_core
+    await chat.handle(f"/unpin {run.id}")
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    assert "Undone: unpinning 'I run on Sundays'" in said_last(out, mark)
+    assert services.memory.entries(KEY) == [pinned]  # pinned again, exactly as it was
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    assert "Undone: pinning 'I run on Sundays'" in said_last(out, mark)
+    assert services.memory.entries(KEY) == [run]
+
+
+async def test_undo_of_an_act_whose_memory_changed_since_does_not_reach_past_it(
+    services: Services,
+) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    await chat.handle("/remember I walk at seven")
+    walk = next(e for e in services.memory.entries(KEY) if "walk" in e.text)
+    await chat.handle(f"/pin {walk.id}")
+    # Changed behind the acts' back (a hand edit of MEMORY.md): the pin's inverse no longer fits.
+    services.memory.remember(KEY, "I read at night")
+    with services.memory.lock(KEY):
+        doc = services.memory.document(KEY)
+        hand = replace(doc.by_id()[walk.id], user_weight=2)
+        services.memory.write_document(KEY, doc.with_entry(hand))
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    said = said_last(out, mark)
+    assert "pinning 'I walk at seven'" in said and "cannot be undone" in said
+    texts = sorted(e.text for e in services.memory.entries(KEY))
+    assert texts == ["I like green tea", "I read at night", "I walk at seven"]  # nothing gone
+
+
+async def test_an_undo_button_under_an_older_act_takes_back_nothing(services: Services) -> None:
+    backend = backend_for(services)
+    chat, _ = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle(f"/edit {tea.id} I like jasmine tea")
+    try:
+        await backend.undo(KEY, "en", f"memory:{tea.id}")  # the /remember's button, pressed late
+        refused = ""
+    except BackendError as exc:
+        refused = exc.said("en")
+    assert "only your last act" in refused and "the edit of 'I like green tea'" in refused
+    assert sorted(current(services).values()) == ["I like jasmine tea"]  # nothing taken back
+
+
+async def test_undo_in_chinese_names_the_act(services: Services) -> None:
+    backend = backend_for(services)
+    chat, _ = chat_of(services)
+    await chat.handle("/remember 我喜歡綠茶")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle(f"/edit {tea.id} 我喜歡茉莉花茶")
+    said = await backend.undo(KEY, "zh")
+    assert "對「我喜歡綠茶」的修改" in said and "又是「我喜歡綠茶」" in said
