@@ -58,7 +58,7 @@ from memory.write.pending import PendingStore
 log = logging.getLogger(__name__)
 
 # The acts a change row can name (memory/write/curation.py); another is "a change".
-_ACTS = frozenset({"revise", "pin", "unpin", "scope", "keep", "restore"})
+_ACTS = frozenset({"revise", "pin", "unpin", "scope", "keep", "restore", "confirm"})
 _SHOWN = 60  # characters of a memory's text that name an act
 
 
@@ -172,6 +172,9 @@ class Forgetter:
 
     def name_of(self, user_key: str, copy: UndoCopy, lang: str) -> str:
         """What ``copy``'s act was, in ``lang``: "the edit of 'I like green tea'"."""
+        if copy.act and copy.gone:  # forgotten since: named by its id, no text is kept
+            key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
+            return say(key, lang, text=copy.gone[-1])
         if copy.act:
             first = copy.before[0] if copy.before else copy.after[0]
             key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
@@ -201,6 +204,8 @@ class Forgetter:
         what = self.name_of(user_key, copy, lang)
         if made and copy.made != made:  # a button under an older act: the last one is newer
             return Said(say("undo_not_last", lang, what=what), error=True)
+        if copy.act and copy.gone:  # its memory was forgotten since: nothing to put back
+            return Said(say("undo_changed", lang, what=what), error=True)
         if copy.act:
             back = await asyncio.to_thread(
                 self.governance.take_back, user_key, copy.before, copy.after
@@ -361,6 +366,7 @@ class Forgetter:
         self.stores.pending.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("pending"))
         self.stores.short_term.redact(user_key, redactor, journal.noter("short_term"))
         self.stores.why.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("why"))
+        self.undo_store.hide(user_key, ids, journal.noter("acts"))  # an edit's old text...
         self.undo_store.checkpoint()
 
     def _restore_files(self, user_key: str, journal: Journal) -> list[str]:
@@ -406,6 +412,7 @@ class Forgetter:
         self.stores.pending.put_back(user_key, journal.at("pending"))
         self.stores.short_term.put_back(user_key, journal.at("short_term"))
         self.stores.why.put_back(user_key, journal.at("why"))
+        self.undo_store.put_back(user_key, journal.at("acts"))
 
     def _reindex(self, user_key: str, changed: list[str]) -> None:
         for rel in changed:

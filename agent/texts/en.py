@@ -199,6 +199,7 @@ TEXTS: dict[str, str] = {
     "act_scope": "the new scope of '{text}'",
     "act_keep": "keeping '{text}'",
     "act_restore": "restoring '{text}'",
+    "act_confirm": "confirming '{text}'",
     "act_change": "the change to '{text}'",
     "undo_reminder": "↩️ Undone: reminder #{reminder_id} ({text}) is cancelled.",
     "session_unreadable": (

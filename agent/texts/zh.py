@@ -166,6 +166,7 @@ TEXTS: dict[str, str] = {
     "act_scope": "「{text}」的新範圍",
     "act_keep": "保留「{text}」",
     "act_restore": "恢復「{text}」",
+    "act_confirm": "確認「{text}」",
     "act_change": "對「{text}」的變更",
     "undo_reminder": "↩️ 已復原：提醒 #{reminder_id}（{text}）已取消。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話，舊檔另存為 {kept_as}。",

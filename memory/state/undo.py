@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
@@ -53,6 +53,7 @@ class UndoCopy:
     act: str = ""  # a change to confirmed memories: "revise", "pin", "unpin", "restore"...
     before: tuple[Entry, ...] = ()  # a change: the entries it changed, as they were
     after: tuple[Entry, ...] = ()  # a change: those entries and the ones it added, as left
+    gone: tuple[str, ...] = ()  # a change whose memory was forgotten since: its ids, no text
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -79,6 +80,7 @@ def _row(r: Any) -> UndoCopy:
         act=str(body.get("act") or ""),
         before=tuple(_entry(e) for e in body.get("before", [])),
         after=tuple(_entry(e) for e in body.get("after", [])),
+        gone=tuple(str(i) for i in body.get("gone", [])),
     )
 
 
@@ -162,6 +164,44 @@ class UndoStore:
                     copy.expires_at.timestamp(),
                 ),
             )
+
+    def hide(
+        self, user_key: str, ids: frozenset[str], note: Callable[[str, str, str], None]
+    ) -> int:
+        """A forget of ``ids``: each noted change that holds one of them keeps only its act
+        and ids (no text), so the forgotten text stays nowhere but the forget's own copy;
+        ``note(row id, body before, body after)`` lets that forget's undo put it back."""
+        check_user_key(user_key)
+        hidden = 0
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, entries FROM forget_undo WHERE user_key=?", (user_key,)
+            ).fetchall()
+            for r in rows:
+                body = json.loads(r["entries"])
+                if not isinstance(body, dict) or not body.get("act"):
+                    continue
+                held = [e.get("id", "") for e in (*body.get("before", []), *body.get("after", []))]
+                if not ids.intersection(held):
+                    continue
+                blank = json.dumps(
+                    {"entries": [], "act": body["act"], "gone": sorted(set(held))},
+                    ensure_ascii=False,
+                )
+                conn.execute("UPDATE forget_undo SET entries=? WHERE id=?", (blank, r["id"]))
+                note(str(r["id"]), str(r["entries"]), blank)
+                hidden += 1
+        return hidden
+
+    def put_back(self, user_key: str, changes: Mapping[str, tuple[str, str]]) -> None:
+        """Undo of a forget: each hidden change reads as it did, if it still reads as hidden."""
+        check_user_key(user_key)
+        with self.state.transaction() as conn:
+            for row_id, (before, after) in changes.items():
+                conn.execute(
+                    "UPDATE forget_undo SET entries=? WHERE id=? AND user_key=? AND entries=?",
+                    (before, row_id, user_key, after),
+                )
 
     def latest(self, user_key: str) -> UndoCopy | None:
         """The user's most recent copy still stored (it may be past its time)."""

@@ -16,6 +16,7 @@ from bot.chat import TerminalChat
 from bot.errors import BackendError
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
+from tests.bot.offers import offer_in_terminal
 
 KEY = "cli_ann"
 
@@ -136,3 +137,50 @@ async def test_undo_in_chinese_names_the_act(services: Services) -> None:
     await chat.handle(f"/edit {tea.id} 我喜歡茉莉花茶")
     said = await backend.undo(KEY, "zh")
     assert "對「我喜歡綠茶」的修改" in said and "又是「我喜歡綠茶」" in said
+
+
+def undo_bodies(services: Services) -> list[str]:
+    with services.state.lock:
+        rows = services.state.conn.execute(
+            "SELECT entries FROM forget_undo WHERE user_key=? ORDER BY rowid", (KEY,)
+        ).fetchall()
+    return [str(r[0]) for r in rows]
+
+
+async def test_forget_after_an_edit_leaves_the_edit_row_no_text_and_undo_brings_both_back(
+    services: Services,
+) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remember I like quincewort tea")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle(f"/edit {tea.id} I like jasmine tea")
+    edited = {e.id: e for e in services.memory.entries(KEY)}
+    [new] = [i for i in edited if i != tea.id]
+    await chat.handle(f"/forget {new}")
+    assert services.memory.entries(KEY) == []
+    _made, edit, forget = undo_bodies(services)
+    assert "quincewort" not in edit and "jasmine" not in edit  # only the forget's copy holds it
+    assert "quincewort" in forget
+
+    mark = len(out.getvalue())
+    await chat.handle("/undo")  # the forget: both versions back, as they were
+    assert "Undone: forgetting 'I like jasmine tea'" in said_last(out, mark)
+    assert {e.id: e for e in services.memory.entries(KEY)} == edited
+    mark = len(out.getvalue())
+    await chat.handle("/undo")  # then the edit, exactly
+    assert "Undone: the edit of 'I like quincewort tea'" in said_last(out, mark)
+    assert services.memory.entries(KEY) == [tea]
+
+
+async def test_confirming_a_proposal_is_an_act_undo_does_not_reach_past(
+    services: Services,
+) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    offer_in_terminal(chat, services, "My sister lives in Lyon")  # the model's: it waits
+    await chat.handle("yes")  # the person's own act
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    assert "Undone: confirming 'My sister lives in Lyon'" in said_last(out, mark)
+    assert services.memory.entries(KEY) == [tea]  # the /remember before it is untouched
