@@ -16,7 +16,9 @@ from bot.chat import TerminalChat
 from bot.errors import BackendError
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
+from tests.bot.conftest import OWNER, Harness
 from tests.bot.offers import offer_in_terminal
+from tests.bot.test_typed_commands import undo_button
 
 KEY = "cli_ann"
 
@@ -184,3 +186,21 @@ async def test_confirming_a_proposal_is_an_act_undo_does_not_reach_past(
     await chat.handle("/undo")
     assert "Undone: confirming 'My sister lives in Lyon'" in said_last(out, mark)
     assert services.memory.entries(KEY) == [tea]  # the /remember before it is untouched
+
+
+async def test_the_telegram_undo_button_under_an_older_act_says_so_and_keeps_all(
+    tg: Harness, services: Services
+) -> None:
+    key = f"telegram_{OWNER}"
+    await tg.send(OWNER, "/remember I like green tea")
+    mid, data = undo_button(tg)
+    [tea] = services.memory.entries(key)
+    await tg.send(OWNER, f"/edit {tea.id} I like jasmine tea")
+    edits = len(tg.api.named("editMessageText"))
+    await tg.press(OWNER, data, mid)  # the /remember's button: no longer the last act
+    said = tg.api.named("answerCallbackQuery")[-1]["text"]
+    assert said.startswith("That Undo is for an earlier act") and "the edit of" in said
+    assert said.count(". ") <= 1  # one sentence, and the command to use
+    assert len(tg.api.named("editMessageText")) == edits  # "Remembered" still stands
+    live = [e.text for e in services.memory.entries(key) if e.status == "active"]
+    assert live == ["I like jasmine tea"]
