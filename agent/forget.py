@@ -239,7 +239,7 @@ class Forgetter:
                 return Said(exc.zh if lang == "zh" else exc.en, error=True)
             return Said(say("undo_reminder", lang, reminder_id=row.id, text=row.text))
         said = await self.forget(user_key, ident, now=now, lang=lang, copy=False)
-        return said if said.error else Said(say("undo_saved", lang, what=what, entry_id=ident))
+        return said if said.error else Said(say("undo_saved", lang, entry_id=ident))
 
     def expire(self, now: datetime, user_key: str | None = None) -> int:
         """The job: drop undo copies past their window (``user_key``'s only if given)."""

@@ -176,8 +176,10 @@ TEXTS: dict[str, str] = {
         "Nothing to undo: /undo takes back your last act (a /remember, /edit, /forget, /pin, "
         "/remind...) only within {minutes} minutes."
     ),
+    # Its text is not said again: taking back a /remember leaves no copy, this message included.
     "undo_saved": (
-        "↩️ Undone: {what} ({entry_id}) — it is not remembered any more, and no copy of it is kept."
+        "↩️ Undone: remembering {entry_id} — it is not remembered any more, and no copy of it is "
+        "kept."
     ),
     "undo_revise": "↩️ Undone: {what} — it reads '{text}' again.",
     "undo_change": "↩️ Undone: {what} — it is as it was before.",

@@ -149,7 +149,7 @@ TEXTS: dict[str, str] = {
         "沒有可復原的動作：/undo 只能在 {minutes} 分鐘內復原你的上一個動作"
         "（/remember、/edit、/forget、/pin、/remind……）。"
     ),
-    "undo_saved": "↩️ 已復原：{what}（{entry_id}）— 不再記住，也沒有留下任何副本。",
+    "undo_saved": "↩️ 已復原：記住 {entry_id} — 不再記住，也沒有留下任何副本。",
     "undo_revise": "↩️ 已復原：{what} — 內容又是「{text}」了。",
     "undo_change": "↩️ 已復原：{what} — 已回到之前的樣子。",
     "undo_not_last": (

@@ -65,14 +65,14 @@ async def test_undo_after_edit_takes_back_the_edit_not_the_memory_before(
     assert after == {tea.id: tea, lyon.id: whole[lyon.id]}
 
     mark = len(out.getvalue())
-    await chat.handle("/undo")  # the act before: remembering Lyon, named
-    said = said_last(out, mark)
-    assert "Undone: remembering 'My sister lives in Lyon'" in said
+    await chat.handle("/undo")  # the act before: remembering Lyon, named (by its id: its text
+    said = said_last(out, mark)  # is not said again, taking it back leaves no copy)
+    assert f"Undone: remembering {lyon.id} — " in said
     assert current(services) == {tea.id: "I like green tea"}
 
     mark = len(out.getvalue())
     await chat.handle("/undo")  # and the one before that: the tea
-    assert "Undone: remembering 'I like green tea'" in said_last(out, mark)
+    assert f"Undone: remembering {tea.id} — " in said_last(out, mark)
     assert current(services) == {}
 
 
