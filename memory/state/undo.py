@@ -214,17 +214,6 @@ class UndoStore:
             ).fetchone()
         return _row(row) if row else None
 
-    def made(self, user_key: str, made: str) -> UndoCopy | None:
-        """The user's note that a command made ``made`` (it may be past its time)."""
-        check_user_key(user_key)
-        with self.state.lock:
-            rows = self.state.conn.execute(
-                "SELECT * FROM forget_undo WHERE user_key=? ORDER BY forgotten_at DESC, rowid "
-                "DESC",
-                (user_key,),
-            ).fetchall()
-        return next((c for c in map(_row, rows) if c.made and c.made == made), None)
-
     def drop(self, copy_id: str) -> None:
         """Delete one copy (after it was restored) and leave no trace of it in the file."""
         with self.state.transaction() as conn:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import replace
+from datetime import datetime, timedelta
 
 from bot.app import Services
 from bot.chat import TerminalChat
@@ -204,3 +205,19 @@ async def test_the_telegram_undo_button_under_an_older_act_says_so_and_keeps_all
     assert len(tg.api.named("editMessageText")) == edits  # "Remembered" still stands
     live = [e.text for e in services.memory.entries(key) if e.status == "active"]
     assert live == ["I like jasmine tea"]
+
+
+async def test_past_the_window_undo_takes_nothing_and_the_job_drops_every_note(
+    services: Services,
+) -> None:
+    chat, _ = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle(f"/edit {tea.id} I like jasmine tea")
+    await chat.handle(f"/pin {tea.id}")  # refused: the old version is not live; not an act
+    assert len(undo_bodies(services)) == 2
+    later = datetime.now().astimezone() + timedelta(minutes=11)
+    said = await services.forgetter.undo(KEY, now=later)
+    assert said.error and said.text.startswith("Nothing to undo")
+    assert sorted(current(services).values()) == ["I like jasmine tea"]
+    assert services.forgetter.expire(later) == 2 and undo_bodies(services) == []
