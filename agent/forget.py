@@ -50,12 +50,23 @@ from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
 from memory.state.reminders import Reminder
 from memory.state.short_term import ShortTermStore
-from memory.state.undo import UndoStore
+from memory.state.undo import UndoCopy, UndoStore
 from memory.state.usage import AccessCounter
 from memory.write.governance import LIVE, Governance
 from memory.write.pending import PendingStore
 
 log = logging.getLogger(__name__)
+
+# The acts a change row can name (memory/write/curation.py); another is "a change".
+_ACTS = frozenset({"revise", "pin", "unpin", "scope", "keep", "restore", "confirm"})
+_SHOWN = 60  # characters of a memory's text that name an act
+
+
+def _short(text: str) -> str:
+    """A memory's text short enough to name an act in one line."""
+    line = " ".join(text.split())
+    return line if len(line) <= _SHOWN else line[: _SHOWN - 1].rstrip() + "…"
+
 
 _CHAT_SOURCE = "chat:"  # a proposal the model made during the user's message <id>
 # Cancels one reminder of a user (the reminder service's ``cancel``); raises ReminderError.
@@ -154,31 +165,69 @@ class Forgetter:
         self.undo_store.keep_made(user_key, made, now or datetime.now().astimezone())
         return self.minutes
 
+    def latest_act(self, user_key: str, now: datetime) -> UndoCopy | None:
+        """The user's last act, while /undo can still take it back (else None)."""
+        copy = self.undo_store.latest(user_key)
+        return copy if copy is not None and copy.expires_at > now else None
+
+    def name_of(self, user_key: str, copy: UndoCopy, lang: str) -> str:
+        """What ``copy``'s act was, in ``lang``: "the edit of 'I like green tea'"."""
+        if copy.act and copy.gone:  # forgotten since: named by its id, no text is kept
+            key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
+            return say(key, lang, text=copy.gone[-1])
+        if copy.act:
+            first = copy.before[0] if copy.before else copy.after[0]
+            key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
+            return say(key, lang, text=_short(first.text))
+        if copy.made:
+            kind, _, ident = copy.made.partition(":")
+            if kind == "reminder":
+                return say("act_remind", lang, reminder_id=ident)
+            found = {e.id: e.text for e in self.memory.entries(user_key)}.get(ident, ident)
+            return say("act_remember", lang, text=_short(found))
+        return say("act_forget", lang, text=_short(copy.entries[-1].text))
+
     async def undo(
         self, user_key: str, *, now: datetime, lang: str = "en", made: str = ""
     ) -> Said:
-        """Take back the user's latest undoable act, if its window is still open.
+        """Take back the user's last act, and only it, if its window is still open.
 
         A /forget: its entries and every copy it blanked come back. A typed /remember: the
         memory is forgotten, every copy, keeping no undo copy. A typed /remind: the reminder is
-        cancelled. ``made`` (an Undo button) names the act; else the latest is taken back.
+        cancelled. An edit, pin, unpin, scope, keep or restore: the entries read as they did
+        before it. ``made`` (an Undo button) names the act: taken back only while it is still
+        the last one. What is taken back is named; an older act is never reached past a newer.
         """
-        if made:
-            copy = await asyncio.to_thread(self.undo_store.made, user_key, made)
-        else:
-            copy = await asyncio.to_thread(self.undo_store.latest, user_key)
+        copy = await asyncio.to_thread(self.undo_store.latest, user_key)
         if copy is None or copy.expires_at <= now:
             return Said(say("undo_nothing", lang, minutes=self.minutes), error=True)
+        what = self.name_of(user_key, copy, lang)
+        if made and copy.made != made:  # a button under an older act: the last one is newer
+            return Said(say("undo_not_last", lang, what=what), error=True)
+        if copy.act and copy.gone:  # its memory was forgotten since: nothing to put back
+            return Said(say("undo_changed", lang, what=what), error=True)
+        if copy.act:
+            back = await asyncio.to_thread(
+                self.governance.take_back, user_key, copy.before, copy.after
+            )
+            if not back:  # changed since by something that is not an act of the user here
+                return Said(say("undo_changed", lang, what=what), error=True)
+            await asyncio.to_thread(self.undo_store.drop, copy.id)
+            if copy.act == "revise" and copy.before:
+                return Said(say("undo_revise", lang, what=what, text=copy.before[0].text))
+            return Said(say("undo_change", lang, what=what))
         if copy.made:
             await asyncio.to_thread(self.undo_store.drop, copy.id)  # a second press: nothing
-            return await self._take_back(user_key, copy.made, now, lang)
+            return await self._take_back(user_key, copy.made, now, lang, what)
         await asyncio.to_thread(self.governance.put_back, user_key, copy.entries)
         await self.restore(user_key, Journal.from_json(copy.journal))
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
-        return Said(say("undo_restored", lang, entry_id=shown))
+        return Said(say("undo_restored", lang, what=what, entry_id=shown))
 
-    async def _take_back(self, user_key: str, made: str, now: datetime, lang: str) -> Said:
+    async def _take_back(
+        self, user_key: str, made: str, now: datetime, lang: str, what: str
+    ) -> Said:
         """Forget the memory a typed /remember saved, or cancel the reminder /remind set."""
         kind, _, ident = made.partition(":")
         if kind == "reminder":
@@ -317,6 +366,7 @@ class Forgetter:
         self.stores.pending.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("pending"))
         self.stores.short_term.redact(user_key, redactor, journal.noter("short_term"))
         self.stores.why.redact(user_key, redactor, ids, FORGOTTEN, journal.noter("why"))
+        self.undo_store.hide(user_key, ids, journal.noter("acts"))  # an edit's old text...
         self.undo_store.checkpoint()
 
     def _restore_files(self, user_key: str, journal: Journal) -> list[str]:
@@ -362,6 +412,7 @@ class Forgetter:
         self.stores.pending.put_back(user_key, journal.at("pending"))
         self.stores.short_term.put_back(user_key, journal.at("short_term"))
         self.stores.why.put_back(user_key, journal.at("why"))
+        self.undo_store.put_back(user_key, journal.at("acts"))
 
     def _reindex(self, user_key: str, changed: list[str]) -> None:
         for rel in changed:

@@ -94,6 +94,8 @@ def cmd_remember(services: Services, args: argparse.Namespace) -> int:
     """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
     user = check_user_key(args.user)
     entry = services.library.remember(user, " ".join(args.text), section=args.section)
+    # The person's act, like a typed /remember: their next /undo (within the window) takes it back.
+    services.forgetter.note_made(user, f"memory:{entry.id}")
     if args.json:
         print_json({"id": entry.id, "section": entry.section})
     else:

@@ -133,6 +133,7 @@ class Memory:
             cfg.pending.conflict_top_k,
             cfg.pending.conflict_similarity,
             self.access,
+            self.undo,  # the user's changes to confirmed memories are noted for /undo
         )
         # Archives only what its owner was told is fading (the bot's weekly notice).
         self.lifecycle = Lifecycle(self.service, self.access, cfg.lifecycle, FadeBook(self.state))

@@ -179,17 +179,44 @@ TEXTS: dict[str, str] = {
     "forgot_also_one": " (and {n} earlier version)",
     "forgot_also_many": " (and {n} earlier versions)",
     "undo_nothing": (
-        "Nothing to undo: /undo takes back a /forget, /remember or /remind only within "
-        "{minutes} minutes."
+        "Nothing to undo: /undo takes back your last act (a /remember, /edit, /forget, /pin, "
+        "/remind...) only within {minutes} minutes."
     ),
-    "undo_saved": "↩️ Undone: {entry_id} is not remembered any more, and no copy of it is kept.",
+    # Its text is not said again: taking back a /remember leaves no copy, this message included.
+    "undo_saved": (
+        "↩️ Undone: remembering {entry_id} — it is not remembered any more, and no copy of it is "
+        "kept."
+    ),
+    "undo_revise": "↩️ Undone: {what} — it reads '{text}' again.",
+    "undo_change": "↩️ Undone: {what} — it is as it was before.",
+    "undo_not_last": (
+        "That Undo is for an earlier act; only your last act can be undone now: {what}. "
+        "Type /undo to take that back."
+    ),
+    "undo_changed": (
+        "Your last act, {what}, cannot be undone: that memory has changed since. Nothing was "
+        "changed."
+    ),
+    "undo_button": "↩️ Undo {what}",
+    "act_remember": "remembering '{text}'",
+    "act_forget": "forgetting '{text}'",
+    "act_remind": "the reminder #{reminder_id}",
+    "act_revise": "the edit of '{text}'",
+    "act_pin": "pinning '{text}'",
+    "act_unpin": "unpinning '{text}'",
+    "act_scope": "the new scope of '{text}'",
+    "act_keep": "keeping '{text}'",
+    "act_restore": "restoring '{text}'",
+    "act_confirm": "confirming '{text}'",
+    "act_change": "the change to '{text}'",
     "undo_reminder": "↩️ Undone: reminder #{reminder_id} ({text}) is cancelled.",
     "session_unreadable": (
         "Your previous conversation file could not be read, so a new conversation was started "
         "and the old file kept as {kept_as}."
     ),
     "undo_restored": (
-        "Restored {entry_id}, and its text in your logs, summaries and this conversation."
+        "↩️ Undone: {what} — {entry_id} is back, and its text in your logs, summaries and this "
+        "conversation."
     ),
     # -- one language everywhere: lines that used to say both, or only English (issue 23)
     "summary_name": "conversation summary ({day})",

@@ -152,12 +152,31 @@ TEXTS: dict[str, str] = {
     "forgot_also_one": "（連同 {n} 個較早的版本）",
     "forgot_also_many": "（連同 {n} 個較早的版本）",
     "undo_nothing": (
-        "沒有可復原的動作：/forget、/remember 或 /remind 後 {minutes} 分鐘內才能用 /undo 復原。"
+        "沒有可復原的動作：/undo 只能在 {minutes} 分鐘內復原你的上一個動作"
+        "（/remember、/edit、/forget、/pin、/remind……）。"
     ),
-    "undo_saved": "↩️ 已復原：{entry_id} 不再記住，也沒有留下任何副本。",
+    "undo_saved": "↩️ 已復原：記住 {entry_id} — 不再記住，也沒有留下任何副本。",
+    "undo_revise": "↩️ 已復原：{what} — 內容又是「{text}」了。",
+    "undo_change": "↩️ 已復原：{what} — 已回到之前的樣子。",
+    "undo_not_last": (
+        "這個復原按鈕屬於較早的動作；現在只能復原你的上一個動作：{what}。請輸入 /undo。"
+    ),
+    "undo_changed": "你的上一個動作（{what}）無法復原：那則記憶之後又改過了。沒有做任何變更。",
+    "undo_button": "↩️ 復原{what}",
+    "act_remember": "記住「{text}」",
+    "act_forget": "忘記「{text}」",
+    "act_remind": "提醒 #{reminder_id}",
+    "act_revise": "對「{text}」的修改",
+    "act_pin": "釘選「{text}」",
+    "act_unpin": "取消釘選「{text}」",
+    "act_scope": "「{text}」的新範圍",
+    "act_keep": "保留「{text}」",
+    "act_restore": "恢復「{text}」",
+    "act_confirm": "確認「{text}」",
+    "act_change": "對「{text}」的變更",
     "undo_reminder": "↩️ 已復原：提醒 #{reminder_id}（{text}）已取消。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話，舊檔另存為 {kept_as}。",
-    "undo_restored": "已復原 {entry_id}，以及日誌、摘要與對話中它的原文。",
+    "undo_restored": "↩️ 已復原：{what} — {entry_id} 回來了，日誌、摘要與對話中它的原文也是。",
     # -- one language everywhere: lines that used to say both, or only English (issue 23)
     "summary_name": "對話摘要 ({day})",
     "status_active": "使用中",

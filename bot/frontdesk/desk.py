@@ -212,7 +212,7 @@ class Desk:
         return Answer(await self.backend.forget(user_key, arg.split()[0], lang))
 
     async def cmd_undo(self, user_key: str, arg: str, lang: str) -> Answer:
-        """Take back the last /forget, /remember or /remind (within a few minutes)."""
+        """Take back the person's last act, named (within a few minutes)."""
         return Answer(await self.backend.undo(user_key, lang))
 
     async def cmd_pending(self, user_key: str, arg: str, lang: str) -> Answer:

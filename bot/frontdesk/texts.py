@@ -26,8 +26,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
     (
         "undo",
-        "復原剛才的 /forget、/remember 或 /remind",
-        "take back your last /forget, /remember or /remind",
+        "復原你的上一個動作（/remember、/edit、/forget、/pin、/remind……），並說明是哪一個",
+        "take back your last act (/remember, /edit, /forget, /pin, /remind...), named",
     ),
     ("pin", "釘選記憶（每次回答都帶入）：/pin <id>", "pin a memory (in every reply): /pin <id>"),
     ("unpin", "取消釘選：/unpin <id>", "unpin a memory: /unpin <id>"),

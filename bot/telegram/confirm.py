@@ -136,13 +136,15 @@ async def on_undo_button(update: Update, context: BotContext) -> None:
     if in_group(update):  # only ever sent in a private chat
         await answer_once(query, context.bot_data, say("group_private", lang))
         return
+    undone = True
     try:
         said = await deps.backend.undo(key, lang, query.data.removeprefix("ud:"))
-    except BackendError as exc:  # too late, or already taken back
-        said = exc.said(lang)
+    except BackendError as exc:  # too late, taken back already, or not the last act any more
+        said, undone = exc.said(lang), False
     await answer_once(query, context.bot_data, said)
     deps.spoke(key)
-    if query.message is not None:  # the message that said it was done now says it is undone
+    # The message that said it was done now says it is undone (a refusal leaves it as it is).
+    if undone and query.message is not None:
         await edit_outcome(context.bot, update.effective_chat.id, query.message.message_id, said)
 
 

@@ -73,7 +73,9 @@ async def memories(request: Request, session: PageSession) -> Response:
         explain=explain,
         hits=hits,
         dropped=dropped,
-        can_undo=await asyncio.to_thread(shaper.can_undo, user, now),
+        undo_label=await asyncio.to_thread(
+            shaper.undo_label, user, now, lang_of(request, session)
+        ),
         layers=views.LAYERS,
         statuses=("active", "low_priority", "archived", "deprecated"),
     )

@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 
 from agent.forget import Said
-from agent.texts import error_text
+from agent.texts import error_text, say
 from bot.app import Services
 from bot.errors import BackendError
 from bot.frontdesk.adapters import ConfirmAdapter, CurationAdapter, view_of
@@ -106,8 +106,16 @@ class Shaper:
 
     # -- editing -------------------------------------------------------------------------
     def edit(self, user_key: str, entry_id: str, form: EditForm, now: datetime) -> Entry:
-        """Apply the edit form: a new text first (a new version), then the fields."""
+        """Apply the edit form: a new text first (a new version), then the fields. The form
+        is one act of the user: one /undo (the page's Undo) takes all of it back."""
         old = self.entry(user_key, entry_id)
+        act = "revise" if form.text.strip() and form.text.strip() != old.text else "change"
+        return self.services.governance.noting(
+            user_key, act, now, lambda: self._edit(user_key, old, form, now)
+        )
+
+    def _edit(self, user_key: str, old: Entry, form: EditForm, now: datetime) -> Entry:
+        """The edit form's steps (under :meth:`edit`'s one note)."""
         fields = self._fields(old, form)
         text = form.text.strip()
         if not text:
@@ -206,10 +214,14 @@ class Shaper:
         """The chat's /undo."""
         return await self.services.forgetter.undo(user_key, now=now, lang=lang)
 
-    def can_undo(self, user_key: str, now: datetime) -> bool:
-        """Whether the user's latest forget can still be undone."""
-        copy = self.services.forgetter.undo_store.latest(user_key)
-        return copy is not None and copy.expires_at > now
+    def undo_label(self, user_key: str, now: datetime, lang: str) -> str:
+        """The Undo button's words, naming the user's last act ("" when none can be undone):
+        the button takes back that act, the chat's /undo."""
+        forgetter = self.services.forgetter
+        copy = forgetter.latest_act(user_key, now)
+        if copy is None:
+            return ""
+        return say("undo_button", lang, what=forgetter.name_of(user_key, copy, lang))
 
     def add(self, user_key: str, text: str, section: str) -> Outcome:
         """A memory typed on the page: proposed through the guards, then confirmed by the

@@ -11,6 +11,15 @@ nowhere in the data folder. The ``entries`` column holds ``{"entries": [...], "j
 A ``/remember`` or ``/remind`` the user typed is done at once (agent/undo.py): its row holds no
 entries and no text, only ``"made"``, what the command made (``memory:<id>``, ``reminder:<id>``),
 so ``/undo`` (or its Undo button) can take exactly that back within the same window.
+
+A change the user made to confirmed memories (an edit, pin, unpin, scope, keep, restore:
+memory/write/curation.py) is a row too: ``"act"`` names it, ``"before"`` holds the entries it
+changed as they were, ``"after"`` as it left them (and the versions it added), so ``/undo``
+writes ``before`` back only while MEMORY.md still reads ``after``. Every text here is already
+in MEMORY.md, masked when it was written there.
+
+The rows are the user's acts, newest last: ``/undo`` takes back only the newest (and says what
+it was); a second ``/undo`` the one before.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,6 +50,10 @@ class UndoCopy:
     expires_at: datetime
     journal: dict[str, Any] = field(default_factory=dict)  # what the redaction changed
     made: str = ""  # a typed command's result, "memory:<id>" / "reminder:<id>" (no forget)
+    act: str = ""  # a change to confirmed memories: "revise", "pin", "unpin", "restore"...
+    before: tuple[Entry, ...] = ()  # a change: the entries it changed, as they were
+    after: tuple[Entry, ...] = ()  # a change: those entries and the ones it added, as left
+    gone: tuple[str, ...] = ()  # a change whose memory was forgotten since: its ids, no text
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -64,6 +77,10 @@ def _row(r: Any) -> UndoCopy:
         expires_at=datetime.fromtimestamp(float(r["expires_ts"]), forgotten.tzinfo),
         journal=dict(body.get("journal") or {}),
         made=str(body.get("made") or ""),
+        act=str(body.get("act") or ""),
+        before=tuple(_entry(e) for e in body.get("before", [])),
+        after=tuple(_entry(e) for e in body.get("after", [])),
+        gone=tuple(str(i) for i in body.get("gone", [])),
     )
 
 
@@ -104,6 +121,35 @@ class UndoStore:
         self._insert(copy, {"entries": [], "made": made})
         return copy
 
+    def keep_change(
+        self,
+        user_key: str,
+        act: str,
+        before: Sequence[Entry],
+        after: Sequence[Entry],
+        now: datetime,
+    ) -> UndoCopy:
+        """Note a change ``act`` of the user to confirmed memories: what it changed, both ways."""
+        check_user_key(user_key)
+        copy = UndoCopy(
+            "u-" + secrets.token_hex(4),
+            user_key,
+            (),
+            now,
+            now + self.window,
+            act=act,
+            before=tuple(before),
+            after=tuple(after),
+        )
+        data = {
+            "entries": [],
+            "act": act,
+            "before": [asdict(e) for e in before],
+            "after": [asdict(e) for e in after],
+        }
+        self._insert(copy, data)
+        return copy
+
     def _insert(self, copy: UndoCopy, data: Mapping[str, Any]) -> None:
         body = json.dumps(data, ensure_ascii=False)
         with self.state.transaction() as conn:
@@ -119,6 +165,44 @@ class UndoStore:
                 ),
             )
 
+    def hide(
+        self, user_key: str, ids: frozenset[str], note: Callable[[str, str, str], None]
+    ) -> int:
+        """A forget of ``ids``: each noted change that holds one of them keeps only its act
+        and ids (no text), so the forgotten text stays nowhere but the forget's own copy;
+        ``note(row id, body before, body after)`` lets that forget's undo put it back."""
+        check_user_key(user_key)
+        hidden = 0
+        with self.state.transaction() as conn:
+            rows = conn.execute(
+                "SELECT id, entries FROM forget_undo WHERE user_key=?", (user_key,)
+            ).fetchall()
+            for r in rows:
+                body = json.loads(r["entries"])
+                if not isinstance(body, dict) or not body.get("act"):
+                    continue
+                held = [e.get("id", "") for e in (*body.get("before", []), *body.get("after", []))]
+                if not ids.intersection(held):
+                    continue
+                blank = json.dumps(
+                    {"entries": [], "act": body["act"], "gone": sorted(set(held))},
+                    ensure_ascii=False,
+                )
+                conn.execute("UPDATE forget_undo SET entries=? WHERE id=?", (blank, r["id"]))
+                note(str(r["id"]), str(r["entries"]), blank)
+                hidden += 1
+        return hidden
+
+    def put_back(self, user_key: str, changes: Mapping[str, tuple[str, str]]) -> None:
+        """Undo of a forget: each hidden change reads as it did, if it still reads as hidden."""
+        check_user_key(user_key)
+        with self.state.transaction() as conn:
+            for row_id, (before, after) in changes.items():
+                conn.execute(
+                    "UPDATE forget_undo SET entries=? WHERE id=? AND user_key=? AND entries=?",
+                    (before, row_id, user_key, after),
+                )
+
     def latest(self, user_key: str) -> UndoCopy | None:
         """The user's most recent copy still stored (it may be past its time)."""
         check_user_key(user_key)
@@ -129,17 +213,6 @@ class UndoStore:
                 (user_key,),
             ).fetchone()
         return _row(row) if row else None
-
-    def made(self, user_key: str, made: str) -> UndoCopy | None:
-        """The user's note that a command made ``made`` (it may be past its time)."""
-        check_user_key(user_key)
-        with self.state.lock:
-            rows = self.state.conn.execute(
-                "SELECT * FROM forget_undo WHERE user_key=? ORDER BY forgotten_at DESC, rowid "
-                "DESC",
-                (user_key,),
-            ).fetchall()
-        return next((c for c in map(_row, rows) if c.made and c.made == made), None)
 
     def drop(self, copy_id: str) -> None:
         """Delete one copy (after it was restored) and leave no trace of it in the file."""

@@ -9,6 +9,9 @@ decision, so each takes a :class:`~memory.write.consent.UserAct` sealed by the b
 (a command or a button press of that user): code holding this service without the mint (the
 agent, the model's tools) cannot pin, edit or keep anything.
 
+Each act is noted for ``/undo`` (Governance.noting: the entries it changed, as they were and
+as it left them), so ``/undo`` takes back exactly that act and names it.
+
 Each act is also a use of the memory: it adds one to its access count (through
 :meth:`~memory.write.governance.Governance.used`, the one door every explicit act of the user
 takes; docs/retrieval.md, "Retrieval score"). A front end that makes several acts of one user
@@ -44,13 +47,19 @@ class Curation:
     def pin(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``pin``: the memory goes into every prompt (L0); ``unpin`` undoes it."""
         act = self._check.verify(act, ("pin", "unpin"))
-        done = self._set_core(act.user_key, act.proposal_id, act.action == "pin", now=now)
+        core = act.action == "pin"
+        done = self._noted(
+            act, now, lambda: self._set_core(act.user_key, act.proposal_id, core, now=now)
+        )
         return self._used(act, done, now, count)
 
     def scope(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``scope``: the memory's scope becomes ``act.text`` (checked)."""
         act = self._check.verify(act, ("scope",))
-        done = self._set_scope(act.user_key, act.proposal_id, check_scope(act.text), now=now)
+        scope = check_scope(act.text)
+        done = self._noted(
+            act, now, lambda: self._set_scope(act.user_key, act.proposal_id, scope, now=now)
+        )
         return self._used(act, done, now, count)
 
     def revise(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
@@ -58,18 +67,23 @@ class Curation:
         the new version inherits the old one's use, then counts this act."""
         act = self._check.verify(act, ("revise",))
         text = self.confirm.check_text(act.user_key, act.text)
-        done = self._supersede(act.user_key, act.proposal_id, text, now=now)
+        done = self._noted(
+            act, now, lambda: self._supersede(act.user_key, act.proposal_id, text, now=now)
+        )
         return self._used(act, done, now, count)
 
     def keep(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``keep``: the user keeps a fading memory."""
         act = self._check.verify(act, ("keep",))
-        return self._used(act, self._keep(act.user_key, act.proposal_id, now=now), now, count)
+        done = self._noted(act, now, lambda: self._keep(act.user_key, act.proposal_id, now=now))
+        return self._used(act, done, now, count)
 
     def restore(self, act: UserAct, *, now: datetime, count: bool = True) -> Entry:
         """``restore``: an archived (or replaced) memory is active again."""
         act = self._check.verify(act, ("restore",))
-        done = self.governance.restore(act.user_key, act.proposal_id, now=now)
+        done = self._noted(
+            act, now, lambda: self.governance.restore(act.user_key, act.proposal_id, now=now)
+        )
         return self._used(act, done, now, count)
 
     def archived(self, user_key: str) -> list[Entry]:
@@ -77,6 +91,10 @@ class Curation:
         return self.governance.archived(user_key)
 
     # -- the writes (reached only through the acts above) -------------------------------
+    def _noted(self, act: UserAct, now: datetime, change: Callable[[], Entry]) -> Entry:
+        """Every act here is noted for /undo (its inverse: the entries as they were)."""
+        return self.governance.noting(act.user_key, act.action, now, change)
+
     def _used(self, act: UserAct, done: Entry, now: datetime, count: bool) -> Entry:
         """A done act is one use of the memory it leaves (an edit: the new version)."""
         if count:

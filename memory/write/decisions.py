@@ -296,12 +296,24 @@ class ConfirmationService:
         change detector (batch writers use it).
         """
         act = self._check.verify(act, ("confirm", "replace"))
-        with self.memory.lock(act.user_key):
+
+        def write() -> Entry:
             proposal = self.store.live(act.user_key, act.proposal_id, now)
             entry = self._write(act.user_key, proposal, act.action == "replace", now)
             self.store.resolve(proposal.id, CONFIRMED, now=now, entry_id=entry.id)
+            return entry
+
+        with self.memory.lock(act.user_key):
+            if act.via in ("command", "operator"):  # typed /remember, `pcai remember`: each
+                entry = write()  # notes what it made itself, for /undo (agent/forget.py)
+            else:  # an answer to a proposal is an act /undo can take back (the entry goes)
+                entry = self.governance.noting(act.user_key, "confirm", now, write)
         log.info(
-            "%s: %s confirmed by the user (%s) as %s", act.user_key, proposal.id, act.via, entry.id
+            "%s: %s confirmed by the user (%s) as %s",
+            act.user_key,
+            act.proposal_id,
+            act.via,
+            entry.id,
         )
         if index:
             try:

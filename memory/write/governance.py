@@ -39,6 +39,7 @@ from memory.base.markdown import (
 from memory.errors import EntryNotFoundError
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_MEMORY
+from memory.state.undo import UndoStore
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
 
@@ -207,11 +208,54 @@ class Governance:
         top_k: int = 5,
         similarity: float = 0.9,
         access: AccessCounter | None = None,
+        undo: UndoStore | None = None,
     ) -> None:
         self.memory = memory
         self.top_k = top_k
         self.similarity = similarity
         self.access = access  # use counts, which a new version inherits
+        self.undo = undo  # the user's acts, newest last: what /undo takes back
+        self._noting: set[str] = set()  # users whose act is being noted (under their lock)
+
+    # -- the user's changes to confirmed memories, and their undo -------------------------
+    def noting(self, user_key: str, act: str, now: datetime, change: Callable[[], Entry]) -> Entry:
+        """Run ``change`` (one act of the user on confirmed memories) and note, for /undo,
+        the entries it changed as they were and as it left them. No change, no note."""
+        with self.memory.lock(user_key):
+            if user_key in self._noting:  # a step of a larger act (the page's edit form)
+                return change()
+            self._noting.add(user_key)
+            before = {e.id: e for e in self.memory.entries(user_key)}
+            try:
+                return change()
+            finally:  # a step refused halfway: what the steps before it did is still noted
+                self._noting.discard(user_key)
+                after = {e.id: e for e in self.memory.entries(user_key)}
+                was = [e for i, e in before.items() if after.get(i) != e]
+                left = [e for i, e in after.items() if before.get(i) != e]
+                if self.undo is not None and (was or left):
+                    self.undo.keep_change(user_key, act, was, left, now)
+
+    def take_back(self, user_key: str, before: Iterable[Entry], after: Iterable[Entry]) -> bool:
+        """Undo one noted change: ``before`` comes back, what it added goes. Only while every
+        entry it left still reads as it left it (else False, nothing written)."""
+        before, after = list(before), list(after)
+        with self.memory.lock(user_key):
+            doc = self.memory.document(user_key)
+            present = doc.by_id()
+            if any(present.get(e.id) != e for e in after):
+                return False
+            olds = {e.id for e in before}
+            added = [e.id for e in after if e.id not in olds]
+            for entry_id in added:
+                doc = doc.without(entry_id)
+            for e in before:
+                doc = doc.with_entry(e)
+            self.memory.write_document(user_key, doc)
+        if self.access is not None:
+            for entry_id in added:
+                self.access.forget(user_key, entry_id)
+        return True
 
     def inherit_use(self, user_key: str, new_id: str, old_ids: Iterable[str]) -> None:
         """A new version keeps the use of what it replaced (its health does not start over)."""

@@ -56,7 +56,7 @@ async def test_lang_switches_everything_from_then_on(tg: Harness, services: Serv
     assert switched.startswith("好的，之後我都用中文")
     assert saved.startswith("✅ 已記住：I like green tea") and labels == ["↩️ 復原"]
     for said in (forget, undone, nothing):  # in the one language, not English + Chinese
-        bare = re.sub(r"m-\d{8}-[0-9a-f]+|/undo|/forget|/remember|/remind", "", said)
+        bare = re.sub(r"m-\d{8}-[0-9a-f]+|/undo|/forget|/remember|/remind|/edit|/pin", "", said)
         assert not any("a" <= ch.lower() <= "z" for ch in bare), said
     await tg.send(OWNER, "/lang en", lang="zh-hant")
     assert tg.api.texts()[-1] == "From now on I speak English with you (/lang zh for Chinese)."

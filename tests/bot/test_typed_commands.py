@@ -67,7 +67,8 @@ async def test_remember_is_saved_at_once_and_undo_leaves_no_copy(
     assert services.memory.entries(KEY) == []
     assert services.memory.search(KEY, WORD) == []
     edit = tg.api.named("editMessageText")[-1]
-    assert edit["message_id"] == mid and edit["text"].startswith(f"↩️ Undone: {entry.id}")
+    assert edit["message_id"] == mid
+    assert edit["text"].startswith(f"↩️ Undone: remembering {entry.id} — ")
     assert "reply_markup" not in edit  # the button is gone with the text it stood under
     assert holding(services, WORD) == []  # MEMORY.md, the index, pcai.db: no copy anywhere
     assert undo_rows(services) == 0  # and no undo copy kept for it
@@ -171,7 +172,7 @@ async def test_the_terminal_remembers_at_once_and_undo_takes_it_back(services: S
 
     await chat.handle("/undo")
     assert services.memory.entries("cli_ann") == []
-    assert f"↩️ Undone: {entry.id}" in out.getvalue()
+    assert f"↩️ Undone: remembering {entry.id} — " in out.getvalue()
     assert holding(services, WORD) == [] and holding(services, "hunter2") == []
     assert [p.text for p in services.confirm.pending("cli_ann")] == ["I walk the dog at seven"]
 

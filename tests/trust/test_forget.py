@@ -273,7 +273,12 @@ async def test_undo_within_the_window_brings_the_memory_back(
     assert ENTRY in [e.text for e in services.memory.entries(USER)]
     hits = services.memory.search(USER, WORD)
     assert hits and hits[0].chunk.unit_id == scene.entry_id
-    assert "nothing to undo" in (await scene.say("undo")).lower()  # one undo per forget
+    # One undo per forget: the next /undo takes back the act before it (the user's confirm),
+    # named, and not the forget again; then nothing is left.
+    again = await scene.say("undo")
+    assert again.startswith("↩️ Undone: confirming 'Grandmother") and "log" not in again
+    assert ENTRY not in [e.text for e in services.memory.entries(USER)]
+    assert "nothing to undo" in (await scene.say("undo")).lower()
 
 
 async def test_undo_after_the_window_is_refused_in_one_sentence(

@@ -214,10 +214,30 @@ def test_forget_then_undo(page: Page) -> None:
     token = csrf_of(client.get("/").text)
     r = client.post(f"/m/{entry_id}/forget", data={"csrf": token})
     assert "Forgot" in r.text and 'id="undo"' in r.text
-    assert COFFEE not in _doc(page) and COFFEE not in client.get("/?q=咖啡").text
+    # The Undo button says what it takes back; nothing else on the page holds the text.
+    assert f"↩️ Undo forgetting &#39;{COFFEE}&#39;</button>" in r.text
+    listing = client.get("/?q=咖啡").text.split('class="search"')[1]
+    assert COFFEE not in _doc(page) and COFFEE not in listing
     r = client.post("/undo", data={"csrf": token})
-    assert "Restored" in r.text and COFFEE in _doc(page)
+    assert f"Undone: forgetting &#39;{COFFEE}&#39;" in r.text and COFFEE in _doc(page)
     assert 'id="undo"' not in r.text
+
+
+def test_the_undo_button_names_the_edit_and_brings_the_old_text_back(page: Page) -> None:
+    old = page.remember(ALICE, COFFEE, "偏好 Preferences", canonical_topic="coffee")
+    before = parse_memory(_doc(page)).entries
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{old}").text)
+    client.post(
+        f"/m/{old}/edit",
+        data={"csrf": token, "text": "我現在早上改喝拿鐵", "section": "偏好 Preferences",
+              "topic": "coffee", "weight": "7", "scope": "global"},
+    )  # fmt: skip
+    html = client.get("/").text
+    assert f"↩️ Undo the edit of &#39;{COFFEE}&#39;</button>" in html
+    r = client.post("/undo", data={"csrf": csrf_of(html)})
+    assert f"Undone: the edit of &#39;{COFFEE}&#39;" in r.text
+    assert parse_memory(_doc(page)).entries == before  # the whole form taken back, exactly
 
 
 def test_restore_an_archived_entry(page: Page) -> None:
