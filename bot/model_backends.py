@@ -103,6 +103,17 @@ def _answers(url: str, timeout: float, headers: dict[str, str] | None = None) ->
         return None
 
 
+def shown_url(url: str) -> str:
+    """``url`` as it may be printed: the credentials of ``scheme://user:pass@host`` hidden."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    host, slash, path = rest.partition("/")
+    if "@" not in host:
+        return url
+    return f"{scheme}://***@{host.rpartition('@')[2]}{slash}{path}"
+
+
 def ollama_reachable(host: str, timeout: float = 2.0) -> bool:
     """Whether an Ollama server answers ``/api/version`` at ``host``."""
     url = (host if "://" in host else f"http://{host}").rstrip("/") + "/api/version"
@@ -207,8 +218,8 @@ class OpenAIBackend:
     sent: str = ""
 
     def where(self, settings: Settings) -> str:
-        """``PCAI_LLM_BASE_URL``."""
-        return settings.llm_base_url
+        """``PCAI_LLM_BASE_URL``, any ``user:password@`` in it shown as ``***@``."""
+        return shown_url(settings.llm_base_url)
 
     def too_small(self, settings: Settings, context: int, bigger: int) -> tuple[str, str]:
         """The server was started with a small context: start it with a bigger one."""
@@ -274,7 +285,7 @@ class OpenAIBackend:
 
     def down(self, settings: Settings, lang: str) -> str:
         """Start the server, or point PCAI_LLM_BASE_URL at it."""
-        return say("needs_server", lang, model=settings.chat_model, url=settings.llm_base_url)
+        return say("needs_server", lang, model=settings.chat_model, url=self.where(settings))
 
 
 async def _offer_a_tool(settings: Settings) -> str:

@@ -113,3 +113,21 @@ async def test_telegram_and_the_terminal_take_the_backend_from_one_registry(
     await TerminalChat(backend, "cli_ann", out).run_async(io.StringIO("hello from the terminal\n"))
     assert "answer in the terminal" in out.getvalue() and "Chat needs" not in out.getvalue()
     assert _asked(fake_openai) == ["hello from Telegram", "hello from the terminal"]
+
+
+async def test_a_password_in_the_server_address_is_never_printed(
+    services: Services, fake_openai: FakeOpenAI
+) -> None:
+    host = fake_openai.url.removeprefix("http://")
+    fake_openai.stop()  # down: the sentence names the address
+    url = f"http://bob:hunter22secret@{host}"
+    services.settings = replace(
+        services.settings, llm_backend="openai", llm_base_url=url, ollama_host=NOWHERE
+    )
+    build_agent(services)
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services, check_llm=True), "cli_ann", out)
+    await chat.run_async(io.StringIO("hello\n"))
+    said = out.getvalue()
+    assert f"http://***@{host}" in said, said
+    assert "hunter22secret" not in said and "bob:" not in said
