@@ -16,7 +16,7 @@ from agent.turn_llm import ask, failure_reply
 from agent.types import IncomingMessage, Reply, StepClock
 from history.context import WINDOW_STEP, fill_summaries
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session
-from memory.base.guards import mask, secrets_in
+from memory.base.guards import mask
 
 if TYPE_CHECKING:
     from agent.pipeline import Agent
@@ -34,7 +34,7 @@ async def group_turn(
 ) -> Reply:
     """Answer a group message from the group's own conversation alone."""
     with clock.step("3 append"):
-        known = secrets_in(message.text)
+        known = agent.said.of(session.id)  # said in this group so far, this message too
         session.append(ROLE_USER, mask(message.text), message.time, msg_id=message.message_id)
         # No compaction here (it writes someone's MEMORY_FULL.md and daily log): the group
         # keeps only what its history window can show, trimmed when the window is rebuilt.

@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 
@@ -44,6 +44,7 @@ from agent.prompt import (
 )
 from agent.remember import settle_reply
 from agent.reminders.service import ReminderService
+from agent.said import SaidSecrets
 from agent.selection import Selection
 from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
@@ -68,7 +69,7 @@ from history.dailylog import DailyLog
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session, SessionStore
 from history.summarize import SummaryService
 from history.topic_index import TopicIndex
-from memory.base.guards import mask, secrets_in
+from memory.base.guards import mask
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
 from memory.state.notices import NoticeBook
@@ -110,6 +111,7 @@ class Agent:
     prompts: LastPrompts | None = None
     # The model's context: each prompt is cut to fit it (None: sent as built, tests' fakes).
     fit: ContextFit | None = None
+    said: SaidSecrets = field(default_factory=SaidSecrets)  # in memory only, never stored
 
     async def new_session(
         self, user_key: str, now: datetime | None = None, lang: str = "en"
@@ -121,6 +123,7 @@ class Agent:
         now = now or datetime.now(UTC)
         async with self.sessions.locked(user_key) as session:
             result = await self.compactor.summarise_all(session, user_key, now)
+            self.said.forget(session.id)  # a new conversation: what was said goes with it
         self.why_log.clear(user_key)
         if result is None:
             return say("new_session", lang)
@@ -149,7 +152,8 @@ class Agent:
                 session = await stack.enter_async_context(self.sessions.locked(session_id))
             problems: list[UnreadableFileError] = []  # the user's files this turn went without
             try:
-                guard = StreamGuard(stream, secrets_in(message.text)) if stream else None
+                known = self.said.add(session.id, message.text)  # said in this conversation
+                guard = StreamGuard(stream, known) if stream else None
                 if message.in_group:
                     reply = await group_turn(self, message, session, lang, clock, guard)
                 else:
@@ -209,7 +213,7 @@ class Agent:
         # Step 2 (answering a proposal) is the bot layer's: only it can prove the user's act.
         with clock.step("3 append"):
             # Secrets are masked before anything is stored; only this turn's prompt sees them.
-            stored, known = mask(message.text), secrets_in(message.text)
+            stored, known = mask(message.text), self.said.of(session.id)
             log_it = self.daily_log.append_user_message
             write = partial(log_it, key, stored, message.time, message.message_id)
             if _cut_short(session, message):  # answered now after a stop cut it: kept once

@@ -7,10 +7,14 @@ own sink, the reply as it may be shown so far (each call the whole shown text, g
 * a tool call a small model writes as text (JSON, a fenced block, ``<tool_call>`` tags,
   ``memory_save(...)``) is held from its first sign (``{``, ``<``, a backtick, a tool's name)
   until the round is over; the final message then holds the reply with the call cut;
-* a secret is masked (:func:`memory.base.guards.mask`, with the secrets of the user's
-  message), and the last ``HOLD_CHARS`` characters wait (unless a call's sign ended the
-  text), so a secret is whole before it can be shown; shown text is never taken back:
-  once masking would change it, nothing more is shown until the final message.
+* what is shown is only ever what the final message shows: the text so far is masked
+  (:func:`memory.base.guards.mask`, with the secrets said in this conversation, ``known``)
+  and cut back before the first place where a secret may still start once more text comes
+  (:func:`agent.stream_holds.settled`: a word not ended yet, a quote opened after a keyword,
+  a URL's password, a code before its "from the bank", the start of a secret the person
+  said), and the last ``HOLD_CHARS`` characters wait (unless a call's sign ended the text);
+  shown text is never taken back: once masking would change it, nothing more is shown until
+  the final message.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 
+from agent.stream_holds import WORD_CHAR, settled
 from memory.base.guards import mask
 
 # Receives the reply as it may be shown so far ("" when a tool round began).
@@ -74,13 +79,22 @@ class StreamGuard:
     def showable(self, raw: str) -> str:
         """The part of ``raw`` that may be shown now (masked, held back as the doc says)."""
         sign = _CALL_SIGN.search(raw)
-        text = mask(raw[: sign.start()] if sign else raw, self.known)
-        # The text before a call's sign is finished (the model went on to the call): no hold.
-        limit = len(text) if sign else len(text) - HOLD_CHARS
+        # The final message is the reply stripped: so is what is shown of it.
+        text = (raw[: sign.start()] if sign else raw).lstrip()
+        cut = settled(text, self.known)
+        if not sign:  # the text before a call's sign is finished: no hold for its tail
+            cut = min(cut, len(text) - HOLD_CHARS)
+        whole = mask(text, self.known)
+        # What the text masks to as it stands and what its settled part masks to: only the
+        # start both agree on can be the start of the final message.
+        agreed = _agreed(whole, mask(text[: max(0, cut)], self.known))
         end = 0
-        for found in _BOUNDARY.finditer(text, 0, max(0, limit) + 1):
-            end = found.end()
-        return text[:end].rstrip()
+        for found in _BOUNDARY.finditer(whole, 0, agreed):
+            # Never inside a word: "https://bob:" of "https://bob:hunter.2@host" is no end.
+            inside = WORD_CHAR.match(whole, found.end()) and WORD_CHAR.match(whole, found.start())
+            if not inside:
+                end = found.end()
+        return whole[:end].rstrip()
 
     async def tool_round(self) -> None:
         """The round ended in tool calls: drop its text; the user sees "typing" again."""
@@ -89,3 +103,9 @@ class StreamGuard:
         self._at = -_RESCAN_SECONDS
         if had:
             await self.sink("")
+
+
+def _agreed(a: str, b: str) -> int:
+    """How many characters ``a`` and ``b`` start with alike."""
+    n = min(len(a), len(b))
+    return next((i for i in range(n) if a[i] != b[i]), n)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
+
 from agent.streaming import HOLD_CHARS, StreamGuard
 from memory.base.guards import secrets_in
 from tests.agent.conftest import Env
@@ -99,6 +101,14 @@ async def test_a_tool_call_written_as_json_is_never_shown() -> None:
     assert seen.shown[-1] == ""
 
 
+@pytest.fixture
+def every_piece(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A turn's guard checks the text every few characters, however fast the fake writes
+    (the fake model streams its whole reply faster than the guard's 0.2 s between checks)."""
+    monkeypatch.setattr("agent.streaming._RESCAN_SECONDS", 0.0)
+
+
+@pytest.mark.usefixtures("every_piece")
 async def test_a_turn_streams_masked_text_and_never_a_json_call(env: Env) -> None:
     seen = Seen()
     text_call = (
@@ -118,6 +128,7 @@ async def test_a_turn_streams_masked_text_and_never_a_json_call(env: Env) -> Non
     assert reply.text.startswith(seen.shown[-1])  # the final message completes the last one
 
 
+@pytest.mark.usefixtures("every_piece")
 async def test_a_tool_round_takes_shown_text_back(env: Env) -> None:
     seen = Seen()
     env.fake.queue_chat(

@@ -31,6 +31,7 @@ def test_drafts_come_before_the_whole_masked_reply(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
     ollama.chat_handler = model
+    ollama.chunk_delay = 0.03  # written at a small machine's pace: the guard checks as it goes
     start_bot()
     alice = User(emulator, ALICE, "Alice")
     alice.send(SAID)
@@ -53,3 +54,35 @@ def test_drafts_come_before_the_whole_masked_reply(
         assert "{" not in text and "memory_save" not in text and "hunter" not in text
         # the round with the call showed its words (then "Thinking…"), the answer its start
         assert not text or whole.startswith(text) or WORDS.startswith(text)
+
+
+PHRASE = (
+    "vorpal gimble borogove mimsy frabjous tulgey uffish jubjub manxome slithy wabe "
+    "bandersnatch outgrabe callooh tumtum beamish"
+)
+
+
+def test_no_draft_shows_a_pass_phrase_the_person_said(
+    emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
+) -> None:
+    """Issue 28: the echo of a said pass-phrase longer than the hold-back showed in part."""
+    ollama.chat_handler = lambda request: (
+        f"Noted. {PHRASE}, and I will not keep it anywhere: secrets are never stored. "
+        "The router sits in the hall cupboard, next to the fuse box, as you said."
+    )
+    ollama.chunk_delay = 0.05  # the phrase takes over a second: drafts go out meanwhile
+    start_bot()
+    alice = User(emulator, ALICE, "Alice")
+    alice.send(f'my wifi password is "{PHRASE}"')
+    final = str(alice.wait_text("fuse box", timeout=60)["text"])
+    assert "vorpal" not in final and "[REDACTED]" in final
+    calls = emulator.call("getBotCalls", {})["result"]
+    drafts = [
+        str(c["params"].get("text") or "")
+        for c in calls
+        if c["method"].lower() == "sendmessagedraft"
+    ]
+    assert any("Noted." in d for d in drafts)  # it did stream
+    for draft in drafts:
+        assert final.startswith(draft)
+        assert not any(word in draft for word in PHRASE.split())

@@ -17,7 +17,8 @@ It speaks the parts of Ollama's HTTP API that PCAI uses, with the same JSON shap
   then a final ``done`` chunk with the counts). ``prompt_eval_count`` is the prompt's size
   (~4 characters a token) cut to ``options.num_ctx`` (``default_ctx``, 4096, without it), as
   Ollama cuts a longer prompt silently. ``hold_stream`` (an Event) holds an answer after its
-  first chunk until set: a test sees text arrive before the answer ends.
+  first chunk until set: a test sees text arrive before the answer ends; ``chunk_delay``
+  (seconds) paces the chunks as a model on a small machine writes them.
 
 Usage::
 
@@ -157,6 +158,7 @@ class FakeOllama:
         self.capabilities = ("completion", "tools")
         # Set: each streamed answer waits (up to 5 s) after its first chunk until it is set.
         self.hold_stream: threading.Event | None = None
+        self.chunk_delay = 0.0  # seconds between two streamed chunks
         self.requests: list[Recorded] = []
         self._replies: deque[ChatReply] = deque()
         self._lock = threading.Lock()
@@ -363,6 +365,8 @@ def _make_handler(server: FakeOllama) -> type[BaseHTTPRequestHandler]:
                     self.wfile.flush()
                     if n == 0 and server.hold_stream is not None:
                         server.hold_stream.wait(5)
+                    if server.chunk_delay:
+                        time.sleep(server.chunk_delay)
                 self.wfile.write(b"0\r\n\r\n")
             except (BrokenPipeError, ConnectionResetError):
                 pass
