@@ -154,16 +154,13 @@ class Ground(RuleBasedStateMachine):
     def turn_ended(self, key: str, text: str, plan: Plan, began: dict[str, Any], mid: str) -> None:
         """Check and learn what one chat turn did: each side effect once, the message once."""
         person = self.people[key]
-        asked = [said for _, said in self.model.asked]
-        assert all(s.strip() for s in asked) or not text.strip(), (
-            f"the model was asked {asked!r} for the message {text!r}: the person's message "
-            "was cut to nothing"
-        )
-        new = {pid: t for pid, t in self.pending_now(key).items() if pid not in began["pending"]}
-        twice = [t for t, n in Counter(new.values()).items() if n > 1]
-        assert not twice, f"one message proposed {twice!r} more than once: {sorted(new)}"
-        person.pending |= new
-        self.seen |= set(new)
+        refs = Counter(files.user_refs(self.data, key)) - began["refs"]
+        if mid:  # the Telegram message's id: its one record in the person's log
+            assert refs[mid] == 1, f"the message {text!r} ({mid}) was logged as {dict(refs)}"
+        else:  # the terminal's own id: the one new record of the person's log
+            assert sum(refs.values()) == 1, f"the message {text!r} was logged as {dict(refs)}"
+            mid = next(iter(refs))
+        person.sent.append(mid)
         rows = self.rows(key)
         made = [r for i, r in rows.items() if i not in began["rows"]]
         cards = Counter((r.text, r.due) for r in made)
@@ -182,8 +179,13 @@ class Ground(RuleBasedStateMachine):
                     f"would ring at {instant(r.due)}"
                 )
             person.proposed[r.id] = Reminder(r.id, r.text, r.due, True, person.tz.key)
-        if not mid:  # the terminal's own id: the one new record of the person's log
-            refs = Counter(files.user_refs(self.data, key)) - began["refs"]
-            assert sum(refs.values()) == 1, f"the message {text!r} was logged as {refs}"
-            mid = next(iter(refs))
-        person.sent.append(mid)
+        new = {pid: t for pid, t in self.pending_now(key).items() if pid not in began["pending"]}
+        twice = [t for t, n in Counter(new.values()).items() if n > 1]
+        assert not twice, f"one message proposed {twice!r} more than once: {sorted(new)}"
+        person.pending |= new
+        self.seen |= set(new)
+        asked = [said for _, said in self.model.asked]
+        assert all(s.strip() for s in asked) or not text.strip(), (
+            f"the model was asked {asked!r} for the message {text!r}: the person's message "
+            "was cut to nothing"
+        )

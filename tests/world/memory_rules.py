@@ -189,8 +189,10 @@ class MemoryRules(Ground):
         before, (kept, state) = self.live(person.key), person.before_act()
         answer = self.command(person.key, "restore", target)
         new, gone = diff(before, self.live(person.key))
-        if not new and not gone:
-            assert answer.error, f"/restore {target} said {answer.text!r} and changed nothing"
+        if not new and not gone:  # the current version is already there; else refused
+            assert target == m.id or answer.error, (
+                f"/restore {target} said {answer.text!r} and changed nothing"
+            )
             return
         assert target in m.versions and target != m.id, (
             f"/restore {target} brought back {[e.text for e in new]}, removed {gone}"
