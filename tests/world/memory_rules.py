@@ -63,7 +63,7 @@ class MemoryRules(Ground):
             self.seen |= {p.proposal_id for p in answer.proposals}
             return
         assert len(new) <= 1, f"one /remember {s.text!r} made {[e.text for e in new]}"
-        assert bool(new) != answer.error, (
+        assert not (new and answer.error), (
             f"/remember {s.text!r} answered {answer.text!r}; MEMORY.md gained {new}"
         )
         if new:
