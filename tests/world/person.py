@@ -158,9 +158,10 @@ class Person:
         for m in self.memories:
             self.forgotten -= set(m.versions)
 
-    def moved(self, zone: str, now: datetime) -> None:
-        """``/tz zone``: clock times move to the new zone unless passed there; instants stay."""
-        new = ZoneInfo(zone)
+    def moved(self, zone: str, now: datetime) -> list[int]:
+        """``/tz zone``: clock times move to the new zone; instants stay. The ids of the clock
+        times already passed in the new zone (they keep their moment, or ring at once)."""
+        new, passed = ZoneInfo(zone), []
         for r in self.reminders.values():
             if not r.clock:
                 continue
@@ -168,4 +169,7 @@ class Person:
             due = wall.replace(tzinfo=new)
             if due > now:
                 r.due, r.zone = due.astimezone(UTC), zone
+            else:
+                passed.append(r.id)
         self.zone = zone
+        return passed

@@ -146,7 +146,12 @@ class ReminderRules(MemoryRules):
         kept, state = person.before_act()
         t0 = now()
         said = self.reminder_command(key, "tz", zone)
-        person.moved(zone, t0)
+        t1 = now()
+        rows = self.rows(key)
+        for rid in person.moved(zone, t0):
+            # Passed in the new zone: it keeps its moment, or rings at once (and says so).
+            if rid in rows and rows[rid].due <= t1 + SLACK:
+                person.reminders[rid].due = rows[rid].due
         got = kept_in_files(self.data, key)
         assert got == person.kept(), (
             f"/tz {zone} ({said!r}): the person meant {person.kept()}, the files hold {got}"
