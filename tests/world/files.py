@@ -1,0 +1,101 @@
+"""What the person's data folder holds, read from the files themselves (never from the service).
+
+MEMORY.md through the one codec that writes it, the daily logs through theirs, the reminders
+and zones from ``pcai.db`` with a connection of the project's own SQLite (a second SQLite
+library in one process would drop the service's file locks), and every byte of every file,
+the ``-wal`` included, for secrets.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from memory.base.db import connect
+from memory.base.fsutil import read_text
+from memory.base.logs import LogRecord, parse_log
+from memory.base.markdown import Entry, MemoryStatus, parse_memory
+from memory.base.users import UserPaths
+from memory.config import state_db_path
+
+GONE = (MemoryStatus.DEPRECATED, MemoryStatus.ARCHIVED)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One reminder as ``pcai.db`` holds it."""
+
+    id: int
+    text: str
+    due: datetime
+    zone: str
+    status: str
+
+
+def entries(data_dir: Path, user_key: str) -> tuple[Entry, ...]:
+    """Every entry of the person's MEMORY.md, older versions included."""
+    path = UserPaths.of(data_dir, user_key).memory_md
+    if not path.exists():
+        return ()
+    return parse_memory(read_text(path)).entries
+
+
+def live(data_dir: Path, user_key: str) -> dict[str, Entry]:
+    """The current memories (not an older version, not archived), by id."""
+    return {e.id: e for e in entries(data_dir, user_key) if e.status not in GONE}
+
+
+def log_records(data_dir: Path, user_key: str) -> list[LogRecord]:
+    """Every record of the person's daily logs, oldest day first."""
+    folder = UserPaths.of(data_dir, user_key).log_dir
+    out: list[LogRecord] = []
+    for day in sorted(folder.glob("????-??-??.md")) if folder.exists() else []:
+        out += parse_log(day.stem, day.read_text(encoding="utf-8"))
+    return out
+
+
+def user_refs(data_dir: Path, user_key: str) -> list[str]:
+    """The message ids of the person's own records in the daily logs, one per record."""
+    return [r.ref for r in log_records(data_dir, user_key) if r.who == "user" and r.ref]
+
+
+def reminders(data_dir: Path, user_key: str) -> list[Row]:
+    """The person's reminders, every status."""
+    path = state_db_path(data_dir)
+    if not path.exists():
+        return []
+    conn = connect(path, vec=False)
+    try:
+        rows = conn.execute(
+            "SELECT id, text, due_utc, zone, status FROM reminders WHERE user_key=? ORDER BY id",
+            (user_key,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [Row(int(r[0]), r[1], datetime.fromisoformat(r[2]), r[3], r[4]) for r in rows]
+
+
+def zone(data_dir: Path, user_key: str) -> str:
+    """The zone the person chose with /tz ("" until they do)."""
+    conn = connect(state_db_path(data_dir), vec=False)
+    try:
+        row = conn.execute(
+            "SELECT zone FROM reminder_users WHERE user_key=?", (user_key,)
+        ).fetchone()
+    finally:
+        conn.close()
+    return str(row[0]) if row else ""
+
+
+def holding(data_dir: Path, needles: set[str]) -> list[tuple[str, str]]:
+    """(file, needle) for every needle found in the bytes of any file of the folder."""
+    found = []
+    wanted = {n: n.encode("utf-8") for n in needles}
+    for path in sorted(p for p in data_dir.rglob("*") if p.is_file()):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        found += [(str(path.relative_to(data_dir)), n) for n, b in wanted.items() if b in data]
+    return found
