@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
@@ -123,7 +124,8 @@ class TerminalChat:
             user_key=self.user_key,
             text=line,
             time=datetime.now().astimezone(),
-            message_id=f"cli-{int(datetime.now().timestamp())}-{self._counter}",
+            # Unique across restarts and two chats of one user: the log keeps one record per id.
+            message_id=f"cli-{time.time_ns()}-{self._counter}",
             language=lang,
         )
         printer = StreamPrinter(self.out or sys.stdout)
