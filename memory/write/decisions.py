@@ -304,9 +304,13 @@ class ConfirmationService:
             return entry
 
         with self.memory.lock(act.user_key):
-            if act.via in ("command", "operator"):  # typed /remember, `pcai remember`: each
-                entry = write()  # notes what it made itself, for /undo (agent/forget.py)
-            else:  # an answer to a proposal is an act /undo can take back (the entry goes)
+            # A typed /remember or `pcai remember` (the command made the proposal and answers
+            # it) notes what it made itself, for /undo (agent/forget.py). Any other answer to
+            # a proposal, a typed /confirm included, is an act /undo can take back.
+            source = self.store.live(act.user_key, act.proposal_id, now).source
+            if act.via in ("command", "operator") and source in ("command", "operator"):
+                entry = write()
+            else:
                 entry = self.governance.noting(act.user_key, "confirm", now, write)
         log.info(
             "%s: %s confirmed by the user (%s) as %s",

@@ -189,6 +189,26 @@ async def test_confirming_a_proposal_is_an_act_undo_does_not_reach_past(
     assert services.memory.entries(KEY) == [tea]  # the /remember before it is untouched
 
 
+async def test_a_typed_confirm_is_an_act_undo_takes_back_not_the_reminder_before(
+    services: Services,
+) -> None:
+    # Found by the world machine: a typed /confirm of the model's proposal was not noted, so
+    # /undo cancelled the reminder set before it.
+    chat, out = chat_of(services)
+    assert services.reminders is not None
+    await chat.handle("/remind in 30 minutes call mom")
+    [reminder] = services.reminders.store.of_user(KEY)
+    proposal_id = offer_in_terminal(chat, services, "My sister lives in Lyon")
+    await chat.handle(f"/confirm {proposal_id}")
+    assert [e.text for e in services.memory.entries(KEY)] == ["My sister lives in Lyon"]
+    mark = len(out.getvalue())
+    await chat.handle("/undo")
+    assert "Undone: confirming 'My sister lives in Lyon'" in said_last(out, mark)
+    assert services.memory.entries(KEY) == []
+    [still] = services.reminders.store.of_user(KEY)
+    assert still.id == reminder.id and still.status == reminder.status
+
+
 async def test_the_telegram_undo_button_under_an_older_act_says_so_and_keeps_all(
     tg: Harness, services: Services
 ) -> None:

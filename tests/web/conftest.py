@@ -61,7 +61,7 @@ class Page:
         """A confirmed memory, written the way the operator's `pcai remember` does."""
         now = datetime.now().astimezone()
         p = self.services.confirm.propose(
-            user_key, text, "test", section=section, now=now, fields=fields
+            user_key, text, "operator", section=section, now=now, fields=fields
         )
         act = self.services.user_acts.act(user_key, p.id, "confirm", via="operator")
         return self.services.confirm.confirm(act, now=now).id
