@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -110,3 +111,12 @@ async def tg(services: Services, fake_ollama: FakeOllama) -> AsyncIterator[Harne
     harness = await make_harness(services, fake_ollama)
     yield harness
     await harness.app.shutdown()
+
+
+@pytest.fixture
+def data_dir(
+    clean_environment: Path, monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama
+) -> Path:
+    """The ``pcai`` commands' data folder (the clean environment's), the model the fake Ollama."""
+    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
+    return clean_environment

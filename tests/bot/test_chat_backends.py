@@ -8,7 +8,6 @@ of tests/fakes, speaking real HTTP) and never asks Ollama.
 from __future__ import annotations
 
 import io
-import os
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -50,9 +49,6 @@ def test_pcai_chat_talks_to_the_openai_compatible_server(
     capsys: pytest.CaptureFixture[str],
     fake_openai: FakeOpenAI,
 ) -> None:
-    for name in list(os.environ):
-        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
-            monkeypatch.delenv(name)
     monkeypatch.setenv("PCAI_DATA_DIR", str(tmp_path / "botmemory"))
     monkeypatch.setenv("OLLAMA_HOST", NOWHERE)
     monkeypatch.setenv("PCAI_LLM_BACKEND", "openai")

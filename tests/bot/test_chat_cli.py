@@ -10,18 +10,6 @@ import pytest
 
 from bot.cli import main
 from history.sessions import Session, SessionStore
-from tests.fakes.ollama_server import FakeOllama
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama) -> Path:
-    for name in list(os.environ):
-        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
-            monkeypatch.delenv(name)
-    data = tmp_path / "botmemory"
-    monkeypatch.setenv("PCAI_DATA_DIR", str(data))
-    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    return data
 
 
 def test_chat_without_user_resumes_the_latest_terminal_session(

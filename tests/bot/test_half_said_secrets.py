@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import io
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,6 @@ from bot.cli import main
 from bot.telegram.queues import UserQueues
 from memory.state.turns import OpenTurns
 from tests.bot.conftest import OWNER, Harness
-from tests.fakes.ollama_server import FakeOllama
 
 HALF_SAID = (
     'my password is "',
@@ -93,16 +91,6 @@ async def test_a_message_and_a_remember_are_answered(tg: Harness) -> None:
     assert [t for t in sent if t.startswith("Noted")] == [f"Noted ({n})." for n in range(9)]
     remembered = [e.text for e in tg.services.memory.entries(f"telegram_{OWNER}")]
     assert sorted(remembered) == sorted(s.strip() for s in SAID)
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama) -> Path:
-    for name in list(os.environ):
-        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PCAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    return tmp_path / "data"
 
 
 def test_pcai_remember_answers_them(data_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:

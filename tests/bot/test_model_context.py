@@ -39,9 +39,6 @@ def tiny_server() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def environ(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, tiny_server: FakeOpenAI) -> Path:
     """The process's settings: the OpenAI-compatible backend on the tiny server."""
-    for name in list(os.environ):
-        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
-            monkeypatch.delenv(name)
     data = tmp_path / "botmemory"
     monkeypatch.setenv("PCAI_DATA_DIR", str(data))
     monkeypatch.setenv("PCAI_LLM_BACKEND", "openai")

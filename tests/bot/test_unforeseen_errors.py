@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import io
 import logging
-import os
 from pathlib import Path
 from typing import NoReturn
 
@@ -30,7 +29,6 @@ from memory.state.turns import OpenTurns
 from memory.write.decisions import ConfirmationService
 from tests.bot.conftest import OWNER
 from tests.bot.test_half_said_secrets import _update
-from tests.fakes.ollama_server import FakeOllama
 
 
 def _bug(*_args: object, **_kwargs: object) -> NoReturn:
@@ -50,16 +48,6 @@ async def test_a_message_the_masker_fails_on_keeps_its_record_withheld(
     assert kept.payload["message"]["text"] == REDACTED  # kept, and nothing unmasked on disk
     assert any(r.exc_info for r in caplog.records if "could not mask" in r.getMessage())
     done.set()
-
-
-@pytest.fixture
-def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fake_ollama: FakeOllama) -> Path:
-    for name in list(os.environ):
-        if name.startswith("PCAI_") or name in ("TELEGRAM_BOT_TOKEN", "OLLAMA_HOST"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("PCAI_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setenv("OLLAMA_HOST", fake_ollama.url)
-    return tmp_path / "data"
 
 
 def test_pcai_remember_says_one_line(
