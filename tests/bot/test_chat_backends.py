@@ -43,6 +43,18 @@ def _asked(fake: FakeOpenAI) -> list[str]:
     ]
 
 
+async def _said_to_hello(services: Services, url: str) -> str:
+    """What the terminal chat prints for "hello" with the OpenAI-compatible server at ``url``."""
+    services.settings = replace(
+        services.settings, llm_backend="openai", llm_base_url=url, ollama_host=NOWHERE
+    )
+    build_agent(services)
+    out = io.StringIO()
+    chat = TerminalChat(backend_for(services, check_llm=True), "cli_ann", out)
+    await chat.run_async(io.StringIO("hello\n"))
+    return out.getvalue()
+
+
 def test_pcai_chat_talks_to_the_openai_compatible_server(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
@@ -69,14 +81,7 @@ async def test_a_down_server_is_named_once_with_its_address(
 ) -> None:
     url = fake_openai.url
     fake_openai.stop()  # configured, but not running
-    services.settings = replace(
-        services.settings, llm_backend="openai", llm_base_url=url, ollama_host=NOWHERE
-    )
-    build_agent(services)
-    out = io.StringIO()
-    chat = TerminalChat(backend_for(services, check_llm=True), "cli_ann", out)
-    await chat.run_async(io.StringIO("hello\n"))
-    said = out.getvalue()
+    said = await _said_to_hello(services, url)
     assert said.count("Chat needs") == 1, said  # at start; the message says only "still"
     assert f"OpenAI-compatible server at {url}" in said and "Ollama" not in said
     assert f"the model server at {url} still does not answer" in said
@@ -117,13 +122,6 @@ async def test_a_password_in_the_server_address_is_never_printed(
     host = fake_openai.url.removeprefix("http://")
     fake_openai.stop()  # down: the sentence names the address
     url = f"http://bob:hunter22secret@{host}"
-    services.settings = replace(
-        services.settings, llm_backend="openai", llm_base_url=url, ollama_host=NOWHERE
-    )
-    build_agent(services)
-    out = io.StringIO()
-    chat = TerminalChat(backend_for(services, check_llm=True), "cli_ann", out)
-    await chat.run_async(io.StringIO("hello\n"))
-    said = out.getvalue()
+    said = await _said_to_hello(services, url)
     assert f"http://***@{host}" in said, said
     assert "hunter22secret" not in said and "bob:" not in said
