@@ -40,8 +40,11 @@ def current(services: Services) -> dict[str, str]:
     }
 
 
-def said_last(out: io.StringIO, before: int) -> str:
-    return out.getvalue()[before:]
+async def said_to(chat: TerminalChat, out: io.StringIO, line: str) -> str:
+    """What the chat printed for ``line``."""
+    mark = len(out.getvalue())
+    await chat.handle(line)
+    return out.getvalue()[mark:]
 
 
 async def test_undo_after_edit_takes_back_the_edit_not_the_memory_before(
@@ -56,24 +59,21 @@ async def test_undo_after_edit_takes_back_the_edit_not_the_memory_before(
     assert sorted(current(services).values()) == ["I like jasmine tea", "My sister lives in Lyon"]
     whole = {e.id: e for e in services.memory.entries(KEY)}
 
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    said = said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
     assert "Undone: the edit of 'I like green tea'" in said
     assert "it reads 'I like green tea' again" in said
     # Exactly the state before the edit: the old version as it was, Lyon untouched.
     after = {e.id: e for e in services.memory.entries(KEY)}
     assert after == {tea.id: tea, lyon.id: whole[lyon.id]}
 
-    mark = len(out.getvalue())
-    await chat.handle("/undo")  # the act before: remembering Lyon, named (by its id: its text
-    said = said_last(out, mark)  # is not said again, taking it back leaves no copy)
+    # The act before: remembering Lyon, named (by its id: its text is not said again, taking it
+    # back leaves no copy).
+    said = await said_to(chat, out, "/undo")
     assert f"Undone: remembering {lyon.id} — " in said
     assert current(services) == {tea.id: "I like green tea"}
 
-    mark = len(out.getvalue())
-    await chat.handle("/undo")  # and the one before that: the tea
-    assert f"Undone: remembering {tea.id} — " in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")  # and the one before that: the tea
+    assert f"Undone: remembering {tea.id} — " in said
     assert current(services) == {}
 
 
@@ -85,13 +85,11 @@ async def test_pin_and_unpin_are_acts_undo_takes_back_one_at_a_time(services: Se
     pinned = services.memory.entries(KEY)[0]
     assert pinned.is_core
     await chat.handle(f"/unpin {run.id}")
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    assert "Undone: unpinning 'I run on Sundays'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
+    assert "Undone: unpinning 'I run on Sundays'" in said
     assert services.memory.entries(KEY) == [pinned]  # pinned again, exactly as it was
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    assert "Undone: pinning 'I run on Sundays'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
+    assert "Undone: pinning 'I run on Sundays'" in said
     assert services.memory.entries(KEY) == [run]
 
 
@@ -109,9 +107,7 @@ async def test_undo_of_an_act_whose_memory_changed_since_does_not_reach_past_it(
         doc = services.memory.document(KEY)
         hand = replace(doc.by_id()[walk.id], user_weight=2)
         services.memory.write_document(KEY, doc.with_entry(hand))
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    said = said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
     assert "pinning 'I walk at seven'" in said and "cannot be undone" in said
     texts = sorted(e.text for e in services.memory.entries(KEY))
     assert texts == ["I like green tea", "I read at night", "I walk at seven"]  # nothing gone
@@ -165,13 +161,11 @@ async def test_forget_after_an_edit_leaves_the_edit_row_no_text_and_undo_brings_
     assert "quincewort" not in edit and "jasmine" not in edit  # only the forget's copy holds it
     assert "quincewort" in forget
 
-    mark = len(out.getvalue())
-    await chat.handle("/undo")  # the forget: both versions back, as they were
-    assert "Undone: forgetting 'I like jasmine tea'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")  # the forget: both versions back, as they were
+    assert "Undone: forgetting 'I like jasmine tea'" in said
     assert {e.id: e for e in services.memory.entries(KEY)} == edited
-    mark = len(out.getvalue())
-    await chat.handle("/undo")  # then the edit, exactly
-    assert "Undone: the edit of 'I like quincewort tea'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")  # then the edit, exactly
+    assert "Undone: the edit of 'I like quincewort tea'" in said
     assert services.memory.entries(KEY) == [tea]
 
 
@@ -183,9 +177,8 @@ async def test_confirming_a_proposal_is_an_act_undo_does_not_reach_past(
     [tea] = services.memory.entries(KEY)
     offer_in_terminal(chat, services, "My sister lives in Lyon")  # the model's: it waits
     await chat.handle("yes")  # the person's own act
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    assert "Undone: confirming 'My sister lives in Lyon'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
+    assert "Undone: confirming 'My sister lives in Lyon'" in said
     assert services.memory.entries(KEY) == [tea]  # the /remember before it is untouched
 
 
@@ -201,9 +194,8 @@ async def test_a_typed_confirm_is_an_act_undo_takes_back_not_the_reminder_before
     proposal_id = offer_in_terminal(chat, services, "My sister lives in Lyon")
     await chat.handle(f"/confirm {proposal_id}")
     assert [e.text for e in services.memory.entries(KEY)] == ["My sister lives in Lyon"]
-    mark = len(out.getvalue())
-    await chat.handle("/undo")
-    assert "Undone: confirming 'My sister lives in Lyon'" in said_last(out, mark)
+    said = await said_to(chat, out, "/undo")
+    assert "Undone: confirming 'My sister lives in Lyon'" in said
     assert services.memory.entries(KEY) == []
     [still] = services.reminders.store.of_user(KEY)
     assert still.id == reminder.id and still.status == reminder.status
