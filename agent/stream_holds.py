@@ -23,7 +23,7 @@ from collections.abc import Iterable
 
 from memory.base.guards import REDACTED, scan
 from memory.base.secret_phrases import (
-    _QUOTES,  # the masker's own quote pairs, kept in step
+    QUOTES,  # the masker's own quote pairs, kept in step
     keyword_spans,
 )
 
@@ -83,7 +83,7 @@ def _changing(text: str) -> int:
     tail = text[at:]
     base = _spans(tail)
     near = tail[-QUOTE_REACH:]
-    closers = {close for opening, close in _QUOTES.items() if opening in near}
+    closers = {close for opening, close in QUOTES.items() if opening in near}
     cut = len(text)
     for more in (*_GOES_ON, *(_VALUE + close for close in sorted(closers))):
         for start, _ in base ^ _spans(tail + more):

@@ -100,8 +100,10 @@ _NUMBER_WORD = re.compile(
 )
 _PAREN = re.compile(r"\s{0,2}\([^()\n]{1,40}\)")
 _QUALIFIER_WORD = re.compile(r"\s{1,3}[^\s:：=＝,，。;；!?！？是]{1,30}")
-_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
-_QUOTES |= {"„": "“", "‹": "›", "＂": "＂", "＇": "＇"}
+# Opening quote -> its closer: the masker reads a quoted value to its closer (agent/stream_holds
+# holds a draft back on the same pairs).
+QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’", "«": "»", "「": "」", "『": "』", "`": "`"}
+QUOTES |= {"„": "“", "‹": "›", "＂": "＂", "＇": "＇"}
 _TOKEN = re.compile(r"[^\s\"“”«»「」『』，。,；;？！、]{1,128}")
 _TOKEN_NOT_CJK = re.compile(
     r"[^\s\"“”«»「」『』，。,；;？！、\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af]{1,128}"
@@ -201,7 +203,7 @@ def _qualified(text: str, pos: int, clause: bool = False) -> tuple[int, int]:
 
 def _value_span(text: str, at: int) -> tuple[int, int, bool]:
     """The value starting at ``at``: (start, end, quoted)."""
-    close = _QUOTES.get(text[at : at + 1])
+    close = QUOTES.get(text[at : at + 1])
     if close is not None:
         end = text.find(close, at + 1, at + 130)
         if end > at + 1:
