@@ -22,8 +22,11 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import ReminderError
+from agent.reminders.texts import when_en, when_zh
 from agent.texts import say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig
@@ -71,6 +74,18 @@ def _short(text: str) -> str:
 _CHAT_SOURCE = "chat:"  # a proposal the model made during the user's message <id>
 # Cancels one reminder of a user (the reminder service's ``cancel``); raises ReminderError.
 CancelReminder = Callable[[str, int], Reminder]
+# Puts back what an act on reminders changed (agent/reminders/acts.py's ``put_back``): the
+# rows as they are again, or None when they changed since (nothing written).
+PutBackReminders = Callable[[str, dict[str, Any]], "list[Reminder] | None"]
+_REMINDER_ACTS = frozenset({"snooze", "done", "cancel", "set", "tz"})
+# What the command was, for an act that changed nothing ("your /pin").
+_COMMANDS = {
+    "revise": "edit",
+    "set": "reminders confirm",
+    "snooze": "reminders snooze",
+    "done": "reminders done",
+    "cancel": "reminders cancel",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +124,7 @@ class Forgetter:
         self.sessions = sessions
         self.daily_log = daily_log
         self.cancel_reminder: CancelReminder | None = None  # set by the composition root
+        self.put_back_reminders: PutBackReminders | None = None  # and this
 
     @property
     def minutes(self) -> int:
@@ -165,6 +181,14 @@ class Forgetter:
         self.undo_store.keep_made(user_key, made, now or datetime.now().astimezone())
         return self.minutes
 
+    def note_act(
+        self, user_key: str, act: str, extra: dict[str, Any], now: datetime | None = None
+    ) -> int:
+        """An act on reminders (``snooze``, ``done``, ``cancel``, ``set``, ``tz``) changed what
+        ``extra`` says: /undo may put it back for the minutes returned."""
+        self.undo_store.keep_act(user_key, act, extra, now or datetime.now().astimezone())
+        return self.minutes
+
     def latest_act(self, user_key: str, now: datetime) -> UndoCopy | None:
         """The user's last act, while /undo can still take it back (else None)."""
         copy = self.undo_store.latest(user_key)
@@ -172,6 +196,17 @@ class Forgetter:
 
     def name_of(self, user_key: str, copy: UndoCopy, lang: str) -> str:
         """What ``copy``'s act was, in ``lang``: "the edit of 'I like green tea'"."""
+        if copy.act in _REMINDER_ACTS and copy.extra:
+            if copy.act == "tz":
+                return say("act_tz", lang, zone=copy.extra.get("shown", ["", "?"])[1])
+            rows = copy.extra.get("reminders") or [[0]]
+            return say(f"act_{copy.act}", lang, reminder_id=rows[0][0])
+        if copy.made.startswith(("final:", "unchanged:")):
+            kind, _, rest = copy.made.partition(":")
+            act, _, ident = rest.partition(":")
+            if kind == "unchanged":
+                return say("act_unchanged", lang, command=_COMMANDS.get(act, act))
+            return say(f"act_{act}", lang, reminder_id=ident)
         if copy.act and copy.gone:  # forgotten since: named by its id, no text is kept
             key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
             return say(key, lang, text=copy.gone[-1])
@@ -204,6 +239,12 @@ class Forgetter:
         what = self.name_of(user_key, copy, lang)
         if made and copy.made != made:  # a button under an older act: the last one is newer
             return Said(say("undo_not_last", lang, what=what), error=True)
+        if copy.made.startswith("final:"):  # the last act; nothing older is reached
+            return Said(say("undo_final", lang, what=what), error=True)
+        if copy.made.startswith("unchanged:"):
+            return Said(say("undo_unchanged", lang, what=what), error=True)
+        if copy.act in _REMINDER_ACTS and copy.extra:
+            return await self._put_back_reminders(user_key, copy, lang, what)
         if copy.act and copy.gone:  # its memory was forgotten since: nothing to put back
             return Said(say("undo_changed", lang, what=what), error=True)
         if copy.act:
@@ -213,6 +254,9 @@ class Forgetter:
             if not back:  # changed since by something that is not an act of the user here
                 return Said(say("undo_changed", lang, what=what), error=True)
             await asyncio.to_thread(self.undo_store.drop, copy.id)
+            proposal = str(copy.extra.get("proposal", ""))
+            if proposal:  # a confirm: the proposal waits again, as it did before the yes
+                await asyncio.to_thread(self.stores.pending.reopen, user_key, proposal)
             if copy.act == "revise" and copy.before:
                 return Said(say("undo_revise", lang, what=what, text=copy.before[0].text))
             return Said(say("undo_change", lang, what=what))
@@ -224,6 +268,29 @@ class Forgetter:
         await asyncio.to_thread(self.undo_store.drop, copy.id)
         shown = copy.entries[-1].id
         return Said(say("undo_restored", lang, what=what, entry_id=shown))
+
+    async def _put_back_reminders(
+        self, user_key: str, copy: UndoCopy, lang: str, what: str
+    ) -> Said:
+        """A snooze, done, cancel, set or /tz taken back: its reminders and zone as before."""
+        put_back = self.put_back_reminders
+        rows = None
+        if put_back is not None:
+            rows = await asyncio.to_thread(put_back, user_key, copy.extra)
+        if rows is None:  # it rang, or was answered, since
+            return Said(say("undo_reminder_changed", lang, what=what), error=True)
+        await asyncio.to_thread(self.undo_store.drop, copy.id)
+        if copy.act == "tz":
+            zone = str(copy.extra.get("shown", ["?"])[0])
+            return Said(say("undo_tz", lang, what=what, zone=zone))
+        ringing = [r for r in rows if r.status == "scheduled"]
+        if ringing:
+            local = ringing[0].due.astimezone(ZoneInfo(ringing[0].zone))
+            when = when_zh(local) if lang == "zh" else when_en(local)
+            return Said(say("undo_rings_again", lang, what=what, when=when))
+        if any(r.status == "proposed" for r in rows):
+            return Said(say("undo_waits_again", lang, what=what))
+        return Said(say("undo_reminder_back", lang, what=what))
 
     async def _take_back(
         self, user_key: str, made: str, now: datetime, lang: str, what: str

@@ -10,6 +10,7 @@ import memory
 from agent.deferred import worker_lanes
 from agent.forget import Forgetter, Stores
 from agent.prefetch import QueryAhead
+from agent.reminders import acts as reminder_acts
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
 from agent.why import WhyLog
@@ -191,6 +192,10 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     )
     if services.reminders is not None:  # /undo cancels what a typed /remind set at once
         forgetter.cancel_reminder = services.reminders.cancel
+        service = services.reminders  # and puts back what a snooze, done or /tz changed
+        forgetter.put_back_reminders = lambda user, note: reminder_acts.put_back(
+            service, user, note
+        )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
     recover_at_start(services)
     return services

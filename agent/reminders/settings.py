@@ -158,6 +158,10 @@ class UserSettingsMixin:
         self._schedule_briefing(self.store.users.settings(user_key))
         return ZoneChange(zone, tuple(moves))
 
+    def zone_back(self, user_key: str, name: str) -> None:
+        """/undo of a /tz: the zone setting as it was ("" the default); the briefing follows."""
+        self._schedule_briefing(self.store.users.set_zone(user_key, name))
+
     def _row_zone(self, name: str) -> ZoneInfo:
         try:
             return ZoneInfo(name)

@@ -209,6 +209,29 @@ TEXTS: dict[str, str] = {
     "act_restore": "restoring '{text}'",
     "act_confirm": "confirming '{text}'",
     "act_change": "the change to '{text}'",
+    "act_snooze": "the snooze of reminder #{reminder_id}",
+    "act_done": "marking reminder #{reminder_id} done",
+    "act_cancel": "cancelling reminder #{reminder_id}",
+    "act_set": "setting reminder #{reminder_id}",
+    "act_tz": "the change of your time zone to {zone}",
+    "act_new": "starting a new conversation (/new)",
+    "act_discard": "discarding a proposal",
+    "act_proposal_edit": "editing a proposal",
+    "act_reminder_discard": "discarding reminder proposal #{reminder_id}",
+    "act_unchanged": "your /{command}",
+    "undo_rings_again": "↩️ Undone: {what} — it rings at {when} again.",
+    "undo_waits_again": "↩️ Undone: {what} — it waits for your answer again.",
+    "undo_reminder_back": "↩️ Undone: {what} — the reminder is as it was before.",
+    "undo_tz": "↩️ Undone: {what} — your time zone is {zone} again, and so are your reminders.",
+    "undo_reminder_changed": (
+        "Your last act, {what}, cannot be undone: that reminder has changed since. Nothing was "
+        "changed."
+    ),
+    "undo_final": "Your last act, {what}, cannot be taken back; nothing was changed.",
+    "undo_unchanged": (
+        "Your last act, {what}, changed nothing, so there is nothing to take back; nothing was "
+        "changed."
+    ),
     "undo_reminder": "↩️ Undone: reminder #{reminder_id} ({text}) is cancelled.",
     "session_unreadable": (
         "Your previous conversation file could not be read, so a new conversation was started "

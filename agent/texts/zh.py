@@ -174,6 +174,27 @@ TEXTS: dict[str, str] = {
     "act_restore": "恢復「{text}」",
     "act_confirm": "確認「{text}」",
     "act_change": "對「{text}」的變更",
+    "act_snooze": "延後提醒 #{reminder_id}",
+    "act_done": "把提醒 #{reminder_id} 標為完成",
+    "act_cancel": "取消提醒 #{reminder_id}",
+    "act_set": "設定提醒 #{reminder_id}",
+    "act_tz": "把時區改成 {zone}",
+    "act_new": "開始新的對話（/new）",
+    "act_discard": "捨棄一個提議",
+    "act_proposal_edit": "修改一個提議",
+    "act_reminder_discard": "捨棄提醒提議 #{reminder_id}",
+    "act_unchanged": "你的 /{command}",
+    "undo_rings_again": "↩️ 已復原：{what} — 它又會在 {when} 響。",
+    "undo_waits_again": "↩️ 已復原：{what} — 它又在等你確認了。",
+    "undo_reminder_back": "↩️ 已復原：{what} — 提醒已回到之前的樣子。",
+    "undo_tz": "↩️ 已復原：{what} — 你的時區又是 {zone}，提醒也回到原本的時間。",
+    "undo_reminder_changed": (
+        "你的上一個動作（{what}）無法復原：那個提醒之後又變了。沒有做任何變更。"
+    ),
+    "undo_final": "你的上一個動作（{what}）無法復原；沒有做任何變更。",
+    "undo_unchanged": (
+        "你的上一個動作（{what}）沒有改變任何東西，所以沒有可復原的；沒有做任何變更。"
+    ),
     "undo_reminder": "↩️ 已復原：提醒 #{reminder_id}（{text}）已取消。",
     "session_unreadable": "之前的對話檔無法讀取，已開始新的對話，舊檔另存為 {kept_as}。",
     "undo_restored": "↩️ 已復原：{what} — {entry_id} 回來了，日誌、摘要與對話中它的原文也是。",

@@ -291,7 +291,10 @@ class Desk:
 
     async def cmd_new(self, user_key: str, arg: str, lang: str) -> Answer:
         """Start a fresh session (the old one is summarised first)."""
-        return Answer(await self.backend.new_session(user_key, lang))
+        said = await self.backend.new_session(user_key, lang)
+        # The last act now, though /undo cannot take it back: it never reaches past it.
+        await asyncio.to_thread(self.backend.note_made, user_key, "final:new")
+        return Answer(said)
 
     async def cmd_export(self, user_key: str, arg: str, lang: str) -> Answer:
         """The user's memories as a Markdown document."""

@@ -6,7 +6,9 @@ instead), and what a bare "yes" / "no" typed after it answers. Confirming or dis
 proposal is the user's act: the desk holds the bot layer's mint and seals each answer (a press,
 a reply, a word, a command) for that one reminder, so the reminder service can tell it from
 anything the model could make. A ``/remind`` the user types is such an act: set at once, with
-↩️ Undo (``ud:reminder:<id>``, or ``/undo``), which cancels it.
+↩️ Undo (``ud:reminder:<id>``, or ``/undo``), which cancels it. Every other act on a reminder
+(set, snooze, done, cancel, ``/tz``) is noted for ``/undo`` too, which puts back what it changed
+(agent/reminders/acts.py); discarding a proposal is noted as an act ``/undo`` cannot take back.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
+from agent.reminders import acts as reminder_acts
 from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import ReminderError
 from agent.reminders.morning import BriefingWriter
@@ -40,6 +43,12 @@ Via = Literal["button", "reply", "word", "command"]
 SNOOZE_CODES = {"10m": "10m", "1h": "1h", "tm": "tomorrow"}
 MAX_LISTED = 20  # buttons under one listing
 MAX_TIED = 500  # message -> proposal links kept for replies (proposals live 30 minutes)
+
+
+# Notes an act on reminders for /undo: (user, act, what it changed) -> its minutes.
+NoteAct = Callable[[str, str, dict[str, Any]], int]
+# The act each code of a press is ("d", discarding a proposal, cannot be taken back).
+_ACT_OF = {"c": "set", "x": "cancel", "k": "done", **dict.fromkeys(SNOOZE_CODES, "snooze")}
 
 
 def _t(lang: str, zh: str, en: str) -> str:
@@ -66,9 +75,11 @@ class ReminderDesk:
         memory: MemoryService,
         writer: BriefingWriter | None = None,
         note_made: Callable[[str, str], int] | None = None,  # for /undo: its minutes back
+        note_act: NoteAct | None = None,  # an act on reminders, for /undo (agent/forget.py)
     ) -> None:
         self.service = service
         self.note_made = note_made
+        self.note_act = note_act
         self._acts = acts
         self.memory = memory
         self.writer = writer
@@ -137,8 +148,23 @@ class ReminderDesk:
                     f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
                 )
             )
+        before = await asyncio.to_thread(reminder_acts.snapshot, self.service, user_key)
         change = await asyncio.to_thread(self.service.change_zone, user_key, arg)
+        await self._noted(user_key, "tz", before, None)
         return Card(zone_change_text(change, lang))
+
+    async def _noted(
+        self, user_key: str, act: str, before: reminder_acts.Snapshot, target: int | None
+    ) -> None:
+        """Note for /undo what the act just done changed (one that changed nothing too)."""
+        if self.note_act is None:
+            return
+        after = await asyncio.to_thread(reminder_acts.snapshot, self.service, user_key)
+        note = reminder_acts.changes(before, after, target)
+        if note:
+            await asyncio.to_thread(self.note_act, user_key, act, note)
+        elif self.note_made is not None:
+            await asyncio.to_thread(self.note_made, user_key, f"unchanged:{act}")
 
     async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
         if arg.lower() in ("now", "現在", "现在"):
@@ -243,12 +269,20 @@ class ReminderDesk:
         """Run the button whose callback data is ``data`` for its presser."""
         _, code, arg = [*data.split(":", 2), "", ""][:3]
         try:
-            if code == "b":
-                return await self._birthday(user_key, arg, lang, via)
+            before = await asyncio.to_thread(reminder_acts.snapshot, self.service, user_key)
+            if code == "b":  # the reminder it sets is a new row (no target)
+                pressed = await self._birthday(user_key, arg, lang, via)
+                await self._noted(user_key, "set", before, -1)
+                return pressed
             rid = number_id(arg)
             if rid is None:
                 return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
-            return await self._on_reminder(user_key, code, rid, lang, via)
+            pressed = await self._on_reminder(user_key, code, rid, lang, via)
+            if code == "d" and self.note_made is not None:  # the last act, not taken back
+                await asyncio.to_thread(self.note_made, user_key, f"final:reminder_discard:{rid}")
+            elif code in _ACT_OF:
+                await self._noted(user_key, _ACT_OF[code], before, rid)
+            return pressed
         except ReminderError as exc:
             said = _error(exc, lang)
             return Pressed(said, said)
@@ -393,8 +427,15 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
         services.settings.lifecycle,
     )
     llm = services.agent.llm if services.agent is not None else None
-    writer, note_made = BriefingWriter(builder, llm), services.forgetter.note_made
-    desk = ReminderDesk(service, services.user_acts, services.memory, writer, note_made)
+    writer, forgetter = BriefingWriter(builder, llm), services.forgetter
+    desk = ReminderDesk(
+        service,
+        services.user_acts,
+        services.memory,
+        writer,
+        forgetter.note_made,
+        forgetter.note_act,
+    )
     languages = getattr(services, "languages", None)
     if languages is not None:  # alerts, their buttons and the scheduled briefing
         desk.language_of = service.language_of = writer.language_of = languages.spoken

@@ -219,8 +219,8 @@ class Shaper:
         the button takes back that act, the chat's /undo."""
         forgetter = self.services.forgetter
         copy = forgetter.latest_act(user_key, now)
-        if copy is None:
-            return ""
+        if copy is None or copy.made.startswith(("final:", "unchanged:")):
+            return ""  # the last act is one nothing takes back: no button promises it
         return say("undo_button", lang, what=forgetter.name_of(user_key, copy, lang))
 
     def add(self, user_key: str, text: str, section: str) -> Outcome:

@@ -16,7 +16,7 @@ Text is masked (memory.base.guards) before it reaches the file, like every other
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -60,6 +60,22 @@ LIVE = (PROPOSED, SCHEDULED, SENT, UNKNOWN, FAILED)
 WALL = "wall"  # a clock time in its zone: a change of zone keeps the clock time
 INSTANT = "instant"  # a moment ("in 30 minutes", a snooze): a change of zone never moves it
 ANCHORS = (WALL, INSTANT)
+
+
+# What an act of the user may change in a row, and /undo puts back (never the text).
+UNDO_FIELDS = (
+    "status",
+    "due_utc",
+    "zone",
+    "anchor",
+    "snoozed_at",
+    "snooze_count",
+    "attempts",
+    "last_outcome",
+    "confirmed_at",
+)
+# One row an act changed: (id, its fields before, or None when the act made it; after).
+Change = tuple[int, dict[str, Any] | None, dict[str, Any]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +326,46 @@ class ReminderStore:
             due_ts=due.timestamp(),
             anchor=anchor,
         )
+
+    # -- /undo of an act on reminders (agent/forget.py) ------------------------------------
+    def states(self, user_key: str) -> dict[int, dict[str, Any]]:
+        """Each of the user's rows as an act may change it (:data:`UNDO_FIELDS`, no text)."""
+        fields = ", ".join(UNDO_FIELDS)
+        with self.state.lock:
+            rows = self.state.conn.execute(
+                f"SELECT id, {fields} FROM reminders WHERE user_key=?", (check_user_key(user_key),)
+            ).fetchall()
+        return {int(r["id"]): {f: r[f] for f in UNDO_FIELDS} for r in rows}
+
+    def put_back(self, user_key: str, changes: Sequence[Change]) -> list[Reminder] | None:
+        """Undo an act: each ``(id, before, after)`` row reads ``before`` again (a row the act
+        made, ``before`` None, is cancelled), only while every one still reads ``after``
+        (else None, nothing written). Returns the rows as put back."""
+        check_user_key(user_key)
+        sets = ", ".join(f"{f}=?" for f in UNDO_FIELDS)
+        out = []
+        with self.state.transaction() as conn:
+            for rid, _, after in changes:
+                row = conn.execute(
+                    "SELECT * FROM reminders WHERE id=? AND user_key=?", (rid, user_key)
+                ).fetchone()
+                if row is None or {f: row[f] for f in UNDO_FIELDS} != after:
+                    return None
+            for rid, before, _ in changes:
+                if before is None:
+                    back = conn.execute(
+                        "UPDATE reminders SET status=?, last_outcome='undone' WHERE id=? "
+                        "RETURNING *",
+                        (CANCELLED, rid),
+                    ).fetchone()
+                else:
+                    due = datetime.fromisoformat(str(before["due_utc"])).timestamp()
+                    back = conn.execute(
+                        f"UPDATE reminders SET {sets}, due_ts=? WHERE id=? RETURNING *",
+                        (*(before[f] for f in UNDO_FIELDS), due, rid),
+                    ).fetchone()
+                out.append(_row(back))
+        return out
 
     # -- firing ----------------------------------------------------------------------------
     def claim(self, reminder_id: int, now: datetime, early: float = 1.0) -> Reminder | None:

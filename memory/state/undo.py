@@ -18,6 +18,12 @@ changed as they were, ``"after"`` as it left them (and the versions it added), s
 writes ``before`` back only while MEMORY.md still reads ``after``. Every text here is already
 in MEMORY.md, masked when it was written there.
 
+An act on reminders (a snooze, done, cancel, setting a proposed one, ``/tz``) is a row too:
+``"act"`` names it, ``"extra"`` holds the reminders' states and the zone before and after it
+(agent/reminders/acts.py; never a text). An act nothing can take back (``/new``, refusing a
+proposal) or that changed nothing is a ``"made"`` row, ``final:<act>`` or ``unchanged:<act>``:
+``/undo`` says so and never reaches past it.
+
 The rows are the user's acts, newest last: ``/undo`` takes back only the newest (and says what
 it was); a second ``/undo`` the one before.
 """
@@ -54,6 +60,7 @@ class UndoCopy:
     before: tuple[Entry, ...] = ()  # a change: the entries it changed, as they were
     after: tuple[Entry, ...] = ()  # a change: those entries and the ones it added, as left
     gone: tuple[str, ...] = ()  # a change whose memory was forgotten since: its ids, no text
+    extra: dict[str, Any] = field(default_factory=dict)  # an act on reminders: what it changed
 
 
 def _entry(data: dict[str, Any]) -> Entry:
@@ -81,6 +88,7 @@ def _row(r: Any) -> UndoCopy:
         before=tuple(_entry(e) for e in body.get("before", [])),
         after=tuple(_entry(e) for e in body.get("after", [])),
         gone=tuple(str(i) for i in body.get("gone", [])),
+        extra=dict(body.get("extra") or {}),
     )
 
 
@@ -128,8 +136,10 @@ class UndoStore:
         before: Sequence[Entry],
         after: Sequence[Entry],
         now: datetime,
+        extra: Mapping[str, Any] | None = None,
     ) -> UndoCopy:
-        """Note a change ``act`` of the user to confirmed memories: what it changed, both ways."""
+        """Note a change ``act`` of the user to confirmed memories: what it changed, both ways
+        (``extra``: a confirm's proposal id, to reopen)."""
         check_user_key(user_key)
         copy = UndoCopy(
             "u-" + secrets.token_hex(4),
@@ -140,14 +150,34 @@ class UndoStore:
             act=act,
             before=tuple(before),
             after=tuple(after),
+            extra=dict(extra or {}),
         )
         data = {
             "entries": [],
             "act": act,
             "before": [asdict(e) for e in before],
             "after": [asdict(e) for e in after],
+            "extra": copy.extra,
         }
         self._insert(copy, data)
+        return copy
+
+    def keep_act(
+        self, user_key: str, act: str, extra: Mapping[str, Any], now: datetime
+    ) -> UndoCopy:
+        """Note an act ``act`` on something other than memories (a snooze, a /tz: its reminders'
+        states and zone before and after, in ``extra``; no text)."""
+        check_user_key(user_key)
+        copy = UndoCopy(
+            "u-" + secrets.token_hex(4),
+            user_key,
+            (),
+            now,
+            now + self.window,
+            act=act,
+            extra=dict(extra),
+        )
+        self._insert(copy, {"entries": [], "act": act, "extra": copy.extra})
         return copy
 
     def _insert(self, copy: UndoCopy, data: Mapping[str, Any]) -> None:

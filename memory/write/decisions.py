@@ -274,9 +274,11 @@ class ConfirmationService:
         text = self.check_text(act.user_key, act.text)
         topic = str(proposal.fields.get("canonical_topic", ""))
         ids, shown = self._conflict(act.user_key, text, topic)
-        return self.store.update_text(
+        edited = self.store.update_text(
             act.user_key, proposal.id, text, now=now, conflict_ids=ids, conflicts_shown=shown
         )
+        self.governance.note_final(act.user_key, "proposal_edit", now)
+        return edited
 
     def pending(self, user_key: str, now: datetime | None = None) -> list[Proposal]:
         """The user's proposals still waiting, oldest first."""
@@ -311,7 +313,8 @@ class ConfirmationService:
             if act.via in ("command", "operator") and source in ("command", "operator"):
                 entry = write()
             else:
-                entry = self.governance.noting(act.user_key, "confirm", now, write)
+                proposal = {"proposal": act.proposal_id}
+                entry = self.governance.noting(act.user_key, "confirm", now, write, proposal)
         log.info(
             "%s: %s confirmed by the user (%s) as %s",
             act.user_key,
@@ -371,4 +374,5 @@ class ConfirmationService:
         act = self._check.verify(act, ("reject",))
         proposal = self.store.live(act.user_key, act.proposal_id, now)
         self.store.resolve(proposal.id, REJECTED, now=now)
+        self.governance.note_final(act.user_key, "discard", now)
         return self.store.get(act.user_key, proposal.id)

@@ -141,6 +141,19 @@ def predecessors(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
     return sorted((by_id[i] for i in seen), key=lambda e: (e.created_at, e.id))
 
 
+def versions_of(entries: Iterable[Entry], entry_id: str) -> list[Entry]:
+    """What forgetting ``entry_id`` removes, oldest first: it and every version it replaced;
+    for a current version also every replaced version of its chain (after a restore the
+    version that replaced it is history of the same memory), never another current one."""
+    entries = list(entries)
+    gone = {e.id: e for e in predecessors(entries, entry_id)}
+    entry = next(e for e in entries if e.id == entry_id)
+    if entry.status in LIVE:
+        gone |= {e.id: e for e in chain_of(entries, entry_id) if e.status not in LIVE}
+    gone.pop(entry_id, None)
+    return [*sorted(gone.values(), key=lambda e: (e.created_at, e.id)), entry]
+
+
 def chains(entries: Iterable[Entry]) -> list[list[Entry]]:
     """Every chain of two or more versions, each oldest first."""
     entries = list(entries)
@@ -218,23 +231,43 @@ class Governance:
         self._noting: set[str] = set()  # users whose act is being noted (under their lock)
 
     # -- the user's changes to confirmed memories, and their undo -------------------------
-    def noting(self, user_key: str, act: str, now: datetime, change: Callable[[], Entry]) -> Entry:
+    def noting(
+        self,
+        user_key: str,
+        act: str,
+        now: datetime,
+        change: Callable[[], Entry],
+        extra: Mapping[str, Any] | None = None,
+    ) -> Entry:
         """Run ``change`` (one act of the user on confirmed memories) and note, for /undo,
-        the entries it changed as they were and as it left them. No change, no note."""
+        the entries it changed as they were and as it left them (and ``extra``: a confirm's
+        proposal). An act that changed nothing is noted as such (/undo does not reach past
+        it); one refused (it raised, nothing changed) is not an act."""
         with self.memory.lock(user_key):
             if user_key in self._noting:  # a step of a larger act (the page's edit form)
                 return change()
             self._noting.add(user_key)
             before = {e.id: e for e in self.memory.entries(user_key)}
+            done = False
             try:
-                return change()
+                out = change()
+                done = True
+                return out
             finally:  # a step refused halfway: what the steps before it did is still noted
                 self._noting.discard(user_key)
                 after = {e.id: e for e in self.memory.entries(user_key)}
                 was = [e for i, e in before.items() if after.get(i) != e]
                 left = [e for i, e in after.items() if before.get(i) != e]
                 if self.undo is not None and (was or left):
-                    self.undo.keep_change(user_key, act, was, left, now)
+                    self.undo.keep_change(user_key, act, was, left, now, extra)
+                elif self.undo is not None and done:
+                    self.undo.keep_made(user_key, f"unchanged:{act}", now)
+
+    def note_final(self, user_key: str, act: str, now: datetime) -> None:
+        """An act of the user /undo cannot take back (refusing or editing a proposal, /new):
+        the last act still, so /undo says so and never reaches past it."""
+        if self.undo is not None:
+            self.undo.keep_made(user_key, f"final:{act}", now)
 
     def take_back(self, user_key: str, before: Iterable[Entry], after: Iterable[Entry]) -> bool:
         """Undo one noted change: ``before`` comes back, what it added goes. Only while every
@@ -374,21 +407,23 @@ class Governance:
         """What :meth:`forget` would delete: the versions ``entry_id`` replaced, then it."""
         doc = self.memory.document(user_key)
         entry = self._get(doc, entry_id)
-        return [*predecessors(doc.entries, entry.id), entry]
+        return versions_of(doc.entries, entry.id)
 
     def forget(self, user_key: str, entry_id: str, *, keep: Keeper | None = None) -> list[Entry]:
         """Delete an entry and every version it replaced from MEMORY.md and the index.
 
         Forgetting the latest version of a memory forgets the older versions too: their text
         is the same fact as it used to be, and leaving it in deprecated entries would keep what
-        the user asked to forget. Newer versions that replaced the entry stay. ``keep`` is
+        the user asked to forget. Forgetting the current version forgets every replaced version
+        of its chain (a restored old version's newer ones too); a newer current version that
+        replaced a forgotten old one stays (:func:`versions_of`). ``keep`` is
         called with what will be removed before the file is written (the undo copy). Returns
         the removed entries, the named one last.
         """
         with self.memory.lock(user_key):
             doc = self.memory.document(user_key)
             entry = self._get(doc, entry_id)
-            gone = [*predecessors(doc.entries, entry.id), entry]
+            gone = versions_of(doc.entries, entry.id)
             if keep is not None:
                 keep(gone)
             for e in gone:

@@ -243,6 +243,17 @@ class PendingStore:
             )
             return bool(cur.rowcount)
 
+    def reopen(self, user_key: str, proposal_id: str) -> bool:
+        """/undo of a confirm: the proposal the user confirmed waits again, as it was before
+        (it expires when it would have); False when it is not a confirmed one of theirs."""
+        with self.state.transaction() as conn:
+            cur = conn.execute(
+                "UPDATE pending_memories SET status=?, entry_id='', resolved_ts=NULL "
+                "WHERE id=? AND user_key=? AND status=?",
+                (PENDING, proposal_id, user_key, CONFIRMED),
+            )
+            return bool(cur.rowcount)
+
     def reconcile(
         self,
         entry_ids: Callable[[str], Collection[str]],

@@ -12,14 +12,16 @@ import io
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from bot.app import Services
+from agent.ollama_client import OllamaChat
+from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.errors import BackendError
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
 from tests.bot.conftest import OWNER, Harness
-from tests.bot.offers import offer_in_terminal
+from tests.bot.offers import offer_in_terminal, offer_reminder_in_terminal
 from tests.bot.test_typed_commands import undo_button
+from tests.fakes.ollama_server import FakeOllama
 
 KEY = "cli_ann"
 
@@ -233,3 +235,139 @@ async def test_past_the_window_undo_takes_nothing_and_the_job_drops_every_note(
     assert said.error and said.text.startswith("Nothing to undo")
     assert sorted(current(services).values()) == ["I like jasmine tea"]
     assert services.forgetter.expire(later) == 2 and undo_bodies(services) == []
+
+
+def every_id(services: Services) -> set[str]:
+    """Every entry MEMORY.md holds, whatever its status."""
+    return {e.id for e in services.memory.entries(KEY)}
+
+
+async def test_forgetting_a_restored_version_removes_the_version_it_replaced_too(
+    services: Services,
+) -> None:
+    # Found by the world machine: /edit, /restore of the old version, /forget of it left the
+    # newer (now replaced) version in MEMORY.md, text and all.
+    chat, _ = chat_of(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    await chat.handle(f"/edit {tea.id} I like jasmine tea")
+    assert len(every_id(services)) == 2
+    await chat.handle(f"/restore {tea.id}")
+    assert current(services) == {tea.id: "I like green tea"}
+    await chat.handle(f"/forget {tea.id}")
+    assert every_id(services) == set()
+    text = services.memory.paths(KEY).memory_md.read_text(encoding="utf-8")
+    assert "jasmine" not in text and "green tea" not in text
+
+
+def reminder_rows(services: Services) -> dict[int, tuple[str, str, object]]:
+    """Each reminder of the terminal's user: (status, due, zone)."""
+    assert services.reminders is not None
+    rows = services.reminders.store.of_user(KEY, ("proposed", "scheduled", "done", "cancelled"))
+    return {r.id: (r.status, r.due.isoformat(), r.zone) for r in rows}
+
+
+async def test_undo_after_a_snooze_takes_back_the_snooze_not_the_reminder(
+    services: Services,
+) -> None:
+    # Found by the world machine: a snooze was not an act undo knew, so /undo cancelled the
+    # reminder /remind had set before it.
+    chat, out = chat_of(services)
+    await chat.handle("/remind in 30 minutes call mom")
+    set_at = reminder_rows(services)
+    [rid] = set_at
+    await chat.handle(f"/reminders snooze {rid} 1h")
+    assert reminder_rows(services)[rid] != set_at[rid]
+    said = await said_to(chat, out, "/undo")
+    assert f"Undone: the snooze of reminder #{rid} — it rings at " in said and "again" in said
+    assert reminder_rows(services) == set_at  # rings when it did before the snooze
+    said = await said_to(chat, out, "/undo")  # the act before: the /remind, named
+    assert f"reminder #{rid} (call mom) is cancelled" in said
+    assert reminder_rows(services)[rid][0] == "cancelled"
+
+
+async def test_undo_after_done_makes_it_ring_again_and_in_chinese_names_it(
+    services: Services,
+) -> None:
+    chat, _ = chat_of(services)
+    await chat.handle("/remind in 30 minutes call mom")
+    set_at = reminder_rows(services)
+    [rid] = set_at
+    await chat.handle(f"/reminders done {rid}")
+    assert reminder_rows(services)[rid][0] == "done"
+    said = await backend_for(services).undo(KEY, "zh")
+    assert f"已復原：把提醒 #{rid} 標為完成" in said and "又會在" in said
+    assert reminder_rows(services) == set_at
+
+
+async def test_undo_after_tz_puts_the_zone_and_the_reminders_back(services: Services) -> None:
+    chat, out = chat_of(services)
+    assert services.reminders is not None
+    zone = services.reminders.zone(KEY).key
+    await chat.handle("/remind tomorrow at 9 water the plants")
+    set_at = reminder_rows(services)
+    await chat.handle("/tz America/New_York")
+    assert reminder_rows(services) != set_at
+    said = await said_to(chat, out, "/undo")
+    assert (
+        f"Undone: the change of your time zone to America/New_York — your time zone is {zone}"
+        in said
+    )
+    assert reminder_rows(services) == set_at
+    assert services.reminders.zone(KEY).key == zone
+    assert services.reminders.store.users.settings(KEY).zone == ""  # the default, as before
+
+
+async def test_acts_undo_cannot_take_back_stop_it_and_say_so(
+    services: Services, fake_ollama: FakeOllama
+) -> None:
+    build_agent(services, OllamaChat(fake_ollama.url, services.settings.chat_model, timeout=10))
+    chat, out = chat_of(services)
+    await chat.handle("/remind in 30 minutes call mom")
+    set_at = reminder_rows(services)
+    await chat.handle("/remember I like green tea")
+    [tea] = services.memory.entries(KEY)
+    for act, line in (
+        ("/new", "starting a new conversation (/new)"),
+        ("discard", "discarding a proposal"),
+        ("pin", "your /pin"),
+    ):
+        if act == "discard":
+            pid = offer_in_terminal(chat, services, "My sister lives in Lyon")
+            await chat.handle(f"/discard {pid}")
+        elif act == "pin":
+            await chat.handle(f"/pin {tea.id}")
+            await chat.handle(f"/pin {tea.id}")  # pinned already: an act that changed nothing
+            await said_to(chat, out, "/undo")  # takes back nothing
+        else:
+            await chat.handle(act)
+        said = await said_to(chat, out, "/undo")
+        assert f"Your last act, {line}," in said and "nothing was changed" in said
+        assert [e.text for e in services.memory.entries(KEY)] == ["I like green tea"]
+        assert reminder_rows(services) == set_at
+
+
+async def test_undo_of_a_confirm_puts_the_proposal_back_waiting(services: Services) -> None:
+    chat, out = chat_of(services)
+    pid = offer_in_terminal(chat, services, "My sister lives in Lyon")
+    await chat.handle(f"/confirm {pid}")
+    assert services.confirm.pending(KEY) == []
+    said = await said_to(chat, out, "/undo")
+    assert "Undone: confirming 'My sister lives in Lyon'" in said
+    assert services.memory.entries(KEY) == []
+    assert [p.id for p in services.confirm.pending(KEY)] == [pid]  # it waits again
+    await chat.handle(f"/confirm {pid}")  # and can be answered again
+    assert [e.text for e in services.memory.entries(KEY)] == ["My sister lives in Lyon"]
+
+
+async def test_undo_of_setting_a_proposed_reminder_lets_it_wait_again(services: Services) -> None:
+    chat, out = chat_of(services)
+    await chat.handle("/remind in 30 minutes call mom")
+    first = reminder_rows(services)
+    rid = offer_reminder_in_terminal(chat, services, "tomorrow at 9 water the plants")
+    await chat.handle(f"/reminders confirm {rid}")
+    assert reminder_rows(services)[rid][0] == "scheduled"
+    said = await said_to(chat, out, "/undo")
+    assert f"Undone: setting reminder #{rid} — it waits for your answer again." in said
+    rows = reminder_rows(services)
+    assert rows[rid][0] == "proposed" and {i: rows[i] for i in first} == first

@@ -14,7 +14,7 @@ from bot.frontdesk.ports import Answer, BackendError
 from tests.world import files
 from tests.world.base import KEYS, Ground, diff
 from tests.world.options import OFF
-from tests.world.person import Memory, Person, kept_in_files
+from tests.world.person import Memory, Person, Reminder, kept_in_files
 from tests.world.texts import Said, said
 
 people = st.sampled_from(KEYS)
@@ -220,7 +220,7 @@ class MemoryRules(Ground):
         if last is not None and after == last.before:
             person.acts.pop()
             person.undone(last, {i: (e.text, e.is_core) for i, e in self.live(key).items()})
-            self.relearn_reminders(person)
+            self.relearn_reminders(person, last.what)
             self.sync_pending(person, may_return=True)
             return
         assert after == before, (
@@ -231,9 +231,17 @@ class MemoryRules(Ground):
         )
         self.sync_pending(person, may_return=True)
 
-    def relearn_reminders(self, person: Person) -> None:
-        """An undo may give a reminder back as a new row: learn its id by text and instant."""
-        rows = [r for r in files.reminders(self.data, person.key) if r.status == "scheduled"]
+    def relearn_reminders(self, person: Person, undone: str) -> None:
+        """An undo may give a reminder back as a new row: learn its id by text and instant.
+        Setting a proposed reminder taken back, the proposal waits again (as a confirmed
+        memory's proposal does)."""
+        every = files.reminders(self.data, person.key)
+        rows = [r for r in every if r.status == "scheduled"]
+        if undone.startswith("/reminders confirm "):
+            rid = int(undone.split()[-1])
+            for r in every:
+                if r.id == rid and r.status == "proposed":
+                    person.proposed[rid] = Reminder(r.id, r.text, r.due, True, r.zone)
         from tests.world.person import instant
 
         by = {(r.text, instant(r.due)): r.id for r in rows}

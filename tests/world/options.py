@@ -4,7 +4,7 @@ every ``PCAI_`` variable before a test runs).
 - ``PCAI_WORLD_EXAMPLES=N``: the bigger run, N examples of ``PCAI_WORLD_STEPS`` (40) steps;
   without it ``make test`` runs :data:`QUICK_EXAMPLES` of :data:`QUICK_STEPS`.
 - ``PCAI_WORLD_OFF=undo,halfsecret``: rules (by name) or text kinds left out, to look past a
-  known failure while iterating. Unset, :data:`KNOWN_OPEN` is left out (said there why).
+  known failure while iterating. Unset, every rule runs.
 """
 
 from __future__ import annotations
@@ -16,12 +16,7 @@ QUICK_STEPS = 30
 
 EXAMPLES = int(os.environ.get("PCAI_WORLD_EXAMPLES") or 0)
 STEPS = int(os.environ.get("PCAI_WORLD_STEPS") or 40)
-# Two failures the machine finds on main today, left out of make test's pass until fixed (issue
-# 28 stays open for them; bench/RESULTS.md): /undo after a snooze cancels the reminder (snooze
-# is not an act undo knows), and a forgotten version back in MEMORY.md after restore + undo.
-# PCAI_WORLD_OFF= (empty) runs every rule.
-KNOWN_OPEN = "snooze,restore"
-OFF = frozenset(filter(None, os.environ.get("PCAI_WORLD_OFF", KNOWN_OPEN).split(",")))
+OFF = frozenset(filter(None, os.environ.get("PCAI_WORLD_OFF", "").split(",")))
 
 
 def examples() -> int:
