@@ -26,6 +26,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import ReminderError
+from agent.reminders.store import Reminder
 from agent.reminders.texts import when_en, when_zh
 from agent.texts import say
 from agent.why import WhyLog
@@ -51,7 +52,6 @@ from memory.base.logs import safe_ref
 from memory.base.markdown import Entry
 from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
-from memory.state.reminders import Reminder
 from memory.state.short_term import ShortTermStore
 from memory.state.undo import UndoCopy, UndoStore
 from memory.state.usage import AccessCounter

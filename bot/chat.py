@@ -23,12 +23,12 @@ from datetime import date, datetime
 from typing import TextIO
 
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
+from agent.reminders.store import Reminder
 from agent.types import IncomingMessage, ProposalView
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
 from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.frontdesk.texts import help_text, proposal_text, say
-from memory.state.reminders import Reminder
 
 log = logging.getLogger(__name__)
 Notify = Callable[[str, str], Awaitable[None]]

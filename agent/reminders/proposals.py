@@ -14,10 +14,10 @@ from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import ReminderInPastError, ReminderStateError, parse_error
 from agent.reminders.parse import MAX_AHEAD, MAX_TEXT, ParsedReminder, parse_reminder
 from agent.reminders.recurrence import Recurrence, rule_for
+from agent.reminders.store import WALL, Reminder, ReminderStatus, ReminderStore
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
 from memory.base.guards import mask
-from memory.state.reminders import WALL, Reminder, ReminderStatus, ReminderStore
 
 
 class ProposalsMixin:

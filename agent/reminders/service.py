@@ -4,7 +4,7 @@ A reminder starts as a proposal (from ``/remind``, the model's ``reminder_create
 date in a confirmed memory) and is scheduled only when its owner confirms it with a proof of
 their act, like a memory: a :class:`memory.write.consent.UserAct` of kind ``reminder`` that the bot
 layer's mint sealed, checked here with the mint's :class:`~memory.write.consent.ActCheck`. Firing
-claims the row in ``pcai.db`` before sending (see memory/state/reminders.py): a restart during a
+claims the row in ``pcai.db`` before sending (see agent/reminders/store.py): a restart during a
 send leaves the row ``unknown`` and never sends it again; a reminder that came due while the
 process was down fires at start, marked late.
 """
@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from agent.reminders import store as rs
 from agent.reminders.errors import (
     NotDeliveredError,
     ReminderExpiredError,
@@ -27,10 +28,9 @@ from agent.reminders.proposals import ProposalsMixin
 from agent.reminders.recurrence import Recurrence, at_wall
 from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
+from agent.reminders.store import Reminder, ReminderStore
 from agent.reminders.texts import alert_text
 from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder, ReminderStore
 from memory.write.consent import ActCheck, Action, NotTheUsersActError
 
 log = logging.getLogger(__name__)

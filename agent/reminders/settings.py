@@ -24,9 +24,9 @@ from zoneinfo import ZoneInfo
 from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
 from agent.reminders.recurrence import DAILY, Recurrence
 from agent.reminders.scheduler import ReminderScheduler
+from agent.reminders.store import INSTANT, SCHEDULED, WALL, Reminder, ReminderStore
+from agent.reminders.users import UserSettings
 from agent.reminders.zones import Moved, ZoneChange, ZoneMove
-from memory.state.reminder_users import UserSettings
-from memory.state.reminders import INSTANT, SCHEDULED, WALL, Reminder, ReminderStore
 
 log = logging.getLogger(__name__)
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import Recurrence
+from agent.reminders.store import Reminder
 from agent.reminders.texts import list_line
-from memory.state.reminders import Reminder
 
 
 @dataclass(frozen=True, slots=True)

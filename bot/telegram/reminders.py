@@ -20,6 +20,7 @@ from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filt
 
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
+from agent.reminders.store import Reminder
 from agent.types import ReminderView
 from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.frontdesk.texts import say
@@ -27,7 +28,6 @@ from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
 from bot.telegram.presses import answer_once
 from bot.telegram.sending import edit_outcome, send_text
-from memory.state.reminders import Reminder
 
 if TYPE_CHECKING:
     from agent.reminders.service import ReminderService
