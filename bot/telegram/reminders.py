@@ -1,6 +1,6 @@
 """Reminders on Telegram: commands, buttons, replies, birthday offers, the JobQueue and sending.
 
-Handlers are thin over the shared :class:`~bot.frontdesk.reminder_desk.ReminderDesk`. Each
+Handlers are thin over the shared :class:`~agent.reminders.desk.ReminderDesk`. Each
 reminder is one PTB ``run_once`` job named (and with the APScheduler id) ``reminder:<id>``, so
 rescheduling replaces it; a job never misfires away (it runs late instead) and the claim in
 ``pcai.db`` keeps a second wake-up from sending twice.
@@ -18,11 +18,11 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.error import BadRequest, Forbidden, RetryAfter
 from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filters
 
+from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
 from agent.reminders.store import Reminder
 from agent.types import ReminderView
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of

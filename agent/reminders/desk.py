@@ -19,8 +19,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Literal
 from zoneinfo import ZoneInfo
 
+from agent.ids import number_id
 from agent.reminders import acts as reminder_acts
 from agent.reminders import store as rs
+from agent.reminders.cards import Button, Card, Pressed
 from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import ReminderError
 from agent.reminders.morning import BriefingWriter
@@ -30,8 +32,6 @@ from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.reminders.zones import zone_change_text
 from agent.texts import say
 from agent.types import ReminderView
-from bot.frontdesk.cards import Button, Card, Pressed
-from bot.frontdesk.ids import number_id
 from memory.store.service import MemoryService
 from memory.write.consent import UserActMint
 
