@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 from zoneinfo import ZoneInfo
 
 from agent.ids import number_id
@@ -34,9 +34,6 @@ from agent.texts import say
 from agent.types import ReminderView
 from memory.store.service import MemoryService
 from memory.write.consent import UserActMint
-
-if TYPE_CHECKING:
-    from bot.app import Services
 
 REMINDER_COMMANDS = ("remind", "reminders", "tz", "briefing")
 Via = Literal["button", "reply", "word", "command"]
@@ -408,35 +405,3 @@ class ReminderDesk:
             )
             cards.append(Card(question, ((button,),), answers=f"b:{entry_id}"))
         return cards
-
-
-def reminder_desk_for(services: Services) -> ReminderDesk | None:
-    """The desk over the composition root's reminder service (None when there is none)."""
-    from agent.reminders.briefing import BriefingBuilder
-    from memory.state.short_term import ShortTermStore
-
-    service = services.reminders
-    if service is None:
-        return None
-    builder = BriefingBuilder(
-        service,
-        services.sessions,
-        ShortTermStore(services.state),
-        services.memory,
-        services.access,
-        services.settings.lifecycle,
-    )
-    llm = services.agent.llm if services.agent is not None else None
-    writer, forgetter = BriefingWriter(builder, llm), services.forgetter
-    desk = ReminderDesk(
-        service,
-        services.user_acts,
-        services.memory,
-        writer,
-        forgetter.note_made,
-        forgetter.note_act,
-    )
-    languages = getattr(services, "languages", None)
-    if languages is not None:  # alerts, their buttons and the scheduled briefing
-        desk.language_of = service.language_of = writer.language_of = languages.spoken
-    return desk

@@ -76,7 +76,7 @@ async def test_an_unknown_command_says_so(services: Services) -> None:
 
 
 async def test_the_terminal_never_speaks_of_buttons(services: Services) -> None:
-    from agent.reminders.desk import reminder_desk_for
+    from bot.frontdesk.reminder_desk import reminder_desk_for
 
     out = io.StringIO()
     desk = reminder_desk_for(services)

@@ -11,10 +11,10 @@ from typing import Any
 
 from agent.ollama_client import OllamaChat
 from agent.reminders import store as rs
-from agent.reminders.desk import reminder_desk_for
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 KEY = "cli_ann"

@@ -19,12 +19,12 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from agent.ollama_client import OllamaChat
-from agent.reminders.desk import reminder_desk_for
 from agent.texts import say
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.fading import fading_job, text_offer
 from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.jobs import pending_expiry_job
 from bot.recovery import lost_proposals_notice
 from memory.base.users import UserPaths

@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from agent.reminders import store as rs
-from agent.reminders.desk import reminder_desk_for
 from bot.app import Services
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from tests.bot.conftest import FRIEND, OWNER, Harness
 from tests.bot.offers import offer_in_terminal
 from tests.fakes.ollama_server import tool_reply

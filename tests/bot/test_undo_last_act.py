@@ -13,11 +13,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from agent.ollama_client import OllamaChat
-from agent.reminders.desk import reminder_desk_for
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.errors import BackendError
 from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from tests.bot.conftest import OWNER, Harness
 from tests.bot.offers import offer_in_terminal, offer_reminder_in_terminal
 from tests.bot.test_typed_commands import undo_button
