@@ -303,7 +303,7 @@ class Forgetter:
             try:
                 row = await asyncio.to_thread(self.cancel_reminder, user_key, int(ident))
             except ReminderError as exc:  # done, rung or cancelled meanwhile
-                return Said(exc.zh if lang == "zh" else exc.en, error=True)
+                return Said(exc.text(lang), error=True)
             return Said(say("undo_reminder", lang, reminder_id=row.id, text=row.text))
         said = await self.forget(user_key, ident, now=now, lang=lang, copy=False)
         return said if said.error else Said(say("undo_saved", lang, entry_id=ident))

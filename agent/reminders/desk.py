@@ -52,10 +52,6 @@ def _t(lang: str, zh: str, en: str) -> str:
     return zh if lang == "zh" else en
 
 
-def _error(exc: ReminderError, lang: str) -> str:
-    return _t(lang, exc.zh, exc.en)
-
-
 def _shown(raw: str) -> str:
     """A typed word quoted back: short, on one line."""
     word = " ".join(raw.split())
@@ -99,7 +95,7 @@ class ReminderDesk:
             if name == "briefing":
                 return [await self._briefing(user_key, arg, lang)]
         except ReminderError as exc:
-            return [Card(_error(exc, lang))]
+            return [Card(exc.text(lang))]
         return [Card(_t(lang, "不認得這個指令。", "Unknown command."))]
 
     async def _remind(self, user_key: str, arg: str, lang: str) -> Card:
@@ -281,7 +277,7 @@ class ReminderDesk:
                 await self._noted(user_key, _ACT_OF[code], before, rid)
             return pressed
         except ReminderError as exc:
-            said = _error(exc, lang)
+            said = exc.text(lang)
             return Pressed(said, said)
 
     async def _on_reminder(

@@ -329,4 +329,30 @@ TEXTS: dict[str, str] = {
     # -- history errors: codes from history/errors.py
     "history_error": "Sorry, something went wrong with the conversation history.",
     "session_invalid": "That conversation file cannot be used.",
+    # -- reminder errors: codes from agent/reminders/errors.py
+    "reminder_no_time": "I could not find a time in that. Try: /remind tomorrow 9am call mom",
+    "reminder_no_text": "What should I remind you of? Put it after the time.",
+    "reminder_bad_date": "{what} is not a date on the calendar.",
+    "reminder_bad_time": "{what} is not a time of day.",
+    "reminder_past": "{what} has already passed.",
+    "reminder_conflict": "That names two different times; give one.",
+    "reminder_bad_number": "{what} is not a number I can read.",
+    "reminder_too_far": "That is too far ahead: a reminder can be at most 100 years away.",
+    "reminder_too_long": "That reminder is too long (at most 500 characters).",
+    "reminder_not_found": "No reminder {reminder_id} of yours.",
+    "reminder_answered": "That reminder is already {status}.",
+    "reminder_already_answered": "That reminder was already answered.",
+    "reminder_expired": "That proposal has expired; ask again.",
+    "reminder_passed_waiting": "That time passed while the proposal waited; ask again.",
+    "reminder_not_cancellable": "That reminder is {status} and cannot be cancelled.",
+    "reminder_not_snoozable": "That reminder is {status} and cannot be snoozed.",
+    "reminder_finished": "That reminder is {status}.",
+    "reminder_bad_briefing": "{said!r} is not a time: try /briefing 07:30 or /briefing off.",
+    "reminder_unknown_zone": (
+        "{name!r} is not a time zone I know; try Asia/Taipei or Europe/Berlin."
+    ),
+    "reminder_text_length": "A reminder needs a text of 1-500 characters.",
+    "reminder_time_passed": "That time has already passed.",
+    "reminder_not_iso": "{when!r} is not an ISO date and time.",
+    "reminder_bad_repeat": "Repeat must be daily, weekly, monthly or yearly.",
 }
