@@ -48,10 +48,6 @@ NoteAct = Callable[[str, str, dict[str, Any]], int]
 _ACT_OF = {"c": "set", "x": "cancel", "k": "done", **dict.fromkeys(SNOOZE_CODES, "snooze")}
 
 
-def _t(lang: str, zh: str, en: str) -> str:
-    return zh if lang == "zh" else en
-
-
 def _shown(raw: str) -> str:
     """A typed word quoted back: short, on one line."""
     word = " ".join(raw.split())
@@ -96,7 +92,7 @@ class ReminderDesk:
                 return [await self._briefing(user_key, arg, lang)]
         except ReminderError as exc:
             return [Card(exc.text(lang))]
-        return [Card(_t(lang, "不認得這個指令。", "Unknown command."))]
+        return [Card(say("reminder_unknown_command", lang))]
 
     async def _remind(self, user_key: str, arg: str, lang: str) -> Card:
         if not arg:
@@ -134,13 +130,7 @@ class ReminderDesk:
     async def _tz(self, user_key: str, arg: str, lang: str) -> Card:
         if not arg:
             zone = await asyncio.to_thread(self.service.zone, user_key)
-            return Card(
-                _t(
-                    lang,
-                    f"你的時區：{zone.key}。更改：/tz Asia/Taipei",
-                    f"Your time zone: {zone.key}. Change it: /tz Europe/Berlin",
-                )
-            )
+            return Card(say("reminder_tz_now", lang, zone=zone.key))
         before = await asyncio.to_thread(reminder_acts.snapshot, self.service, user_key)
         change = await asyncio.to_thread(self.service.change_zone, user_key, arg)
         await self._noted(user_key, "tz", before, None)
@@ -162,45 +152,36 @@ class ReminderDesk:
     async def _briefing(self, user_key: str, arg: str, lang: str) -> Card:
         if arg.lower() in ("now", "現在", "现在"):
             if self.writer is None:
-                return Card(_t(lang, "晨報目前無法使用。", "The briefing is not available."))
+                return Card(say("reminder_briefing_unavailable", lang))
             return Card(await self.writer.write(user_key, lang=lang))
         if not arg:
             at = self.service.store.users.settings(user_key).briefing_at
-            now = _t(lang, f"每天 {at}", f"daily at {at}") if at else _t(lang, "關閉", "off")
-            return Card(
-                _t(
-                    lang,
-                    f"晨報：{now}。設定：/briefing 07:30，關閉：/briefing off，"
-                    "立即看：/briefing now",
-                    f"Morning briefing: {now}. Set: /briefing 07:30, stop: /briefing off, "
-                    "see it now: /briefing now",
-                )
+            now = (
+                say("reminder_briefing_daily", lang, at=at)
+                if at
+                else say("reminder_briefing_off", lang)
             )
+            return Card(say("reminder_briefing_status", lang, now=now))
         settings = await asyncio.to_thread(self.service.set_briefing, user_key, arg)
         if not settings.briefing_at:
-            return Card(_t(lang, "☀️ 晨報已關閉。", "☀️ Morning briefing turned off."))
-        return Card(
-            _t(
-                lang,
-                f"☀️ 每天 {settings.briefing_at} 傳晨報給你（你的時區）。",
-                f"☀️ You will get a morning briefing daily at {settings.briefing_at} "
-                "(your time zone).",
-            )
-        )
+            return Card(say("reminder_briefing_turned_off", lang))
+        return Card(say("reminder_briefing_set", lang, at=settings.briefing_at))
 
     # -- cards -----------------------------------------------------------------------------
     def proposal_card(self, view: ReminderView, lang: str) -> Card:
         """A proposal with ✅ / 🗑 (a bare yes / no typed next answers it too)."""
         rid = view.reminder_id
-        text = _t(
-            lang,
-            f"⏰ 要設定這個提醒嗎？\n\n{view.understood_zh}\n\n#{rid}",
-            f"⏰ Set this reminder?\n\n{view.understood_en}\n\n#{rid}",
+        # Both readings go in; the catalogue's sentence for ``lang`` takes its own.
+        understood = {"understood_zh": view.understood_zh, "understood_en": view.understood_en}
+        text = say("reminder_proposal", lang, rid=rid, **understood)
+        hint = say("reminder_proposal_hint", lang)
+        confirm, discard = (
+            say("reminder_button_confirm", lang),
+            say("reminder_button_discard", lang),
         )
-        hint = _t(lang, "按 ✅ 確認，或回覆「好」", "press ✅, or reply yes")
         row = (
-            Button(_t(lang, "✅ 確認", "✅ Confirm"), f"rm:c:{rid}", f"/reminders confirm {rid}"),
-            Button(_t(lang, "🗑 捨棄", "🗑 Discard"), f"rm:d:{rid}", f"/reminders discard {rid}"),
+            Button(confirm, f"rm:c:{rid}", f"/reminders confirm {rid}"),
+            Button(discard, f"rm:d:{rid}", f"/reminders discard {rid}"),
         )
         return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
@@ -209,21 +190,19 @@ class ReminderDesk:
         sends it: bot/frontdesk/language.py's rule, English when nothing is known)."""
         rid = reminder.id
         lang = self.language_of(reminder.user_key) if self.language_of is not None else "en"
-
-        def label(zh: str, en: str) -> str:
-            return _t(lang, zh, en)
-
         zh, en = span_zh_en(self.service.snooze_length)
         snooze = f"/reminders snooze {rid}"
+        short = say("reminder_button_snooze", lang, span_zh=zh, span_en=en)
+        done = say("reminder_button_done", lang)
         return Card(
             text,
             (
-                (Button(f"✅ {label('完成', 'Done')}", f"rm:k:{rid}", f"/reminders done {rid}"),),
+                (Button(done, f"rm:k:{rid}", f"/reminders done {rid}"),),
                 (
-                    Button(f"💤 {label(zh, en)}", f"rm:10m:{rid}", f"{snooze} 10m"),
-                    Button(f"💤 {label('1 小時', '1 h')}", f"rm:1h:{rid}", f"{snooze} 1h"),
+                    Button(short, f"rm:10m:{rid}", f"{snooze} 10m"),
+                    Button(say("reminder_button_hour", lang), f"rm:1h:{rid}", f"{snooze} 1h"),
                     Button(
-                        f"💤 {label('明天', 'tomorrow')}", f"rm:tm:{rid}", f"{snooze} tomorrow"
+                        say("reminder_button_tomorrow", lang), f"rm:tm:{rid}", f"{snooze} tomorrow"
                     ),
                 ),
             ),
@@ -233,18 +212,12 @@ class ReminderDesk:
         """``/reminders``: every live reminder (recurring ones at their next time), to cancel."""
         listed = await asyncio.to_thread(self.service.listing, user_key)
         if not listed:
-            return Card(
-                _t(
-                    lang,
-                    "沒有提醒。用 /remind 明天早上九點 打電話給媽媽 新增。",
-                    "No reminders. Add one: /remind tomorrow 9am call mom",
-                )
-            )
-        head = _t(lang, "你的提醒：", "Your reminders:")
+            return Card(say("reminder_none", lang))
+        head = say("reminder_list_head", lang)
         rows = tuple(
             (
                 Button(
-                    _t(lang, f"✖ 取消 #{i.reminder.id}", f"✖ Cancel #{i.reminder.id}"),
+                    say("reminder_button_cancel", lang, rid=i.reminder.id),
                     f"rm:x:{i.reminder.id}",
                     f"/reminders cancel {i.reminder.id}",
                 ),
@@ -269,7 +242,7 @@ class ReminderDesk:
                 return pressed
             rid = number_id(arg)
             if rid is None:
-                return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
+                return Pressed(say("reminder_button_stale", lang), "")
             pressed = await self._on_reminder(user_key, code, rid, lang, via)
             if code == "d" and self.note_made is not None:  # the last act, not taken back
                 await asyncio.to_thread(self.note_made, user_key, f"final:reminder_discard:{rid}")
@@ -289,32 +262,31 @@ class ReminderDesk:
             if code == "c":
                 row = await asyncio.to_thread(service.confirm, act, user_key, rid)
                 view = service.view(row)
-                said = _t(
-                    lang, f"✅ 已設定。{view.understood_zh}", f"✅ Set. {view.understood_en}"
-                )
-                return Pressed(_t(lang, "已設定", "Set"), said)
+                understood = {
+                    "understood_zh": view.understood_zh,
+                    "understood_en": view.understood_en,
+                }
+                said = say("reminder_set", lang, **understood)
+                return Pressed(say("reminder_set_toast", lang), said)
             row = await asyncio.to_thread(service.reject, act, user_key, rid)
-            said = _t(lang, f"🗑 已捨棄提醒：{row.text}", f"🗑 Reminder dropped: {row.text}")
+            said = say("reminder_dropped", lang, text=row.text)
             return Pressed(said, said)
         if code == "x":
             row = await asyncio.to_thread(service.cancel, user_key, rid)
             fresh = await self.listing(user_key, lang)
-            toast = _t(lang, f"已取消 #{rid}：{row.text}", f"Cancelled #{rid}: {row.text}")
+            toast = say("reminder_cancelled", lang, rid=rid, text=row.text)
             return Pressed(toast, f"{toast}\n\n{fresh.text}", fresh.buttons)
         if code == "k":
             row = await asyncio.to_thread(service.done, user_key, rid)
-            said = _t(lang, f"✅ 完成：{row.text}", f"✅ Done: {row.text}")
+            said = say("reminder_done", lang, text=row.text)
             return Pressed(said, said)
         if code in SNOOZE_CODES:
             row = await asyncio.to_thread(service.snooze, user_key, rid, SNOOZE_CODES[code])
             local = row.due.astimezone(ZoneInfo(row.zone))
-            said = _t(
-                lang,
-                f"💤 {row.text}\n延後到 {when_zh(local)}",
-                f"💤 {row.text}\nsnoozed until {when_en(local)}",
-            )
-            return Pressed(_t(lang, "已延後", "Snoozed"), said)
-        return Pressed(_t(lang, "這個按鈕已失效。", "That button no longer works."), "")
+            when = {"when_zh": when_zh(local), "when_en": when_en(local)}
+            said = say("reminder_snoozed", lang, text=row.text, **when)
+            return Pressed(say("reminder_snoozed_toast", lang), said)
+        return Pressed(say("reminder_button_stale", lang), "")
 
     def waiting(self, user_key: str) -> tuple[ReminderView, ...]:
         """The user's reminder proposals waiting for an answer, soonest first."""
@@ -337,19 +309,14 @@ class ReminderDesk:
                 return None
             waiting = await asyncio.to_thread(self.waiting, user_key)
             if via == "word" and len(waiting) > 1:
-                ask = _t(
-                    lang,
-                    "有好幾個提醒等待確認，你指的是哪一個？請回覆它，或用它的按鈕。",
-                    "Several reminders are waiting; which one do you mean? Reply to it, or use "
-                    "its buttons.",
-                )
+                ask = say("reminder_which", lang)
                 cards = tuple(self.proposal_card(view, lang) for view in waiting)
                 return Pressed(ask, ask, cards=cards)
             return await self.press(user_key, f"rm:{'c' if yes else 'd'}:{ident}", lang, via)
         if kind == "b" and ident:
             if yes:
                 return await self.press(user_key, f"rm:b:{ident}", lang, via)
-            said = _t(lang, "好，不設定提醒。", "OK, no reminder.")
+            said = say("reminder_not_wanted", lang)
             return Pressed(said, said)
         return None
 
@@ -357,16 +324,16 @@ class ReminderDesk:
         """The user's press on "remind me the day before?": propose, then confirm with it."""
         entry = next((e for e in self.memory.entries(user_key) if e.id == entry_id), None)
         if entry is None:
-            said = _t(lang, "找不到那條記憶了。", "That memory is gone.")
+            said = say("reminder_memory_gone", lang)
             return Pressed(said, said)
         source = f"memory:{entry_id}"
         live = await asyncio.to_thread(self.service.store.of_user, user_key, (rs.SCHEDULED,))
         if any(r.source == source for r in live):
-            said = _t(lang, "這個提醒已經設定好了。", "That reminder is already set.")
+            said = say("reminder_already_set", lang)
             return Pressed(said, said)
         made = await asyncio.to_thread(self.service.offer_for_memory, user_key, entry.text, source)
         if made is None:
-            said = _t(lang, "那條記憶裡沒有日期。", "That memory names no date.")
+            said = say("reminder_no_date", lang)
             return Pressed(said, said)
         row, _ = made
         # The press that asked for it is the user's act: seal it for the new proposal.
@@ -393,9 +360,10 @@ class ReminderDesk:
         """The birthday offers waiting to be shown to ``user_key`` (each shown once)."""
         cards = []
         for entry_id, offer in self._offers.pop(user_key, []):
-            question = _t(lang, f"🎂 {offer.question_zh}", f"🎂 {offer.question_en}")
+            asked = {"question_zh": offer.question_zh, "question_en": offer.question_en}
+            question = say("reminder_offer", lang, **asked)
             button = Button(
-                _t(lang, "🔔 好，提醒我", "🔔 Yes, remind me"),
+                say("reminder_offer_button", lang),
                 f"rm:b:{entry_id}"[:64],
                 f"/reminders offer {entry_id}",
             )
