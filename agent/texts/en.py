@@ -395,4 +395,8 @@ TEXTS: dict[str, str] = {
     "reminder_no_date": "That memory names no date.",
     "reminder_offer": "🎂 {question_en}",
     "reminder_offer_button": "🔔 Yes, remind me",
+    # -- reminders elsewhere (agent/reminders/texts.py, bot/telegram/reminders.py)
+    "reminder_unavailable": "Reminders are not available here.",
+    "reminder_alert": "⏰ Reminder: {text}",
+    "reminder_alert_late": "⏰ Reminder (late, was due {when_en}): {text}",
 }

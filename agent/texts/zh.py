@@ -335,4 +335,8 @@ TEXTS: dict[str, str] = {
     "reminder_no_date": "那條記憶裡沒有日期。",
     "reminder_offer": "🎂 {question_zh}",
     "reminder_offer_button": "🔔 好，提醒我",
+    # -- reminders elsewhere (agent/reminders/texts.py, bot/telegram/reminders.py)
+    "reminder_unavailable": "提醒功能目前無法使用。",
+    "reminder_alert": "⏰ 提醒：{text}",
+    "reminder_alert_late": "⏰ 提醒（遲到，原定 {when_zh}）：{text}",
 }

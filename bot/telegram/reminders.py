@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 SHORT_REPLY = 12  # as for memory proposals: a bare confirm word is short
-UNAVAILABLE = ("提醒功能目前無法使用。", "Reminders are not available here.")
 
 
 def keyboard(card: Card) -> InlineKeyboardMarkup | None:
@@ -82,7 +81,7 @@ async def on_reminder_command(update: Update, context: BotContext) -> None:
         await send_text(context.bot, chat.id, say("group_private", lang))
         return
     if deps.reminders is None:
-        await send_text(context.bot, chat.id, UNAVAILABLE[0 if lang == "zh" else 1])
+        await send_text(context.bot, chat.id, say("reminder_unavailable", lang))
         return
     for card in await deps.reminders.command(key, name, arg, lang):
         await send_card(context.bot, deps, chat.id, key, card)
@@ -96,7 +95,7 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
     deps, key, chat_id = context.deps, user_key_of(update), update.effective_chat.id
     lang = context.deps.lang(update)
     if deps.reminders is None or in_group(update):
-        await answer_once(query, context.bot_data, UNAVAILABLE[0 if lang == "zh" else 1])
+        await answer_once(query, context.bot_data, say("reminder_unavailable", lang))
         return
     pressed = await deps.reminders.press(key, query.data, lang)
     await answer_once(query, context.bot_data, pressed.toast)
