@@ -26,8 +26,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import ReminderError
-from agent.reminders.store import Reminder
 from agent.reminders.texts import when_en, when_zh
+from agent.reminders.types import Reminder
 from agent.texts import say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig

@@ -24,7 +24,7 @@ from typing import TextIO
 
 from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
-from agent.reminders.store import Reminder
+from agent.reminders.types import Reminder
 from agent.types import IncomingMessage, ProposalView
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend

@@ -21,7 +21,7 @@ from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filt
 from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
-from agent.reminders.store import Reminder
+from agent.reminders.types import Reminder
 from agent.types import ReminderView
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
