@@ -186,7 +186,7 @@ class TurnTools:
                 f"tool:{self.message_id}" if self.message_id else "tool",
             )
         except ReminderError as exc:
-            return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
+            return {"status": "refused", "reason": exc.text(self.language)}
         view = self.reminders.view(row)
         if all(v.reminder_id != row.id for v in self.reminder_views):  # one card per row
             self.reminder_views.append(view)

@@ -42,11 +42,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from agent.reminders import store as rs
 from agent.reminders.recurrence import rule_for
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder, ReminderStore
+from agent.reminders.store import Reminder, ReminderStore
 from memory.state.statedb import StateDB
 from memory.write.consent import UserActMint
 

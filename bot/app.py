@@ -13,6 +13,7 @@ from agent.prefetch import QueryAhead
 from agent.reminders import acts as reminder_acts
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
+from agent.reminders.store import ReminderStore
 from agent.why import WhyLog
 from bot.frontdesk.language import Languages
 from bot.recovery import recover_at_start
@@ -27,7 +28,6 @@ from memory.config import MemoryConfig
 from memory.index.chunks import IndexStore
 from memory.index.embedders import E5Embedder, Embedder
 from memory.state.languages import LanguageBook
-from memory.state.reminders import ReminderStore
 from memory.state.statedb import StateDB
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService

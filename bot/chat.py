@@ -5,7 +5,7 @@ model server (the one the settings name) every memory command still works and ch
 plainly which server at which address to start. A proposal is
 answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
 while it is the only one waiting (the same rule as Telegram). Reminders go through the shared
-:class:`~bot.frontdesk.reminder_desk.ReminderDesk`: each button is shown with the command that
+:class:`~agent.reminders.desk.ReminderDesk`: each button is shown with the command that
 does the same, and a reminder that comes due is printed between the user's lines (this
 terminal schedules its own user's reminders only).
 """
@@ -22,13 +22,13 @@ from contextlib import AbstractAsyncContextManager
 from datetime import date, datetime
 from typing import TextIO
 
+from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
+from agent.reminders.types import Reminder
 from agent.types import IncomingMessage, ProposalView
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
 from bot.frontdesk.texts import help_text, proposal_text, say
-from memory.state.reminders import Reminder
 
 log = logging.getLogger(__name__)
 Notify = Callable[[str, str], Awaitable[None]]

@@ -229,3 +229,49 @@ def test_the_memory_checker_sees_an_upward_import(tmp_path: Path) -> None:
             "memory.write",
         ]
     }
+
+
+# issue 29 part B: reminders live in one wing, agent/reminders/. Its store (the rows of
+# pcai.db's reminder tables) is read and written only through the wing; outside it only the
+# wiring builds one: the composition root and the bench that stands in for it.
+REMINDER_WING = "agent/reminders/"
+REMINDER_STORE = ("agent.reminders.store", "agent.reminders.users")
+REMINDER_WIRING = ("bot/app.py", "bench/reminders.py")
+
+
+def _store_imports(path: Path) -> list[str]:
+    """The reminder-store modules ``path`` imports (``from agent.reminders import store`` too)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module, *(f"{node.module}.{alias.name}" for alias in node.names)]
+        else:
+            continue
+        found += [n for n in names if n in REMINDER_STORE]
+    return found
+
+
+def test_only_the_reminder_wing_and_the_wiring_import_the_reminder_store() -> None:
+    outside = {
+        rel: names
+        for package in (*PACKAGES, "bench")
+        for path in _modules(package)
+        if not (rel := str(path.relative_to(ROOT))).startswith(REMINDER_WING)
+        and rel not in REMINDER_WIRING
+        and (names := _store_imports(path))
+    }
+    assert outside == {}, f"use agent/reminders' service or types, not its store: {outside}"
+
+
+def test_the_reminder_store_checker_sees_both_import_forms(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "from agent.reminders import store as rs\nimport agent.reminders.users\n"
+        "from agent.reminders.types import Reminder\n",
+        encoding="utf-8",
+    )
+    assert _store_imports(bad) == ["agent.reminders.store", "agent.reminders.users"]
+    assert not (ROOT / "memory/state/reminders.py").exists()

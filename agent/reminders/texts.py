@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import MONTHS_EN, WEEKDAYS_EN, WEEKDAYS_ZH, Recurrence
+from agent.texts import say
 
 
 def when_zh(when: datetime) -> str:
@@ -45,13 +46,10 @@ def understood_en(due: datetime, text: str, rule: Recurrence | None, zone: str) 
 def alert_text(text: str, due_local: datetime, late: bool, lang: str = "en") -> str:
     """The message a reminder sends, in ``lang`` ("zh"; anything else is English); a late one
     says when it was due."""
-    if lang == "zh":
-        return (
-            f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}" if late else f"⏰ 提醒：{text}"
-        )
     if late:
-        return f"⏰ Reminder (late, was due {when_en(due_local)}): {text}"
-    return f"⏰ Reminder: {text}"
+        when = {"when_zh": when_zh(due_local), "when_en": when_en(due_local)}
+        return say("reminder_alert_late", lang, text=text, **when)
+    return say("reminder_alert", lang, text=text)
 
 
 _MARKS = {

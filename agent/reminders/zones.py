@@ -15,8 +15,8 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo
 
 from agent.reminders.recurrence import Recurrence
+from agent.reminders.store import Reminder
 from agent.reminders.texts import when_en, when_zh
-from memory.state.reminders import Reminder
 
 NAMED_MAX = 5  # reminders named per kind of move; the rest are counted
 QUOTE_MAX = 40  # characters of a reminder's text quoted in the reply

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from agent.reminders.desk import ReminderDesk
 from agent.streaming import ReplySink
 from agent.texts import LANGUAGES, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
@@ -29,7 +30,7 @@ from bot.frontdesk.ports import (
     Outcome,
     Via,
 )
-from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.model_backends import ModelServer, model_server, ollama_reachable
 from bot.settings import Settings
 from history.topic_index import TopicIndex

@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
+from agent.ids import number_id
 from agent.memory_view import file_problem_notice
-from bot.frontdesk.ids import number_id
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,

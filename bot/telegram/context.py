@@ -9,9 +9,9 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, CallbackContext, ExtBot
 
+from agent.reminders.desk import ReminderDesk
 from bot.frontdesk.desk import Desk
 from bot.frontdesk.ports import Backend
-from bot.frontdesk.reminder_desk import ReminderDesk
 from bot.settings import Settings
 
 

@@ -1,6 +1,6 @@
 """Reminders on Telegram: commands, buttons, replies, birthday offers, the JobQueue and sending.
 
-Handlers are thin over the shared :class:`~bot.frontdesk.reminder_desk.ReminderDesk`. Each
+Handlers are thin over the shared :class:`~agent.reminders.desk.ReminderDesk`. Each
 reminder is one PTB ``run_once`` job named (and with the APScheduler id) ``reminder:<id>``, so
 rescheduling replaces it; a job never misfires away (it runs late instead) and the claim in
 ``pcai.db`` keeps a second wake-up from sending twice.
@@ -18,23 +18,22 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.error import BadRequest, Forbidden, RetryAfter
 from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filters
 
+from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
+from agent.reminders.types import Reminder
 from agent.types import ReminderView
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
 from bot.telegram.presses import answer_once
 from bot.telegram.sending import edit_outcome, send_text
-from memory.state.reminders import Reminder
 
 if TYPE_CHECKING:
     from agent.reminders.service import ReminderService
 
 log = logging.getLogger(__name__)
 SHORT_REPLY = 12  # as for memory proposals: a bare confirm word is short
-UNAVAILABLE = ("提醒功能目前無法使用。", "Reminders are not available here.")
 
 
 def keyboard(card: Card) -> InlineKeyboardMarkup | None:
@@ -82,7 +81,7 @@ async def on_reminder_command(update: Update, context: BotContext) -> None:
         await send_text(context.bot, chat.id, say("group_private", lang))
         return
     if deps.reminders is None:
-        await send_text(context.bot, chat.id, UNAVAILABLE[0 if lang == "zh" else 1])
+        await send_text(context.bot, chat.id, say("reminder_unavailable", lang))
         return
     for card in await deps.reminders.command(key, name, arg, lang):
         await send_card(context.bot, deps, chat.id, key, card)
@@ -96,7 +95,7 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
     deps, key, chat_id = context.deps, user_key_of(update), update.effective_chat.id
     lang = context.deps.lang(update)
     if deps.reminders is None or in_group(update):
-        await answer_once(query, context.bot_data, UNAVAILABLE[0 if lang == "zh" else 1])
+        await answer_once(query, context.bot_data, say("reminder_unavailable", lang))
         return
     pressed = await deps.reminders.press(key, query.data, lang)
     await answer_once(query, context.bot_data, pressed.toast)

@@ -192,7 +192,7 @@ def test_a_file_from_before_languages_gains_the_table(tmp_path: Path) -> None:
 # -- 9: what a reminder's time is anchored to ------------------------------------------------
 def test_reminders_from_before_the_anchor_keep_their_clock_times(tmp_path: Path) -> None:
     """Every reminder was a clock time before migration 9: an old row reads as one."""
-    from memory.state.reminders import INSTANT, WALL, ReminderStore
+    from agent.reminders.store import INSTANT, WALL, ReminderStore
 
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:8])

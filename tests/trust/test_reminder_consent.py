@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from agent.reminders import store as rs
 from agent.reminders.service import ReminderService
-from memory.state import reminders as rs
-from memory.state.reminders import ReminderStore
+from agent.reminders.store import ReminderStore
 from memory.state.statedb import StateDB
 from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 

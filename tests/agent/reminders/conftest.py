@@ -18,7 +18,7 @@ import pytest
 
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.service import ReminderService
-from memory.state.reminders import Reminder, ReminderStore
+from agent.reminders.store import Reminder, ReminderStore
 from memory.state.statedb import StateDB
 from memory.write.consent import Action, UserAct, UserActMint
 
