@@ -275,3 +275,71 @@ def test_the_reminder_store_checker_sees_both_import_forms(tmp_path: Path) -> No
     )
     assert _store_imports(bad) == ["agent.reminders.store", "agent.reminders.users"]
     assert not (ROOT / "memory/state/reminders.py").exists()
+
+
+# issue 29 part C: one front desk. A typed line is routed by bot/frontdesk/steps.py's ordered
+# steps; Telegram and the terminal build a Line, call run_line, and differ only in transport.
+FRONT_ENDS = ("bot/chat.py", "bot/telegram/messages.py")
+FRONT_DESK = "bot/frontdesk/steps.py"
+# The steps' module, and the backend adapter that passes a lookup on to its service.
+MAY_ROUTE = (FRONT_DESK, "bot/frontdesk/backend.py")
+# What routing a line takes: reading a yes / no, matching a reply, answering a bare word.
+ROUTING_CALLS = {"classify", "answer_word", "tied", "proposal_for_message"}
+# The old per-front-end chains and "last shown" state, gone since the desk keeps them once.
+OLD_NAMES = {"try_reminder_reply", "try_confirm_flow", "_reminder_line", "_shown_last"}
+
+
+def _called(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    return {
+        node.func.attr if isinstance(node.func, ast.Attribute) else node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute | ast.Name)
+    }
+
+
+def _names(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.Name):
+            found.add(node.id)
+    return found
+
+
+@pytest.mark.parametrize("front_end", FRONT_ENDS)
+def test_each_front_end_runs_the_front_desks_steps(front_end: str) -> None:
+    path = ROOT / front_end
+    assert "run_line" in _called(path)
+    assert _called(path) & ROUTING_CALLS == set()  # no chain of its own
+
+
+def test_lines_are_routed_only_by_the_front_desk() -> None:
+    routing = {
+        str(path.relative_to(ROOT)): sorted(_called(path) & ROUTING_CALLS)
+        for path in _modules("bot")
+        if str(path.relative_to(ROOT)) not in MAY_ROUTE and _called(path) & ROUTING_CALLS
+    }
+    assert routing == {}
+    left = {
+        str(path.relative_to(ROOT)): sorted(_names(path) & OLD_NAMES)
+        for path in _modules("bot")
+        if _names(path) & OLD_NAMES
+    }
+    assert left == {}
+
+
+def test_the_front_desk_checker_sees_a_chain_of_its_own(tmp_path: Path) -> None:
+    chain = tmp_path / "front.py"
+    chain.write_text(
+        "async def on_text(desk, backend, line):\n"
+        "    if backend.classify(line):\n"
+        "        return await desk.answer_word(line)\n",
+        encoding="utf-8",
+    )
+    assert _called(chain) & ROUTING_CALLS == {"classify", "answer_word"}
+    assert "on_text" in _names(chain) and "run_line" not in _called(chain)
