@@ -186,7 +186,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             service, user, note
         )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
-    recover_at_start(services)
+    recover_at_start(mem, services.languages)
     return services
 
 
