@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from agent.texts import say
 from bot.frontdesk.language import spoken_to
-from bot.isolation import Notifier, each_user
+from bot.isolation import FileProblems, Notifier, each_user
 from memory.base.users import list_user_keys
 from memory.write.lifecycle import Fading
 
@@ -76,7 +76,13 @@ async def fading_job(
         await asyncio.to_thread(services.lifecycle.told, user, [f.entry.id for f in shown], now)
         return len(shown)
 
-    results, run = await each_user(services, "fading", users, one, notifier)
+    results, run = await each_user(
+        FileProblems(services.memory, services.state, services.languages),
+        "fading",
+        users,
+        one,
+        notifier,
+    )
     told = sum(1 for n in results if n)
     return f"{sum(results)} fading memories told to {told} users" + run.suffix()
 

@@ -30,8 +30,7 @@ from agent.deferred import WorkQueue
 from agent.texts import say
 from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
 from bot.frontdesk.language import spoken_to
-from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
-from bot.recovery import reconcile_pending
+from bot.isolation import FileProblems, Notifier, deliver_outbox, each_user, is_user_key
 from history.idle import IdleResult
 from memory.base.users import list_user_keys
 from memory.index.indexer import Indexer, SyncStats
@@ -82,6 +81,11 @@ def expiry_notice(text: str, lang: str) -> str:
     return say("proposal_expiry_notice", lang, short=short)
 
 
+def _problems(services: Services) -> FileProblems:
+    """What a job tells a user whose file it cannot read with."""
+    return FileProblems(services.memory, services.state, services.languages)
+
+
 # -- the bodies --------------------------------------------------------------------------
 async def idle_summaries_job(
     services: Services, now: datetime, notifier: Notifier | None = None
@@ -96,7 +100,7 @@ async def idle_summaries_job(
     async def one(user_key: str) -> IdleResult | None:
         return await services.idle.summarize_session(user_key, user_key, now)
 
-    results, run = await each_user(services, "idle_summaries", users, one, notifier)
+    results, run = await each_user(_problems(services), "idle_summaries", users, one, notifier)
     made = [r for r in results if r is not None]
     return (
         f"{len(made)} idle summaries"
@@ -118,7 +122,7 @@ async def index_job(services: Services, now: datetime, notifier: Notifier | None
     async def one(user_key: str) -> SyncStats:
         return await _index_user(indexer, work, user_key)
 
-    results, run = await each_user(services, "index", users, one, notifier)
+    results, run = await each_user(_problems(services), "index", users, one, notifier)
     stats = sum(results, SyncStats())
     return (
         f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
@@ -150,9 +154,9 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
     """
 
     async def body(services: Services, now: datetime) -> str:
-        healed = await asyncio.to_thread(reconcile_pending, services, now, due_only=True)
+        healed = await asyncio.to_thread(services.library.reconcile_pending, now, due_only=True)
         for owner, exc in sorted(healed.unreadable.items()):
-            await tell_file_problem(services, notifier, owner, exc)
+            await _problems(services).tell(notifier, owner, exc)
         book = NoticeBook(services.state)
 
         def queue_notice(conn: Any, proposal: Proposal) -> None:
@@ -168,7 +172,9 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
             on_expired=queue_notice if notifier is not None else None,
         )
         told = (
-            await deliver_outbox(services, notifier, now, user_key) if notifier is not None else 0
+            await deliver_outbox(services.state, notifier, now, user_key)
+            if notifier is not None
+            else 0
         )
         detail = f"{len(expired)} proposals expired, {told} users told"
         if healed.confirmed:
@@ -195,7 +201,7 @@ async def lifecycle_job(
     async def one(user_key: str) -> list[Change]:
         return await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
 
-    results, run = await each_user(services, "lifecycle", users, one, notifier)
+    results, run = await each_user(_problems(services), "lifecycle", users, one, notifier)
     changes = [c for per_user in results for c in per_user]
     deleted = sum(1 for c in changes if c.new == DELETED)
     return (

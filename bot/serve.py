@@ -183,7 +183,7 @@ def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable
     from bot.isolation import deliver_outbox
 
     def deliver(user_key: str) -> Awaitable[int]:
-        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
+        return deliver_outbox(services.state, notifier, datetime.now(UTC), user_key)
 
     return deliver
 

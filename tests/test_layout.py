@@ -343,3 +343,124 @@ def test_the_front_desk_checker_sees_a_chain_of_its_own(tmp_path: Path) -> None:
     )
     assert _called(chain) & ROUTING_CALLS == {"classify", "answer_word"}
     assert "on_text" in _names(chain) and "run_line" not in _called(chain)
+
+
+# issue 29 part D
+# The model servers' SDKs (and httpx, their transport) are imported by the LLM clients only;
+# bench/web.py's httpx drives the web page, not a model.
+MODEL_SDK_OWNERS = {
+    "openai": ("agent/openai_client.py",),
+    "ollama": ("agent/ollama_client.py",),
+    "httpx": ("agent/openai_client.py", "agent/ollama_client.py", "bench/web.py"),
+}
+COMPOSITION_ROOT = "bot/app.py"
+# The functions (and fields) outside the composition root that still take the Services bag:
+# the outer adapters the tests call with it (each unpacks it once), and the modules whose
+# inner code still reads it (follow-up work). The list may only shrink.
+TAKES_SERVICES = {
+    "bot/cli.py": {"cmd_chat", "cmd_export", "cmd_reindex", "cmd_remember", "cmd_search"},
+    "bot/fading.py": {"fade_every", "fading_body.body", "fading_job"},
+    "bot/frontdesk/backend.py": {"backend_for"},
+    "bot/frontdesk/reminder_desk.py": {"reminder_desk_for"},
+    "bot/jobs.py": {
+        "JobRunner.services",
+        "_problems",
+        "_with_notifier",
+        "_with_notifier.bound",
+        "forget_undo_job",
+        "idle_summaries_job",
+        "index_job",
+        "lifecycle_job",
+        "pending_expiry_job.body",
+        "user_jobs.forget_undo",
+        "user_jobs.idle",
+        "user_jobs.index",
+        "user_jobs.lifecycle",
+    },
+    "bot/scheduling.py": {"ptb_job_setup", "scheduled"},
+    "bot/serve.py": {"_deliver_now", "_latest_cli_key", "_running_page", "_web", "chat"},
+    "bot/web/app.py": {"build_deps"},
+    "bot/web/security.py": {"WebDeps.services"},
+    "bot/web/server.py": {"WebServer.for_services"},
+    "bot/web/shaping.py": {"Shaper.__init__"},
+    "bot/web/views.py": {
+        "EntryCache.entries",
+        "_logged",
+        "_row",
+        "hits",
+        "listing",
+        "log_days",
+        "log_records",
+        "rows",
+        "search",
+        "summaries",
+        "why",
+    },
+}
+
+
+@pytest.mark.parametrize("sdk", sorted(MODEL_SDK_OWNERS))
+def test_only_the_llm_clients_import_a_model_sdk(sdk: str) -> None:
+    owners = MODEL_SDK_OWNERS[sdk]
+    wrong = [
+        str(path.relative_to(ROOT))
+        for package in (*PACKAGES, "bench")
+        for path in _modules(package)
+        if any(name.split(".")[0] == sdk for name in _imports(path))
+        and str(path.relative_to(ROOT)) not in owners
+    ]
+    assert wrong == []
+
+
+def _is_services(annotation: ast.expr | None) -> bool:
+    """Whether an annotation names the bag (``Services``, ``"Services"``, ``Services | None``)."""
+    if annotation is None:
+        return False
+    if isinstance(annotation, ast.Constant) and isinstance(annotation.value, str):
+        annotation = ast.parse(annotation.value, mode="eval").body
+    return any(isinstance(n, ast.Name) and n.id == "Services" for n in ast.walk(annotation))
+
+
+def _takes_services(path: Path) -> set[str]:
+    """The functions of ``path`` with a parameter typed ``Services``, and the fields so typed."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                args = child.args
+                params = (*args.posonlyargs, *args.args, *args.kwonlyargs)
+                if any(_is_services(a.annotation) for a in params):
+                    found.add(prefix + child.name)
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, ast.ClassDef):
+                for stmt in child.body:
+                    if isinstance(stmt, ast.AnnAssign) and _is_services(stmt.annotation):
+                        found.add(f"{prefix}{child.name}.{ast.unparse(stmt.target)}")
+                visit(child, f"{prefix}{child.name}.")
+            else:
+                visit(child, prefix)
+
+    visit(ast.parse(path.read_text(encoding="utf-8")), "")
+    return found
+
+
+def test_only_the_composition_root_takes_the_services_bag() -> None:
+    taking = {
+        rel: names
+        for package in PACKAGES
+        for path in _modules(package)
+        if (rel := str(path.relative_to(ROOT))) != COMPOSITION_ROOT
+        and (names := _takes_services(path))
+    }
+    assert taking == TAKES_SERVICES
+
+
+def test_the_services_checker_sees_a_parameter_and_a_field(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "class Deps:\n    services: 'Services | None'\n\n"
+        "def inner(s: Services) -> None:\n    def deeper(x: int, *, s: Services) -> None: ...\n",
+        encoding="utf-8",
+    )
+    assert _takes_services(bad) == {"Deps.services", "inner", "inner.deeper"}

@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from agent.reminders.desk import ReminderDesk
 from agent.streaming import ReplySink
@@ -37,6 +37,9 @@ from history.topic_index import TopicIndex
 from memory.base.markdown import MemoryStatus
 from memory.store.service import MemoryService
 from memory.write.decisions import parse_reply
+
+if TYPE_CHECKING:
+    from bot.app import Services
 
 
 class Responder(Protocol):
@@ -315,8 +318,8 @@ def job_row(name: str, run: str, lang: str) -> tuple[str, str]:
 __all__ = ["ServicesBackend", "backend_for", "classify_words", "ollama_reachable"]
 
 
-def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
-    """The backend over whatever the composition root built (agent, confirm, keeper).
+def backend_for(services: Services, *, check_llm: bool = False) -> ServicesBackend:
+    """The backend over what the composition root built: the one place it is unpacked.
 
     The confirmation adapter gets the process's user-act mint: the front ends that hold this
     backend are the only code that can answer a proposal.
@@ -325,25 +328,17 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
 
     settings = services.settings
     server = model_server(settings)  # the one backend Telegram's agent was built on too
-    confirm = getattr(services, "confirm", None)
-    acts = getattr(services, "user_acts", None)
-    governance = getattr(services, "governance", None)
-    confirmations = curations = None
-    if confirm is not None and acts is not None:
-        confirmations = ConfirmAdapter(confirm, acts)
-        curations = CurationAdapter(confirm, acts)
+    confirm, acts = services.confirm, services.user_acts
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
-        responder=getattr(services, "agent", None),
-        confirmations=confirmations,
-        keeper=(
-            GovernanceKeeper(governance, services.forgetter) if governance is not None else None
-        ),
-        curations=curations,
+        responder=services.agent,
+        confirmations=ConfirmAdapter(confirm, acts),
+        keeper=GovernanceKeeper(services.governance, services.forgetter),
+        curations=CurationAdapter(confirm, acts),
         llm_up=server.reachable() if check_llm else True,
         server=server,
         topics=TopicIndex(settings.data_dir, settings.topic_index),
-        reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
-        languages=getattr(services, "languages", None) or Languages(),
+        reminders=reminder_desk_for(services),
+        languages=services.languages or Languages(),
     )

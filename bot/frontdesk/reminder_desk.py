@@ -37,7 +37,7 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
         forgetter.note_made,
         forgetter.note_act,
     )
-    languages = getattr(services, "languages", None)
+    languages = services.languages
     if languages is not None:  # alerts, their buttons and the scheduled briefing
         desk.language_of = service.language_of = writer.language_of = languages.spoken
     return desk
