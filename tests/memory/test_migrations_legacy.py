@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.schema import SHIPPED as MIGRATIONS
 from memory.base.db import connect
 from memory.config import PendingConfig
 from memory.errors import StateSchemaError
-from memory.state.migrations import MIGRATIONS, applied
+from memory.state.migrations import applied
 from memory.state.reminders import ReminderStore
 from memory.state.statedb import StateDB
 from memory.write.pending import PendingStore

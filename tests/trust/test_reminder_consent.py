@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from agent.reminders.service import ReminderService
+from bot.schema import BotStateDB as StateDB
 from memory.state import reminders as rs
 from memory.state.reminders import ReminderStore
-from memory.state.statedb import StateDB
 from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 
 KEY = "telegram_1001"

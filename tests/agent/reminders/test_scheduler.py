@@ -13,9 +13,9 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
+from bot.schema import BotStateDB as StateDB
 from memory.state import reminders as rs
 from memory.state.reminders import ReminderStore
-from memory.state.statedb import StateDB
 from tests.agent.reminders.conftest import ALICE, MINT, Outbox, act
 
 
