@@ -25,6 +25,7 @@ from agent.deferred import (
     Work,
     WorkQueue,
 )
+from agent.notices import NoticeBook
 from agent.sections import SUMMARY_CHARS
 from agent.summarizer import LastPrompts
 from agent.turn_notes import compacted_line
@@ -36,7 +37,6 @@ from memory.base.guards import mask
 from memory.base.markdown import Entry
 from memory.errors import UnreadableFileError
 from memory.index.indexer import Indexer
-from memory.state.notices import NoticeBook
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -33,6 +33,7 @@ from agent.memory_view import (
     problem_topic,
     shown_in_window,
 )
+from agent.notices import NoticeBook
 from agent.prefetch import QueryAhead
 from agent.prompt import (
     detect_language,
@@ -72,7 +73,6 @@ from history.topic_index import TopicIndex
 from memory.base.guards import mask
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
-from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.state.usage import AccessCounter
 from memory.write.decisions import ConfirmationService

@@ -15,8 +15,10 @@ from agent.reminders.settings import machine_zone
 from agent.reminders.store import ReminderStore
 from agent.why import WhyLog
 from bot.frontdesk.language import Languages
+from bot.frontdesk.language_book import LanguageBook
 from bot.model_backends import EMBEDDERS
 from bot.recovery import recover_at_start
+from bot.schema import MIGRATIONS_ALL
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
 from history.idle import IdleSummaries
@@ -27,7 +29,6 @@ from memory.base.tokens import TokenCounter
 from memory.config import MemoryConfig
 from memory.index.chunks import IndexStore
 from memory.index.embedders import Embedder
-from memory.state.languages import LanguageBook
 from memory.state.statedb import StateDB
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
@@ -132,6 +133,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         embedder=ahead,
         settings=memory_config(settings),
         ensure_index=False,
+        migrations=MIGRATIONS_ALL,
     )
     sessions = SessionStore(settings.sessions_dir)
     summaries = SummaryService(timeout_seconds=settings.ollama_timeout_seconds)

@@ -18,6 +18,7 @@ from agent.texts import error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.model_context import ContextTooSmallError
+from bot.schema import MIGRATIONS_ALL
 from bot.serve import chat, open_services, progress_bar, serve, user_key_of
 from bot.settings import (
     Settings,
@@ -175,7 +176,7 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     base = running_page_url(settings.data_dir)
     if base is None:
         raise ValueError("the running pcai serves no memory page (its log says why)")
-    state = StateDB(settings.state_db_path)
+    state = StateDB(settings.state_db_path, MIGRATIONS_ALL)
     try:
         url = issue_link(LoginStore(state), base, user)
     finally:

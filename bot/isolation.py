@@ -1,7 +1,7 @@
 """Jobs run user by user (docs/trust.md): one user's bad file stops only them.
 
 A user whose file cannot be read (:class:`~memory.errors.UnreadableFileError`) is skipped
-and told once what to fix (:class:`~memory.state.notices.NoticeBook` remembers the file's state
+and told once what to fix (:class:`~agent.notices.NoticeBook` remembers the file's state
 when they were told); any other failure of one user is logged with its trace; either way the
 next user goes on.
 """
@@ -17,10 +17,10 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from agent.memory_view import file_problem_notice, problem_topic
+from agent.notices import NoticeBook
 from bot.frontdesk.language import spoken_to
 from memory.base.users import check_user_key
 from memory.errors import InvalidUserKeyError, UnreadableFileError
-from memory.state.notices import NoticeBook
 
 if TYPE_CHECKING:
     from bot.frontdesk.language import Languages

@@ -27,6 +27,7 @@ from datetime import UTC, datetime, time, timedelta, tzinfo
 from typing import TYPE_CHECKING, Any
 
 from agent.deferred import WorkQueue
+from agent.notices import NoticeBook
 from agent.texts import say
 from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
 from bot.frontdesk.language import spoken_to
@@ -34,7 +35,6 @@ from bot.isolation import FileProblems, Notifier, deliver_outbox, each_user, is_
 from history.idle import IdleResult
 from memory.base.users import list_user_keys
 from memory.index.indexer import Indexer, SyncStats
-from memory.state.notices import NoticeBook
 from memory.write.lifecycle import DELETED, Change
 from memory.write.proposals import Proposal
 
@@ -148,7 +148,7 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
     First the crash window heals: a due proposal whose entry MEMORY.md already holds is
     marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
     keeps their proposals waiting (they may be written there) and is told what to fix. The
-    notices go through the outbox (:mod:`memory.state.notices`), queued with the expiry itself, so
+    notices go through the outbox (:mod:`agent.notices`), queued with the expiry itself, so
     an unreachable user or a crash before sending is told at a later tick. With ``user_key``
     (a terminal chat beside the service) only that user's proposals and notices are touched.
     """

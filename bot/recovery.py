@@ -4,7 +4,7 @@
   row pending while the entry exists; ``Memory.reconcile_pending`` marks it confirmed (the entry
   id is derived from the proposal id), so it is never reported as "not saved".
 - A damaged ``pcai.db`` was set aside by :class:`~memory.state.statedb.StateDB`; the owners of the
-  proposals the copy still names get one notice through the outbox (:mod:`memory.state.notices`).
+  proposals the copy still names get one notice through the outbox (:mod:`agent.notices`).
   The copies on disk are the record, so a crash right after the set-aside still tells them
   at the next start; each copy is handled once.
 """
@@ -16,9 +16,9 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from agent.notices import NoticeBook
 from agent.texts import say
 from bot.frontdesk.language import spoken_to
-from memory.state.notices import NoticeBook
 from memory.state.statedb import salvage_pending, set_aside_copies
 
 if TYPE_CHECKING:

@@ -124,7 +124,7 @@ def serve(settings: Settings) -> int:
     from bot.jobs import JobRunner
     from bot.scheduling import ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
-    from memory.state.turns import OpenTurns
+    from bot.telegram.open_turns import OpenTurns
 
     if not settings.allowed_users:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")

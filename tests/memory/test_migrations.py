@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from bot.schema import SHIPPED as MIGRATIONS
 from memory.base.db import connect
 from memory.config import PendingConfig
 from memory.errors import StateTooNewError
-from memory.state.migrations import MIGRATIONS, Migration
+from memory.state.migrations import Migration
 from memory.state.statedb import StateDB
 from memory.write.pending import PendingStore
 from tests.memory.statefiles import (

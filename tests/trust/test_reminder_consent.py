@@ -17,7 +17,7 @@ import pytest
 from agent.reminders import store as rs
 from agent.reminders.service import ReminderService
 from agent.reminders.store import ReminderStore
-from memory.state.statedb import StateDB
+from bot.schema import BotStateDB as StateDB
 from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 
 KEY = "telegram_1001"

@@ -31,8 +31,8 @@ from bot.frontdesk.desk import Desk
 from bot.settings import Settings, load_settings
 from bot.telegram.application import QUEUES, build_application
 from bot.telegram.context import DEPS, BotApp
+from bot.telegram.open_turns import OpenTurns
 from memory.index.embedders import Embedder
-from memory.state.turns import OpenTurns
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 
 OWNER = 1001  # the Telegram person's id

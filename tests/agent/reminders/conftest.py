@@ -19,7 +19,7 @@ import pytest
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.service import ReminderService
 from agent.reminders.store import Reminder, ReminderStore
-from memory.state.statedb import StateDB
+from bot.schema import BotStateDB as StateDB
 from memory.write.consent import Action, UserAct, UserActMint
 
 TPE = ZoneInfo("Asia/Taipei")

@@ -15,7 +15,7 @@ from agent.reminders import store as rs
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
 from agent.reminders.store import ReminderStore
-from memory.state.statedb import StateDB
+from bot.schema import BotStateDB as StateDB
 from tests.agent.reminders.conftest import ALICE, MINT, Outbox, act
 
 
