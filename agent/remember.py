@@ -14,7 +14,7 @@ import logging
 import re
 
 from agent.tools import NOT_TOOLS, ToolBox
-from agent.turn_tools import TurnTools
+from agent.turn.tools import TurnTools
 from memory.base.edges import strip_tail_words
 
 log = logging.getLogger(__name__)

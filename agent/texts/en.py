@@ -135,7 +135,7 @@ TEXTS: dict[str, str] = {
     "proposal_weight": "⭐ weight {weight}/10",
     "proposal_core": " (core: in every reply)",
     "proposal_scope": "🏷 scope {scope}",
-    # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
+    # -- compaction's one line (agent/turn/notes.py; docs/conversations.md, "Compaction")
     "compacted": (
         "📝 I wrote the earlier conversation into your summaries (“{heading}”{keywords}); "
         "from here on I keep only the last few turns."

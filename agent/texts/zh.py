@@ -120,7 +120,7 @@ TEXTS: dict[str, str] = {
     "proposal_weight": "⭐ 重要程度 {weight}/10",
     "proposal_core": "（核心：每次回答都會帶入）",
     "proposal_scope": "🏷 範圍 {scope}",
-    # -- compaction's one line (agent/turn_notes.py; docs/conversations.md, "Compaction")
+    # -- compaction's one line (agent/turn/notes.py; docs/conversations.md, "Compaction")
     "compacted": (
         "📝 前面的討論重點已寫入你的摘要（「{heading}」{keywords}），之後只帶最近幾輪。"
     ),
