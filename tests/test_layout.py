@@ -208,3 +208,51 @@ def test_the_memory_checker_sees_an_upward_import(tmp_path: Path) -> None:
             "memory.write",
         ]
     }
+
+
+# issue 29 part E: language text has one shape, the catalogue. Only the catalogue and the
+# language chooser compare a language code; everything else says a key (``say(key, lang)``).
+LANGUAGE_CHOOSERS = (
+    "agent/texts/",  # the catalogue: which one a language reads
+    "bot/frontdesk/texts.py",  # the catalogue's edge: a section named in both languages
+    "bot/frontdesk/language.py",  # the chooser: which language a person reads
+    "agent/prompt.py",  # the model's instruction names the reply's language
+    # Part B turns these reminder texts into catalogue keys in parallel; drop them after it.
+    "agent/reminders/",
+    "bot/frontdesk/reminder_desk.py",
+    "bot/telegram/reminders.py",
+    "agent/turn/tools.py",  # a reminder error's (en, zh) and a reminder's understood_zh/_en
+    "agent/forget.py",  # the same reminder error, and when_zh / when_en
+)
+
+
+def _language_comparisons(root: Path) -> list[str]:
+    found: list[tuple[str, int]] = []
+    for package in PACKAGES:
+        for path in sorted((root / package).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            if rel.startswith(LANGUAGE_CHOOSERS):
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Compare) and any(
+                    isinstance(side, ast.Constant) and side.value in ("zh", "en")
+                    for side in (node.left, *node.comparators)
+                ):
+                    found.append((rel, node.lineno))
+    return [f"{rel}:{line}" for rel, line in sorted(found)]
+
+
+def test_only_the_catalogue_and_the_chooser_compare_a_language() -> None:
+    found = _language_comparisons(ROOT)
+    assert not found, f'say a catalogue key instead of comparing to "zh"/"en": {found}'
+
+
+def test_the_language_checker_sees_a_comparison(tmp_path: Path) -> None:
+    (tmp_path / "bot").mkdir()
+    (tmp_path / "bot" / "bad.py").write_text(
+        'def f(lang: str) -> str:\n    return "好" if lang == "zh" else "good"\n'
+        'def g(lang: str) -> bool:\n    return "en" != lang\n',
+        encoding="utf-8",
+    )
+    assert _language_comparisons(tmp_path) == ["bot/bad.py:2", "bot/bad.py:4"]
