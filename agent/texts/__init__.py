@@ -6,6 +6,9 @@ buttons and CLI lines all import it, while ``memory/`` and ``history/`` raise co
 (their ``errors`` modules) and never hold a sentence. A key is a sentence in every language;
 ``{field}`` placeholders (``str.format``) are filled by the caller.
 
+The memory page's words are each catalogue's ``PAGE`` (read raw by bot/web/i18n.py), and no
+other module compares a language code (``catalogue_language`` is the one choice).
+
 Every line goes to one person in their one language (bot/frontdesk/language.py has the rule,
 which ends in English when nothing is known): no line says both.
 """
