@@ -27,7 +27,7 @@ SDK_OWNERS = {
     "ollama": ("agent/ollama_client.py",),
 }
 TELEGRAM_PACKAGE = "bot/telegram"
-# No line cap: files split by meaning, not size (CONVENTIONS.md, "Size and splitting").
+# No line cap: files split by meaning, not size (docs/architecture.md, "The map").
 
 
 def _imports(path: Path) -> list[str]:
