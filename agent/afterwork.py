@@ -28,7 +28,7 @@ from agent.deferred import (
 from agent.notices import NoticeBook
 from agent.sections import SUMMARY_CHARS
 from agent.summarizer import LastPrompts
-from agent.turn_notes import compacted_line
+from agent.turn.notes import compacted_line
 from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
 from history.summarize import ConversationSummary

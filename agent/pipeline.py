@@ -51,10 +51,10 @@ from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
 from agent.texts import say, summary_name
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox
-from agent.turn_llm import ask, failure_reply, forced_compaction
-from agent.turn_notes import note_short_term, session_id_of, session_notice
-from agent.turn_tools import TurnTools, proposal_view
-from agent.turn_work import (
+from agent.turn.llm import ask, failure_reply, forced_compaction
+from agent.turn.notes import note_short_term, session_id_of, session_notice
+from agent.turn.tools import TurnTools, proposal_view
+from agent.turn.work import (
     compaction_task,
     index_task,
     keep_prompt,

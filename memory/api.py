@@ -37,7 +37,8 @@ from memory.index.chunks import IndexStore
 from memory.index.embedders import E5Embedder, Embedder
 from memory.index.indexer import Indexer, Progress, SyncStats
 from memory.index.veccache import one_blas_thread
-from memory.search.hybrid import HybridSearcher, SearchHit, SearchResult
+from memory.search.hybrid import HybridSearcher
+from memory.search.results import SearchHit, SearchResult
 from memory.search.signals import MemorySignals
 from memory.state.fading import FadeBook
 from memory.state.migrations import MEMORY_SET, Migration

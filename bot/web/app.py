@@ -14,7 +14,7 @@ from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
 from bot.app import Services
-from bot.web import routes_auth, routes_memories, routes_more
+from bot.web import routes_auth, routes_memories, routes_pending, routes_records
 from bot.web.logins import LoginStore
 from bot.web.render import STATIC, render
 from bot.web.secret import Signer, load_secret
@@ -56,7 +56,8 @@ def build_app(deps: WebDeps) -> Starlette:
     routes = [
         *routes_auth.ROUTES,
         *routes_memories.ROUTES,
-        *routes_more.ROUTES,
+        *routes_pending.ROUTES,
+        *routes_records.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

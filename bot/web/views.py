@@ -14,7 +14,7 @@ from memory.base.fsutil import file_stamp, read_text
 from memory.base.logs import LogRecord, parse_log
 from memory.base.markdown import STATUSES, Entry
 from memory.index.sources import KIND_MEMORY
-from memory.search.hybrid import SearchResult
+from memory.search.results import SearchResult
 from memory.state.usage import AccessStat
 from memory.write.governance import LIVE
 from memory.write.lifecycle import entry_health, fade_day, is_core, is_fading

@@ -6,7 +6,7 @@ replaces or rejects: answering a proposal takes a proof of the user's own act th
 bot layer can make (:mod:`memory.write.consent`), and these tools have none. In a group no memory
 tool is offered at all.
 
-A call runs once per turn (:mod:`agent.turn_calls`, through the turn's :class:`ToolBox`). The
+A call runs once per turn (:mod:`agent.turn.calls`, through the turn's :class:`ToolBox`). The
 proposals carry their message's id, so the same message answered again (a replay after a
 crash or a stop, in this process or the next) finds the proposal it made and shows that one
 instead of making a second.
