@@ -26,7 +26,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import ReminderError
-from agent.reminders.texts import when_en, when_zh
+from agent.reminders.texts import when_text
 from agent.reminders.types import Reminder
 from agent.texts import say
 from agent.why import WhyLog
@@ -286,7 +286,7 @@ class Forgetter:
         ringing = [r for r in rows if r.status == "scheduled"]
         if ringing:
             local = ringing[0].due.astimezone(ZoneInfo(ringing[0].zone))
-            when = when_zh(local) if lang == "zh" else when_en(local)
+            when = when_text(local, lang)
             return Said(say("undo_rings_again", lang, what=what, when=when))
         if any(r.status == "proposed" for r in rows):
             return Said(say("undo_waits_again", lang, what=what))

@@ -532,12 +532,6 @@ LANGUAGE_CHOOSERS = (
     "bot/frontdesk/texts.py",  # the catalogue's edge: a section named in both languages
     "bot/frontdesk/language.py",  # the chooser: which language a person reads
     "agent/prompt.py",  # the model's instruction names the reply's language
-    # Part B turns these reminder texts into catalogue keys in parallel; drop them after it.
-    "agent/reminders/",
-    "bot/frontdesk/reminder_desk.py",
-    "bot/telegram/reminders.py",
-    "agent/turn/tools.py",  # a reminder error's (en, zh) and a reminder's understood_zh/_en
-    "agent/forget.py",  # the same reminder error, and when_zh / when_en
 )
 
 

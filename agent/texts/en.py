@@ -399,6 +399,33 @@ TEXTS: dict[str, str] = {
     "reminder_unavailable": "Reminders are not available here.",
     "reminder_alert": "⏰ Reminder: {text}",
     "reminder_alert_late": "⏰ Reminder (late, was due {when_en}): {text}",
+    # -- a reminder's time and its /reminders line (agent/reminders/texts.py)
+    "reminder_when": "{when_en}",
+    "reminder_understood": "{understood_en}",
+    "reminder_list_repeat": " ↻ {rule_en}",
+    "reminder_mark_proposed": " (awaiting your confirmation)",
+    "reminder_mark_unknown": " (may not have arrived: the bot stopped mid-send)",
+    "reminder_mark_firing": " (sending)",
+    # -- the morning briefing as a plain list (agent/reminders/briefing.py)
+    "briefing_title": "Good morning! Your briefing for {day}",
+    "briefing_reminders": "Today's reminders",
+    "briefing_todos": "Open todos",
+    "briefing_short_term": "Latest notes",
+    "briefing_fading": "Memories that are fading",
+    "briefing_nothing": "Nothing to report today.",
+    # -- the /tz reply: what a change of zone did to each reminder (agent/reminders/zones.py)
+    "tz_set": "🌐 Time zone set to {zone}.",
+    "tz_quoted": "“{text}”",
+    "tz_clock": " Your {n} reminder(s) keep their clock times, now in {name} (09:00 stays 09:00).",
+    "tz_kept_one": "{said} at {when}",
+    "tz_kept_more": " (and {rest} more)",
+    "tz_kept": " {n} keep their moment (set “in …”, or already due): {named}{more}.",
+    "tz_now": " {said} was set for {was}, which has already passed in {name}: it rings now.",
+    "tz_next": (
+        " {said} ({rule_en}): {was} has already passed in {name}; it rings next on {next}."
+    ),
+    "tz_rest_now": " {rest} more: they ring now.",
+    "tz_rest_next": " {rest} more recurring reminder(s) ring at their next occurrence.",
     # -- what the agent adds when a reply says more than was saved (agent/remember.py)
     "remember_pending": "(Not saved yet: it is kept only once you confirm it.)",
     "remember_nothing": "(Correction: nothing was saved this time.)",

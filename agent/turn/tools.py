@@ -22,7 +22,7 @@ from typing import Any
 
 from agent.reminders.errors import ReminderError
 from agent.reminders.service import ReminderService
-from agent.texts import conflict_note, error_text
+from agent.texts import conflict_note, error_text, say
 from agent.tools import ToolBox
 from agent.types import ProposalView, ReminderView
 from memory.base.tokens import TokenCounter
@@ -193,6 +193,11 @@ class TurnTools:
         return {
             "status": "pending_confirmation",
             "reminder_id": row.id,
-            "understood": view.understood_zh if self.language == "zh" else view.understood_en,
+            "understood": say(
+                "reminder_understood",
+                self.language,
+                understood_zh=view.understood_zh,
+                understood_en=view.understood_en,
+            ),
             "note": "Not set yet: the user confirms or discards it themselves.",
         }
