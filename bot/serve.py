@@ -173,9 +173,10 @@ def _web(services: Services) -> WebServer | None:
     """The memory page over the service's own objects, when it is on."""
     if not services.settings.web.enabled:
         return None
+    from bot.web.app import build_deps
     from bot.web.server import WebServer
 
-    return WebServer.for_services(services)
+    return WebServer(build_deps(services))
 
 
 def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:

@@ -360,22 +360,7 @@ TAKES_SERVICES = {
     "bot/scheduling.py": {"ptb_job_setup", "scheduled"},
     "bot/serve.py": {"_deliver_now", "_latest_cli_key", "_running_page", "_web", "chat"},
     "bot/web/app.py": {"build_deps"},
-    "bot/web/security.py": {"WebDeps.services"},
-    "bot/web/server.py": {"WebServer.for_services"},
     "bot/web/shaping.py": {"Shaper.__init__"},
-    "bot/web/views.py": {
-        "EntryCache.entries",
-        "_logged",
-        "_row",
-        "hits",
-        "listing",
-        "log_days",
-        "log_records",
-        "rows",
-        "search",
-        "summaries",
-        "why",
-    },
 }
 
 
