@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agent.texts import say
@@ -22,6 +23,7 @@ from memory.write.lifecycle import Fading
 
 if TYPE_CHECKING:
     from bot.app import Services
+    from memory.config import LifecycleConfig
 
 # (user_key, text, rows of (label, callback data)): a notice with buttons the user can press;
 # False when this front end cannot reach that user (then nobody was told).
@@ -30,9 +32,9 @@ FADING_SHOWN = 10  # memories per fading notice; the rest come in the next one
 FADE_EVERY = timedelta(days=7)  # settings.lifecycle.fade_every_hours
 
 
-def fade_every(services: Services) -> timedelta:
+def fade_every(lifecycle: LifecycleConfig) -> timedelta:
     """How often the fading notice job runs (the setting, weekly by default)."""
-    return timedelta(hours=services.settings.lifecycle.fade_every_hours)
+    return timedelta(hours=lifecycle.fade_every_hours)
 
 
 def fading_notice(
@@ -91,11 +93,7 @@ def fading_body(
     notifier: Notifier | None, offer: Offer | None, user_key: str | None = None
 ) -> Callable[[Services, datetime], Awaitable[str]]:
     """The fading job as a scheduled body (over ``user_key``'s memories only, when given)."""
-
-    async def body(services: Services, now: datetime) -> str:
-        return await fading_job(services, now, notifier, offer, user_key)
-
-    return body
+    return partial(fading_job, notifier=notifier, offer=offer, user_key=user_key)
 
 
 def text_offer(notifier: Notifier | None) -> Offer | None:

@@ -24,6 +24,7 @@ import time as clock
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agent.deferred import WorkQueue
@@ -209,16 +210,6 @@ async def lifecycle_job(
     )
 
 
-def _with_notifier(
-    body: Callable[[Services, datetime, Notifier | None], Awaitable[str]],
-    notifier: Notifier | None,
-) -> JobBody:
-    async def bound(services: Services, now: datetime) -> str:
-        return await body(services, now, notifier)
-
-    return bound
-
-
 def default_jobs(
     notifier: Notifier | None = None,
     offer: Offer | None = None,
@@ -230,16 +221,18 @@ def default_jobs(
     """
     fading = fading_body(notifier, offer or text_offer(notifier))
     return [
-        JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
+        JobSpec(
+            "idle_summaries", partial(idle_summaries_job, notifier=notifier), every=IDLE_EVERY
+        ),
         JobSpec(
             "index",
-            _with_notifier(index_job, notifier),
+            partial(index_job, notifier=notifier),
             every=INDEX_EVERY,
             first=timedelta(seconds=5),
         ),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
         JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
-        JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
+        JobSpec("lifecycle", partial(lifecycle_job, notifier=notifier), daily_at=LIFECYCLE_AT),
         JobSpec("fading", fading, every=fade_every, first=min(timedelta(seconds=15), fade_every)),
     ]
 

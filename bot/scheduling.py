@@ -118,7 +118,9 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
 
     def setup(application: Any) -> None:
         specs = default_jobs(
-            telegram_notifier(application), telegram_offer(application), fade_every(services)
+            telegram_notifier(application),
+            telegram_offer(application),
+            fade_every(services.settings.lifecycle),
         )
         register_ptb_jobs(application, runner, specs)
         if services.reminders is not None:
@@ -142,7 +144,7 @@ async def scheduled(
     out the scheduler stops and a job still running is given time to finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
-    every = fade_every(services)
+    every = fade_every(services.settings.lifecycle)
     specs = (
         default_jobs(notifier, None, every)
         if user_key is None

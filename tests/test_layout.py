@@ -338,15 +338,13 @@ COMPOSITION_ROOT = "bot/app.py"
 # the outer adapters the tests call with it (each unpacks it once), and the modules whose
 # inner code still reads it (follow-up work). The list may only shrink.
 TAKES_SERVICES = {
-    "bot/cli.py": {"cmd_chat", "cmd_export", "cmd_reindex", "cmd_remember", "cmd_search"},
-    "bot/fading.py": {"fade_every", "fading_body.body", "fading_job"},
+    "bot/cli.py": {"cmd_export"},
+    "bot/fading.py": {"fading_job"},
     "bot/frontdesk/backend.py": {"backend_for"},
     "bot/frontdesk/reminder_desk.py": {"reminder_desk_for"},
     "bot/jobs.py": {
         "JobRunner.services",
         "_problems",
-        "_with_notifier",
-        "_with_notifier.bound",
         "forget_undo_job",
         "idle_summaries_job",
         "index_job",
@@ -358,24 +356,9 @@ TAKES_SERVICES = {
         "user_jobs.lifecycle",
     },
     "bot/scheduling.py": {"ptb_job_setup", "scheduled"},
-    "bot/serve.py": {"_deliver_now", "_latest_cli_key", "_running_page", "_web", "chat"},
+    "bot/serve.py": {"_web", "chat"},
     "bot/web/app.py": {"build_deps"},
-    "bot/web/security.py": {"WebDeps.services"},
-    "bot/web/server.py": {"WebServer.for_services"},
     "bot/web/shaping.py": {"Shaper.__init__"},
-    "bot/web/views.py": {
-        "EntryCache.entries",
-        "_logged",
-        "_row",
-        "hits",
-        "listing",
-        "log_days",
-        "log_records",
-        "rows",
-        "search",
-        "summaries",
-        "why",
-    },
 }
 
 

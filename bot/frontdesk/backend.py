@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from agent.reminders.desk import ReminderDesk
 from agent.streaming import ReplySink
@@ -57,6 +57,15 @@ class Responder(Protocol):
         self, user_key: str, now: datetime | None = None, lang: str = "en"
     ) -> str:
         """Summarise the conversation and start a fresh one (the agent owns sessions)."""
+        ...
+
+
+@runtime_checkable
+class ClosableModel(Protocol):
+    """A model client holding a connection of this event loop (the real SDK clients)."""
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
         ...
 
 
@@ -114,6 +123,7 @@ class ServicesBackend:
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
     web: LinkIssuer | None = None  # the memory page of this process, when it is served
     languages: Languages = field(default_factory=Languages)  # each person's one language
+    model_client: ClosableModel | None = None  # closed at flush (its loop ends with the front)
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -297,10 +307,8 @@ class ServicesBackend:
         """Flush through the keeper, if any, and close the model client of this loop."""
         if self.keeper is not None:
             await self.keeper.flush()
-        llm = getattr(self.responder, "llm", None)
-        aclose = getattr(llm, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if self.model_client is not None:
+            await self.model_client.aclose()
 
 
 def said_error(key: str) -> BackendError:
@@ -329,6 +337,7 @@ def backend_for(services: Services, *, check_llm: bool = False) -> ServicesBacke
     settings = services.settings
     server = model_server(settings)  # the one backend Telegram's agent was built on too
     confirm, acts = services.confirm, services.user_acts
+    llm = services.agent.llm if services.agent is not None else None
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
@@ -341,4 +350,6 @@ def backend_for(services: Services, *, check_llm: bool = False) -> ServicesBacke
         topics=TopicIndex(settings.data_dir, settings.topic_index),
         reminders=reminder_desk_for(services),
         languages=services.languages or Languages(),
+        # a scripted model (tests) holds no connection to close
+        model_client=llm if isinstance(llm, ClosableModel) else None,
     )

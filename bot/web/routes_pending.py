@@ -30,7 +30,7 @@ async def pending(request: Request, session: PageSession) -> Response:
     """The proposals waiting for the user, with the time each has left."""
     deps, lang = deps_of(request), lang_of(request, session)
     now = now_of(deps)
-    waiting = await asyncio.to_thread(deps.services.confirm.pending, session.user_key, now)
+    waiting = await asyncio.to_thread(deps.confirm.pending, session.user_key, now)
     shown = [
         (
             p,

@@ -25,8 +25,8 @@ from memory.write.governance import chains_markdown, export_records
 async def why(request: Request, session: PageSession) -> Response:
     """The memories that shaped each recent reply, with links to the entries."""
     deps = deps_of(request)
-    replies = await asyncio.to_thread(views.why, deps.services, session.user_key)
-    entries = await asyncio.to_thread(deps.services.memory.entries, session.user_key)
+    replies = await asyncio.to_thread(deps.views.why, session.user_key)
+    entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
     present = {e.id for e in entries}
     return render(request, session, "why.html", replies=replies, present=present)
 
@@ -37,14 +37,14 @@ async def logs(request: Request, session: PageSession) -> Response:
     deps = deps_of(request)
     user = session.user_key
     query = request.query_params.get("q", "").strip()[:500]
-    days = await asyncio.to_thread(views.log_days, deps.services, user)
-    summaries = await asyncio.to_thread(views.summaries, deps.services, user)
+    days = await asyncio.to_thread(deps.views.log_days, user)
+    summaries = await asyncio.to_thread(deps.views.summaries, user)
     found: list[views.Hit] = []
     if query:
-        result = await asyncio.to_thread(views.search, deps.services, user, query, 30)
+        result = await asyncio.to_thread(deps.views.search, user, query, 30)
         found = [
             h
-            for h in views.hits(deps.services, user, result, [], views.Filters(), now_of(deps))
+            for h in deps.views.hits(user, result, [], views.Filters(), now_of(deps))
             if h.kind != "memory"
         ]
     return render(
@@ -57,7 +57,7 @@ async def log_day(request: Request, session: PageSession) -> Response:
     """One day's log, record by record."""
     deps = deps_of(request)
     day = str(request.path_params["day"])
-    records = await asyncio.to_thread(views.log_records, deps.services, session.user_key, day)
+    records = await asyncio.to_thread(deps.views.log_records, session.user_key, day)
     if records is None:
         raise HTTPException(404)
     return render(request, session, "log_day.html", day=day, records=records)
@@ -80,7 +80,7 @@ def _download(body: str, name: str, media: str) -> Response:
 @page
 async def export_md(request: Request, session: PageSession) -> Response:
     """MEMORY.md as PCAI writes it, with the supersedes chains as comments."""
-    memory = deps_of(request).services.memory
+    memory = deps_of(request).views.memory
     md = await asyncio.to_thread(memory.export_markdown, session.user_key)
     entries = await asyncio.to_thread(memory.entries, session.user_key)
     return _download(md + chains_markdown(entries), "pcai-memory.md", "text/markdown")
@@ -89,9 +89,9 @@ async def export_md(request: Request, session: PageSession) -> Response:
 @page
 async def export_json(request: Request, session: PageSession) -> Response:
     """Every entry with its fields, chain links and use counts, as one JSON document."""
-    services = deps_of(request).services
-    entries = await asyncio.to_thread(services.memory.entries, session.user_key)
-    stats = await asyncio.to_thread(services.access.get_many, session.user_key)
+    reads = deps_of(request).views
+    entries = await asyncio.to_thread(reads.memory.entries, session.user_key)
+    stats = await asyncio.to_thread(reads.access.get_many, session.user_key)
     body = json.dumps(export_records(entries, stats), ensure_ascii=False, indent=2)
     return _download(body, "pcai-memory.json", "application/json")
 
