@@ -33,10 +33,13 @@ from agent.reminders.zones import zone_change_text
 from agent.texts import say
 from agent.types import ReminderView
 from memory.store.service import MemoryService
-from memory.write.consent import UserActMint
 
 REMINDER_COMMANDS = ("remind", "reminders", "tz", "briefing")
 Via = Literal["button", "reply", "word", "command"]
+
+# The person's own answer to a reminder proposal, sealed by the bot layer (its mint of user
+# acts): the agent package never holds the mint, so nothing the model does can confirm.
+Seal = Callable[[str, int, bool, Via], Any]
 SNOOZE_CODES = {"10m": "10m", "1h": "1h", "tm": "tomorrow"}
 MAX_LISTED = 20  # buttons under one listing
 MAX_TIED = 500  # message -> proposal links kept for replies (proposals live 30 minutes)
@@ -60,7 +63,7 @@ class ReminderDesk:
     def __init__(
         self,
         service: ReminderService,
-        acts: UserActMint,
+        seal: Seal,
         memory: MemoryService,
         writer: BriefingWriter | None = None,
         note_made: Callable[[str, str], int] | None = None,  # for /undo: its minutes back
@@ -69,7 +72,7 @@ class ReminderDesk:
         self.service = service
         self.note_made = note_made
         self.note_act = note_act
-        self._acts = acts
+        self._seal = seal
         self.memory = memory
         self.writer = writer
         self._tied: OrderedDict[tuple[str, str], str] = OrderedDict()
@@ -228,8 +231,7 @@ class ReminderDesk:
 
     # -- presses and answers ---------------------------------------------------------------
     def _act(self, user_key: str, rid: int, yes: bool, via: Via) -> Any:
-        action: Literal["confirm", "reject"] = "confirm" if yes else "reject"
-        return self._acts.act(user_key, str(rid), action, via=via, kind="reminder")
+        return self._seal(user_key, rid, yes, via)
 
     async def press(self, user_key: str, data: str, lang: str, via: Via = "button") -> Pressed:
         """Run the button whose callback data is ``data`` for its presser."""

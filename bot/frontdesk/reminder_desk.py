@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
-from agent.reminders.desk import ReminderDesk
+from agent.reminders.desk import ReminderDesk, Seal, Via
 from agent.reminders.morning import BriefingWriter
+from memory.write.consent import UserAct, UserActMint
 
 if TYPE_CHECKING:
     from bot.app import Services
@@ -31,7 +32,7 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
     writer, forgetter = BriefingWriter(builder, llm), services.forgetter
     desk = ReminderDesk(
         service,
-        services.user_acts,
+        _sealer(services.user_acts),
         services.memory,
         writer,
         forgetter.note_made,
@@ -41,3 +42,13 @@ def reminder_desk_for(services: Services) -> ReminderDesk | None:
     if languages is not None:  # alerts, their buttons and the scheduled briefing
         desk.language_of = service.language_of = writer.language_of = languages.spoken
     return desk
+
+
+def _sealer(mint: UserActMint) -> Seal:
+    """The desk's seal: a press or a typed answer is the person's own act, minted here."""
+
+    def seal(user_key: str, rid: int, yes: bool, via: Via) -> UserAct:
+        action: Literal["confirm", "reject"] = "confirm" if yes else "reject"
+        return mint.act(user_key, str(rid), action, via=via, kind="reminder")
+
+    return seal
