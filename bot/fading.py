@@ -23,7 +23,6 @@ from memory.write.lifecycle import Fading
 
 if TYPE_CHECKING:
     from bot.app import Services
-    from memory.config import LifecycleConfig
 
 # (user_key, text, rows of (label, callback data)): a notice with buttons the user can press;
 # False when this front end cannot reach that user (then nobody was told).
@@ -32,9 +31,9 @@ FADING_SHOWN = 10  # memories per fading notice; the rest come in the next one
 FADE_EVERY = timedelta(days=7)  # settings.lifecycle.fade_every_hours
 
 
-def fade_every(lifecycle: LifecycleConfig) -> timedelta:
+def fade_every(services: Services) -> timedelta:
     """How often the fading notice job runs (the setting, weekly by default)."""
-    return timedelta(hours=lifecycle.fade_every_hours)
+    return timedelta(hours=services.settings.lifecycle.fade_every_hours)
 
 
 def fading_notice(

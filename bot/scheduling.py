@@ -120,7 +120,7 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
         specs = default_jobs(
             telegram_notifier(application),
             telegram_offer(application),
-            fade_every(services.settings.lifecycle),
+            fade_every(services),
         )
         register_ptb_jobs(application, runner, specs)
         if services.reminders is not None:
@@ -144,7 +144,7 @@ async def scheduled(
     out the scheduler stops and a job still running is given time to finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
-    every = fade_every(services.settings.lifecycle)
+    every = fade_every(services)
     specs = (
         default_jobs(notifier, None, every)
         if user_key is None
