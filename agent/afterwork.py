@@ -25,9 +25,10 @@ from agent.deferred import (
     Work,
     WorkQueue,
 )
+from agent.notices import NoticeBook
 from agent.sections import SUMMARY_CHARS
 from agent.summarizer import LastPrompts
-from agent.turn_notes import compacted_line
+from agent.turn.notes import compacted_line
 from history.compaction import CompactionPlan, Compactor
 from history.sessions import SessionStore, parse_time
 from history.summarize import ConversationSummary
@@ -36,7 +37,6 @@ from memory.base.guards import mask
 from memory.base.markdown import Entry
 from memory.errors import UnreadableFileError
 from memory.index.indexer import Indexer
-from memory.state.notices import NoticeBook
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -14,6 +14,7 @@ from agent.context_fit import ContextFit, sized_budget, sized_history
 from agent.deferred import DeferredWorker, WorkQueue
 from agent.llm import LLMClient
 from agent.memory_view import MemoryView, ShortTermLookup
+from agent.notices import NoticeBook
 from agent.pipeline import Agent
 from agent.prefetch import QueryAhead
 from agent.query import ConversationQuery
@@ -30,7 +31,6 @@ from history.topic_index import TopicIndex
 from memory.base.tokens import TokenCounter
 from memory.config import AdaptiveConfig, BudgetConfig
 from memory.search.adaptive import decide_retrieval
-from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.state.statedb import StateDB
 from memory.state.usage import AccessCounter

@@ -6,7 +6,7 @@ the reply and the tool schemas, and keeps a margin because its own token counter
 is not the model's tokenizer. The compaction threshold and the memory block follow the
 prompt's room; a prompt still over it loses its oldest history first, then memory block
 lines, then the ends of tool results; never the rules or the user's message (a message that
-does not fit alone is said to be too long, :mod:`agent.turn_llm`).
+does not fit alone is said to be too long, :mod:`agent.turn.llm`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agent.reminders.errors import ReminderError
-from agent.reminders.texts import when_en, when_zh
+from agent.reminders.texts import when_text
+from agent.reminders.types import Reminder
 from agent.texts import say
 from agent.why import WhyLog
 from history.config import TopicIndexConfig
@@ -51,7 +52,6 @@ from memory.base.logs import safe_ref
 from memory.base.markdown import Entry
 from memory.base.users import day_files
 from memory.errors import CorruptFileError, EntryNotFoundError
-from memory.state.reminders import Reminder
 from memory.state.short_term import ShortTermStore
 from memory.state.undo import UndoCopy, UndoStore
 from memory.state.usage import AccessCounter
@@ -286,7 +286,7 @@ class Forgetter:
         ringing = [r for r in rows if r.status == "scheduled"]
         if ringing:
             local = ringing[0].due.astimezone(ZoneInfo(ringing[0].zone))
-            when = when_zh(local) if lang == "zh" else when_en(local)
+            when = when_text(local, lang)
             return Said(say("undo_rings_again", lang, what=what, when=when))
         if any(r.status == "proposed" for r in rows):
             return Said(say("undo_waits_again", lang, what=what))
@@ -303,7 +303,7 @@ class Forgetter:
             try:
                 row = await asyncio.to_thread(self.cancel_reminder, user_key, int(ident))
             except ReminderError as exc:  # done, rung or cancelled meanwhile
-                return Said(exc.zh if lang == "zh" else exc.en, error=True)
+                return Said(exc.text(lang), error=True)
             return Said(say("undo_reminder", lang, reminder_id=row.id, text=row.text))
         said = await self.forget(user_key, ident, now=now, lang=lang, copy=False)
         return said if said.error else Said(say("undo_saved", lang, entry_id=ident))

@@ -12,7 +12,7 @@ from agent.streaming import StreamGuard
 from agent.textcalls import extract_text_calls
 from agent.texts import say
 from agent.tools import SCHEMAS, ToolBox
-from agent.turn_llm import ask, failure_reply
+from agent.turn.llm import ask, failure_reply
 from agent.types import IncomingMessage, Reply, StepClock
 from history.context import WINDOW_STEP, fill_summaries
 from history.sessions import ROLE_ASSISTANT, ROLE_USER, Session

@@ -9,7 +9,8 @@ vLLM, LM Studio, hosted endpoints) in ``agent.openai_client`` (the only one impo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -25,6 +26,32 @@ ChatMessage = Mapping[str, Any]
 # Receives each piece of the reply's text as the model writes it (streaming). The complete
 # reply is still the :class:`LLMResponse` that ``chat`` returns: the stream joined.
 TextSink = Callable[[str], Awaitable[None]]
+
+
+# A client's one exception table: which SDK errors (first row that matches wins, as in an
+# ``except`` chain) mean which failure. Each call site words the failures it can meet.
+ExceptionTable = Sequence[tuple[type[Exception] | tuple[type[Exception], ...], str]]
+# A call site's sentences: failure key -> the error to raise from the SDK's.
+Wording = Mapping[str, Callable[[Exception], Exception]]
+
+
+@contextmanager
+def map_exceptions(table: ExceptionTable, said: Wording) -> Iterator[None]:
+    """Raise, for the first row of ``table`` an error matches, ``said[key](exc)`` from it.
+
+    A key the site does not word re-raises the SDK's error as it is (that site never
+    caught it). After httpx's ``map_exceptions``: the mapping lives in one table per client.
+    """
+    try:
+        yield
+    except Exception as exc:
+        for types, key in table:
+            if isinstance(exc, types):
+                make = said.get(key)
+                if make is None:
+                    raise
+                raise make(exc) from exc
+        raise
 
 
 @dataclass(frozen=True, slots=True)

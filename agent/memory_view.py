@@ -45,8 +45,8 @@ from memory.index.chunks import Chunk
 from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
-from memory.search.hybrid import SearchHit
 from memory.search.pool import CandidatePool
+from memory.search.results import SearchHit
 from memory.store.service import MemoryService
 
 log = logging.getLogger(__name__)

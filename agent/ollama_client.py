@@ -9,7 +9,7 @@ import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import httpx
 import numpy as np
@@ -18,6 +18,7 @@ import ollama
 
 from agent.llm import (
     ChatMessage,
+    ExceptionTable,
     LLMContextError,
     LLMResponse,
     LLMResponseError,
@@ -26,6 +27,8 @@ from agent.llm import (
     TextSink,
     ToolCall,
     Usage,
+    Wording,
+    map_exceptions,
     with_retries,
 )
 from memory.errors import EmbedderUnavailableError
@@ -33,6 +36,27 @@ from memory.index.embedders import Vector, normalise, query_part
 
 log = logging.getLogger(__name__)
 OLLAMA_DOWN = "Ollama is not reachable at {host}: start it with `ollama serve`"
+
+# The one table of what the ollama SDK's (and httpx's) errors mean; each call words them.
+_ERRORS: ExceptionTable = (
+    ((ConnectionError, httpx.ConnectError), "down"),  # ConnectionError when not streaming
+    (httpx.TimeoutException, "timeout"),
+    (httpx.HTTPError, "failed"),  # connection dropped mid-answer, protocol errors
+    (ollama.ResponseError, "refused"),
+    (ValueError, "malformed"),  # not JSON, or JSON of the wrong shape (pydantic)
+    ((TypeError, KeyError, AttributeError), "garbled"),  # a body of the wrong schema
+)
+
+
+def _down(host: str) -> Wording:
+    """Every transport failure is "Ollama is not reachable" (the doctor's and the lists')."""
+    down = lambda _: LLMUnavailableError(OLLAMA_DOWN.format(host=host))  # noqa: E731
+    return {"down": down, "timeout": down, "failed": down}
+
+
+def _refused(exc: Exception) -> str:
+    """The reason an ``ollama.ResponseError`` (the table's "refused" row) gives."""
+    return str(cast("ollama.ResponseError", exc).error)
 
 
 class OllamaEmbedder:
@@ -72,19 +96,21 @@ class OllamaEmbedder:
         return self._dim
 
     def _embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        try:
-            resp = self._client.embed(model=self._model, input=list(texts))
-        except (httpx.HTTPError, ConnectionError) as exc:
-            raise EmbedderUnavailableError(OLLAMA_DOWN.format(host=self.host)) from exc
-        except ollama.ResponseError as exc:
-            raise EmbedderUnavailableError(
-                f"Ollama could not embed with {self._model}: {exc.error} "
+        down = lambda _: EmbedderUnavailableError(OLLAMA_DOWN.format(host=self.host))  # noqa: E731
+        said: Wording = {
+            "down": down,
+            "timeout": down,
+            "failed": down,
+            "refused": lambda exc: EmbedderUnavailableError(
+                f"Ollama could not embed with {self._model}: {_refused(exc)} "
                 f"(try `ollama pull {self._model}`)"
-            ) from exc
-        except ValueError as exc:  # not JSON, or JSON of the wrong shape (pydantic)
-            raise EmbedderUnavailableError(
+            ),
+            "malformed": lambda _: EmbedderUnavailableError(
                 "Ollama answered /api/embed with a malformed body"
-            ) from exc
+            ),
+        }
+        with map_exceptions(_ERRORS, said):
+            resp = self._client.embed(model=self._model, input=list(texts))
         rows = np.asarray(resp.embeddings, dtype=np.float32)
         if rows.ndim != 2 or rows.shape[0] != len(texts):
             raise EmbedderUnavailableError("Ollama answered /api/embed with a malformed body")
@@ -197,7 +223,21 @@ class OllamaChat:
     ) -> LLMResponse:
         client = await self._client()
         start = time.monotonic()
-        try:
+        said: Wording = {
+            "down": lambda _: LLMUnavailableError(OLLAMA_DOWN.format(host=self.host)),
+            "timeout": lambda _: LLMUnavailableError(
+                f"Ollama at {self.host} did not answer within {self._timeout:g} s"
+            ),
+            "failed": lambda exc: LLMUnavailableError(f"Ollama at {self.host} failed: {exc}"),
+            "refused": lambda exc: LLMResponseError(
+                f"Ollama refused the chat with {self._model}: {_refused(exc)}"
+            ),
+            "malformed": lambda exc: LLMResponseError(
+                f"Ollama answered /api/chat with a malformed body: {exc}"
+            ),
+        }
+        said = {**said, "garbled": said["malformed"]}
+        with map_exceptions(_ERRORS, said):
             stream = await client.chat(
                 model=self._model,
                 messages=list(messages),
@@ -207,22 +247,6 @@ class OllamaChat:
                 stream=True,
             )
             return await _collect(stream, sink, start)
-        except (ConnectionError, httpx.ConnectError) as exc:  # the first when not streaming
-            raise LLMUnavailableError(OLLAMA_DOWN.format(host=self.host)) from exc
-        except httpx.TimeoutException as exc:
-            raise LLMUnavailableError(
-                f"Ollama at {self.host} did not answer within {self._timeout:g} s"
-            ) from exc
-        except httpx.HTTPError as exc:  # connection dropped mid-answer, protocol errors
-            raise LLMUnavailableError(f"Ollama at {self.host} failed: {exc}") from exc
-        except ollama.ResponseError as exc:
-            raise LLMResponseError(
-                f"Ollama refused the chat with {self._model}: {exc.error}"
-            ) from exc
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # JSON/schema garbage
-            raise LLMResponseError(
-                f"Ollama answered /api/chat with a malformed body: {exc}"
-            ) from exc
 
     def _check_cut(
         self,
@@ -302,32 +326,32 @@ async def _collect(stream: Any, sink: TextSink, start: float) -> LLMResponse:
 
 def list_models(host: str, timeout: float = 5.0) -> list[str]:
     """Names of the models Ollama at ``host`` has pulled (``GET /api/tags``), for doctor."""
-    try:
-        with ollama.Client(host=host, timeout=timeout) as client:
-            return [m.model or "" for m in client.list().models]
-    except (ConnectionError, httpx.HTTPError) as exc:
-        raise LLMUnavailableError(OLLAMA_DOWN.format(host=host)) from exc
-    except ollama.ResponseError as exc:
-        raise LLMResponseError(f"Ollama at {host} refused /api/tags: {exc.error}") from exc
-    except ValueError as exc:  # not JSON, or JSON of the wrong shape (pydantic)
-        raise LLMResponseError(
+    said: Wording = {
+        **_down(host),
+        "refused": lambda exc: LLMResponseError(
+            f"Ollama at {host} refused /api/tags: {_refused(exc)}"
+        ),
+        "malformed": lambda _: LLMResponseError(
             f"Ollama at {host} answered /api/tags with a malformed body"
-        ) from exc
+        ),
+    }
+    with map_exceptions(_ERRORS, said), ollama.Client(host=host, timeout=timeout) as client:
+        return [m.model or "" for m in client.list().models]
 
 
 def show_model(host: str, model: str, timeout: float = 5.0) -> ModelFacts:
     """What ``POST /api/show`` says of ``model``: its context length and tool support."""
-    try:
-        with ollama.Client(host=host, timeout=timeout) as client:
-            shown = client.show(model)
-    except (ConnectionError, httpx.HTTPError) as exc:
-        raise LLMUnavailableError(OLLAMA_DOWN.format(host=host)) from exc
-    except ollama.ResponseError as exc:
-        raise LLMResponseError(f"Ollama at {host} does not show {model}: {exc.error}") from exc
-    except ValueError as exc:
-        raise LLMResponseError(
+    said: Wording = {
+        **_down(host),
+        "refused": lambda exc: LLMResponseError(
+            f"Ollama at {host} does not show {model}: {_refused(exc)}"
+        ),
+        "malformed": lambda _: LLMResponseError(
             f"Ollama at {host} answered /api/show with a malformed body"
-        ) from exc
+        ),
+    }
+    with map_exceptions(_ERRORS, said), ollama.Client(host=host, timeout=timeout) as client:
+        shown = client.show(model)
     info = shown.modelinfo or {}
     lengths = [int(v) for k, v in info.items() if k.endswith(".context_length")]
     caps = shown.capabilities

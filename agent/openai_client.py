@@ -16,14 +16,16 @@ import time
 import weakref
 from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import openai
 
 from agent.llm import (
     ChatMessage,
+    ExceptionTable,
     LLMContextError,
+    LLMError,
     LLMResponse,
     LLMResponseError,
     LLMUnavailableError,
@@ -31,6 +33,8 @@ from agent.llm import (
     TextSink,
     ToolCall,
     Usage,
+    Wording,
+    map_exceptions,
     with_retries,
 )
 
@@ -49,6 +53,17 @@ SERVER_DOWN = "the model server is not reachable at {url}: is it running?"
 # and OpenAI ("context_length_exceeded") refuse a prompt that does not fit.
 _TOO_LONG = re.compile(
     r"context (size|length|window)|context_length_exceeded|exceed_context|too long", re.I
+)
+
+
+# The one table of what the openai SDK's (and httpx's) errors mean; each call words them.
+_ERRORS: ExceptionTable = (
+    (openai.APITimeoutError, "timeout"),  # before its base class, APIConnectionError
+    (openai.APIConnectionError, "down"),
+    (openai.APIStatusError, "status"),
+    ((httpx.HTTPError, openai.APIError), "failed"),  # a stream cut or garbled
+    ((ValueError, AttributeError), "malformed"),
+    ((TypeError, KeyError, IndexError), "garbled"),  # a body of the wrong schema
 )
 
 
@@ -166,7 +181,22 @@ class OpenAIChat:
     ) -> LLMResponse:
         extra: dict[str, Any] = {"tools": list(tools)} if tools else {}
         start = time.monotonic()
-        try:
+        malformed = lambda exc: LLMResponseError(  # noqa: E731
+            f"the model server answered with a malformed body: {exc}"
+        )
+        said: Wording = {
+            "timeout": lambda _: LLMUnavailableError(
+                f"the model server at {self.base_url} did not answer within {self._timeout:g} s"
+            ),
+            "down": lambda _: LLMUnavailableError(SERVER_DOWN.format(url=self.base_url)),
+            "status": self._refused,
+            "failed": lambda exc: LLMUnavailableError(
+                f"the model server at {self.base_url} failed: {exc}"
+            ),
+            "malformed": malformed,
+            "garbled": malformed,
+        }
+        with map_exceptions(_ERRORS, said):
             stream = await self._client().chat.completions.create(
                 model=self._model,
                 messages=wire_messages(messages),
@@ -176,32 +206,20 @@ class OpenAIChat:
                 **extra,
             )
             return await _collect(stream, sink, start, self._model)
-        except openai.APITimeoutError as exc:
-            raise LLMUnavailableError(
-                f"the model server at {self.base_url} did not answer within {self._timeout:g} s"
-            ) from exc
-        except openai.APIConnectionError as exc:
-            raise LLMUnavailableError(SERVER_DOWN.format(url=self.base_url)) from exc
-        except openai.APIStatusError as exc:
-            detail = _error_text(exc)
-            if exc.status_code == 400 and _TOO_LONG.search(detail):
-                raise LLMContextError(f"the server refused the prompt: {detail}") from exc
-            if exc.status_code >= 500:
-                raise LLMUnavailableError(
-                    f"the model server at {self.base_url} failed ({exc.status_code}): {detail}"
-                ) from exc
-            raise LLMResponseError(
-                f"the model server refused the chat with {self._model} "
-                f"({exc.status_code}): {detail}"
-            ) from exc
-        except (httpx.HTTPError, openai.APIError) as exc:  # a stream cut or garbled
-            raise LLMUnavailableError(
-                f"the model server at {self.base_url} failed: {exc}"
-            ) from exc
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError) as exc:
-            raise LLMResponseError(
-                f"the model server answered with a malformed body: {exc}"
-            ) from exc
+
+    def _refused(self, error: Exception) -> LLMError:
+        """An HTTP error status: a prompt too long, the server failing, or a refusal."""
+        exc = cast("openai.APIStatusError", error)  # the table's "status" row
+        detail = _error_text(exc)
+        if exc.status_code == 400 and _TOO_LONG.search(detail):
+            return LLMContextError(f"the server refused the prompt: {detail}")
+        if exc.status_code >= 500:
+            return LLMUnavailableError(
+                f"the model server at {self.base_url} failed ({exc.status_code}): {detail}"
+            )
+        return LLMResponseError(
+            f"the model server refused the chat with {self._model} ({exc.status_code}): {detail}"
+        )
 
 
 def _error_text(exc: openai.APIStatusError) -> str:
@@ -285,36 +303,35 @@ def server_facts(base_url: str, model: str, api_key: str = "", timeout: float = 
     (``/props``); raises :class:`LLMError` when it cannot say."""
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = base_url.rstrip("/")
-    try:
-        with httpx.Client(timeout=timeout, headers=headers) as http:
-            listed = http.get(f"{url}/models")
-            if listed.status_code != 200:
-                raise LLMResponseError(f"{url}/models answered HTTP {listed.status_code}")
-            rows = listed.json().get("data") or []
-            ids = [str(r.get("id", "")) for r in rows]
-            mine = [r for r in rows if r.get("id") == model]
-            # llama.cpp serves one model whatever name is asked for.
-            if not mine and len(rows) != 1:
-                raise LLMResponseError(
-                    f"the server at {url} has no model {model} (it has: {', '.join(ids)})"
-                )
-            row = (mine or rows)[0]
-            context, tools = row.get("max_model_len"), None
-            props = http.get(f"{_root(base_url)}/props")
-            if props.status_code == 200:
-                said = props.json()
-                settings = said.get("default_generation_settings") or {}
-                context = settings.get("n_ctx") or context
-                # llama.cpp says whether its chat template can call tools (--jinja and a
-                # template that takes them); other servers do not say.
-                caps = said.get("chat_template_caps") or {}
-                tools = caps.get("supports_tools") if isinstance(caps, dict) else None
-    except httpx.HTTPError as exc:
-        raise LLMUnavailableError(SERVER_DOWN.format(url=url)) from exc
-    except (ValueError, AttributeError) as exc:
-        raise LLMResponseError(
+    wording: Wording = {
+        "failed": lambda _: LLMUnavailableError(SERVER_DOWN.format(url=url)),
+        "malformed": lambda _: LLMResponseError(
             f"the server at {url} answered /models with a malformed body"
-        ) from exc
+        ),
+    }
+    with map_exceptions(_ERRORS, wording), httpx.Client(timeout=timeout, headers=headers) as http:
+        listed = http.get(f"{url}/models")
+        if listed.status_code != 200:
+            raise LLMResponseError(f"{url}/models answered HTTP {listed.status_code}")
+        rows = listed.json().get("data") or []
+        ids = [str(r.get("id", "")) for r in rows]
+        mine = [r for r in rows if r.get("id") == model]
+        # llama.cpp serves one model whatever name is asked for.
+        if not mine and len(rows) != 1:
+            raise LLMResponseError(
+                f"the server at {url} has no model {model} (it has: {', '.join(ids)})"
+            )
+        row = (mine or rows)[0]
+        context, tools = row.get("max_model_len"), None
+        props = http.get(f"{_root(base_url)}/props")
+        if props.status_code == 200:
+            said = props.json()
+            settings = said.get("default_generation_settings") or {}
+            context = settings.get("n_ctx") or context
+            # llama.cpp says whether its chat template can call tools (--jinja and a
+            # template that takes them); other servers do not say.
+            caps = said.get("chat_template_caps") or {}
+            tools = caps.get("supports_tools") if isinstance(caps, dict) else None
     return ModelFacts(
         name=str(row.get("id", model)),
         context_tokens=int(context) if context else None,

@@ -33,6 +33,7 @@ from agent.memory_view import (
     problem_topic,
     shown_in_window,
 )
+from agent.notices import NoticeBook
 from agent.prefetch import QueryAhead
 from agent.prompt import (
     detect_language,
@@ -50,10 +51,10 @@ from agent.streaming import ReplySink, StreamGuard
 from agent.summarizer import LastPrompts
 from agent.texts import say, summary_name
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox
-from agent.turn_llm import ask, failure_reply, forced_compaction
-from agent.turn_notes import note_short_term, session_id_of, session_notice
-from agent.turn_tools import TurnTools, proposal_view
-from agent.turn_work import (
+from agent.turn.llm import ask, failure_reply, forced_compaction
+from agent.turn.notes import note_short_term, session_id_of, session_notice
+from agent.turn.tools import TurnTools, proposal_view
+from agent.turn.work import (
     compaction_task,
     index_task,
     keep_prompt,
@@ -72,7 +73,6 @@ from history.topic_index import TopicIndex
 from memory.base.guards import mask
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
-from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.state.usage import AccessCounter
 from memory.write.decisions import ConfirmationService

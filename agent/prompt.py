@@ -129,6 +129,12 @@ def _language_name(language: str) -> str:
     return "Chinese" if language == "zh" else "English"
 
 
+def written_language_name(language: str) -> str:
+    """The language an instruction asks a text written in, script included: "Traditional
+    Chinese" for "zh", else "English" (the morning briefing's instruction names it)."""
+    return "Traditional Chinese" if language == "zh" else "English"
+
+
 def pinned_lines(selection: Selection) -> list[str]:
     """The selection's pinned (L0) lines: they go in the head."""
     return [s.line for s in selection.items if s.candidate.layer == L0]

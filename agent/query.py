@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.index.embedders import Vector
-from memory.search.hybrid import SearchHit
+from memory.search.results import SearchHit
 
 # Query vectors kept per user (the session window shows at most a few user lines anyway).
 PER_USER = 8

@@ -13,8 +13,9 @@ from __future__ import annotations
 import logging
 import re
 
+from agent.texts import say
 from agent.tools import NOT_TOOLS, ToolBox
-from agent.turn_tools import TurnTools
+from agent.turn.tools import TurnTools
 from memory.base.edges import strip_tail_words
 
 log = logging.getLogger(__name__)
@@ -68,26 +69,6 @@ _PENDING = re.compile(
     re.IGNORECASE,
 )
 
-TEXTS = {
-    "pending": (
-        "（這條記憶還沒有儲存：要等你確認後才會記住。）",
-        "(Not saved yet: it is kept only once you confirm it.)",
-    ),
-    "nothing": (
-        "（更正：這次沒有儲存任何記憶。）",
-        "(Correction: nothing was saved this time.)",
-    ),
-    "refused": (
-        "（這次沒有建立記憶：{reason}）",
-        "(No memory was proposed: {reason})",
-    ),
-}
-
-
-def _say(key: str, lang: str, **kw: str) -> str:
-    zh, en = TEXTS[key]
-    return (zh if lang == "zh" else en).format(**kw)
-
 
 def remember_request(text: str) -> str | None:
     """What the user asked to be remembered (their words after 記住 / remember that), or None.
@@ -125,11 +106,13 @@ def honest_text(text: str, lang: str, proposed: bool, refusal: str = "") -> str:
     gets a correction.
     """
     if proposed:
-        extra = "" if says_pending(text) and not claims_saved(text) else _say("pending", lang)
+        extra = (
+            "" if says_pending(text) and not claims_saved(text) else say("remember_pending", lang)
+        )
     elif refusal:
-        extra = _say("refused", lang, reason=refusal)
+        extra = say("remember_refused", lang, reason=refusal)
     else:
-        extra = _say("nothing", lang) if claims_saved(text) else ""
+        extra = say("remember_nothing", lang) if claims_saved(text) else ""
     if not extra:
         return text
     return f"{text}\n\n{extra}" if text else extra.strip("（）()")

@@ -8,7 +8,7 @@ told so. The pipeline binds each name to a handler for the current user; this mo
 JSON schemas, the argument checks and the loop. An unknown tool, malformed arguments or a
 failing handler is answered to the model as ``{"error": ...}`` so it can recover; nothing here
 raises for them. A call runs once per turn: asked again with the same arguments (a retry, the
-model repeating itself), it gets the first result (:mod:`agent.turn_calls`).
+model repeating itself), it gets the first result (:mod:`agent.turn.calls`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from agent.framing import neutralise_value
 from agent.llm import ChatMessage, LLMClient, LLMResponse, ToolCall
 from agent.streaming import StreamGuard
 from agent.textcalls import normalise_arguments, with_text_calls
-from agent.turn_calls import DoneCall, TurnCalls, canonical
+from agent.turn.calls import DoneCall, TurnCalls, canonical
 
 log = logging.getLogger(__name__)
 

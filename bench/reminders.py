@@ -42,11 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from agent.reminders import store as rs
 from agent.reminders.recurrence import rule_for
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder, ReminderStore
+from agent.reminders.store import Reminder, ReminderStore
+from bot.schema import MIGRATIONS_ALL
 from memory.state.statedb import StateDB
 from memory.write.consent import UserActMint
 
@@ -63,7 +64,7 @@ def loadavg() -> str:
 
 def seed(db: Path, reminders: int, users: int, rng: random.Random) -> None:
     """Write the scheduled reminders straight through the store (not timed)."""
-    state = StateDB(db)
+    state = StateDB(db, MIGRATIONS_ALL)
     store = ReminderStore(state)
     now = datetime.now(UTC)
     for i in range(reminders):
@@ -104,7 +105,7 @@ async def run(args: argparse.Namespace, db: Path) -> int:
             await asyncio.sleep(args.send_latency)
         return str(reminder.id)
 
-    state = StateDB(db)
+    state = StateDB(db, MIGRATIONS_ALL)
     mint = UserActMint()  # the bench plays each user's confirm button
     service = ReminderService(
         ReminderStore(state),

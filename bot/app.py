@@ -7,15 +7,18 @@ from datetime import UTC, datetime, timedelta, tzinfo
 from typing import TYPE_CHECKING
 
 import memory
-from agent.deferred import worker_lanes
 from agent.forget import Forgetter, Stores
 from agent.prefetch import QueryAhead
 from agent.reminders import acts as reminder_acts
 from agent.reminders.service import ReminderService
 from agent.reminders.settings import machine_zone
+from agent.reminders.store import ReminderStore
 from agent.why import WhyLog
 from bot.frontdesk.language import Languages
+from bot.frontdesk.language_book import LanguageBook
+from bot.model_backends import EMBEDDERS
 from bot.recovery import recover_at_start
+from bot.schema import MIGRATIONS_ALL
 from bot.settings import Settings, SettingsError
 from history.dailylog import DailyLog
 from history.idle import IdleSummaries
@@ -25,9 +28,7 @@ from memory.base.locks import ServiceLock
 from memory.base.tokens import TokenCounter
 from memory.config import MemoryConfig
 from memory.index.chunks import IndexStore
-from memory.index.embedders import E5Embedder, Embedder
-from memory.state.languages import LanguageBook
-from memory.state.reminders import ReminderStore
+from memory.index.embedders import Embedder
 from memory.state.statedb import StateDB
 from memory.state.usage import AccessCounter
 from memory.store.service import MemoryService
@@ -48,18 +49,7 @@ if TYPE_CHECKING:
 
 def build_embedder(settings: Settings) -> Embedder:
     """The embedder the settings name (the embedded e5 model unless told otherwise)."""
-    if settings.embedder == "ollama":
-        from agent.ollama_client import OllamaEmbedder
-
-        return OllamaEmbedder(
-            settings.ollama_host,
-            settings.embed_model,
-            batch_size=settings.index.embed_batch_size,
-            timeout=settings.ollama_timeout_seconds,
-        )
-    # One model handle per lane of the deferred-work worker, and one more: a turn's query
-    # never waits for a batch of passages to finish (a handle costs ~20 MB).
-    return E5Embedder(batch_size=settings.index.embed_batch_size, instances=worker_lanes() + 1)
+    return EMBEDDERS[settings.embedder](settings)
 
 
 @dataclass(slots=True)
@@ -143,6 +133,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
         embedder=ahead,
         settings=memory_config(settings),
         ensure_index=False,
+        migrations=MIGRATIONS_ALL,
     )
     sessions = SessionStore(settings.sessions_dir)
     summaries = SummaryService(timeout_seconds=settings.ollama_timeout_seconds)
@@ -197,7 +188,7 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
             service, user, note
         )
     # A crash or a damaged pcai.db left something behind: heal it before anyone is served.
-    recover_at_start(services)
+    recover_at_start(mem, services.languages)
     return services
 
 

@@ -5,7 +5,7 @@ model server (the one the settings name) every memory command still works and ch
 plainly which server at which address to start. A proposal is
 answered by /confirm or /discard, or by a bare yes / 好 / no typed right after it was shown
 while it is the only one waiting (the same rule as Telegram). Reminders go through the shared
-:class:`~bot.frontdesk.reminder_desk.ReminderDesk`: each button is shown with the command that
+:class:`~agent.reminders.desk.ReminderDesk`: each button is shown with the command that
 does the same, and a reminder that comes due is printed between the user's lines (this
 terminal schedules its own user's reminders only).
 """
@@ -19,16 +19,19 @@ import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass
 from datetime import date, datetime
 from typing import TextIO
 
+from agent.reminders.desk import Card, ReminderDesk
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
+from agent.reminders.types import Reminder
 from agent.types import IncomingMessage, ProposalView
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk
+from bot.frontdesk.shown import Shown
+from bot.frontdesk.steps import FrontDesk, Line, run_line
 from bot.frontdesk.texts import help_text, proposal_text, say
-from memory.state.reminders import Reminder
 
 log = logging.getLogger(__name__)
 Notify = Callable[[str, str], Awaitable[None]]
@@ -86,11 +89,15 @@ class TerminalChat:
         self.user_key = user_key
         self.out = out
         self._counter = 0
-        self._shown_last: str | None = None  # the proposal the last printed line showed
+        self.shown = Shown()  # what the last printed line showed: a bare word may answer it
+        # The terminal classifies any line (Telegram only short ones) and routes "/" lines here.
+        self.front = FrontDesk(
+            backend, self.desk, self.reminders, self.shown, short_only=False, typed_commands=True
+        )
 
     def say(self, text: str) -> None:
         """Print one reply."""
-        self._shown_last = None
+        self.shown.spoke(self.user_key)
         print(text, file=self.out or sys.stdout, flush=True)
 
     async def handle(self, line: str) -> bool:
@@ -101,44 +108,7 @@ class TerminalChat:
         lang = self.backend.languages.of(self.user_key, None, line)
         if line in ("/quit", "/exit"):
             return False
-        handled = await self._reminder_line(line, lang)
-        if handled:
-            return True
-        if line.startswith("/"):
-            name, _, arg = line[1:].partition(" ")
-            answer = await self.desk.command(self.user_key, name.lower(), arg, lang)
-            if name.lower() == "help":
-                answer = Answer(help_text(lang) + "\n" + say("chat_quit", lang))
-            self.show(answer, lang)
-            self._show_offers(lang)
-            return True
-        decision = self.backend.classify(line)
-        if decision is not None:
-            said = await self.desk.answer_word(self.user_key, decision, lang, self._shown_last)
-            if said is not None:
-                self.show(said, lang)
-                self._show_offers(lang)
-                return True
-        self._counter += 1
-        msg = IncomingMessage(
-            user_key=self.user_key,
-            text=line,
-            time=datetime.now().astimezone(),
-            # Unique across restarts and two chats of one user: the log keeps one record per id.
-            message_id=f"cli-{time.time_ns()}-{self._counter}",
-            language=lang,
-        )
-        printer = StreamPrinter(self.out or sys.stdout)
-        reply = await self.backend.respond(msg, printer)
-        self._shown_last = None
-        rest = printer.finish(reply.text)  # the part of the reply not printed yet
-        self.show(
-            Answer(rest, proposals=reply.proposals, notices=reply.notices, error=reply.error),
-            lang,
-        )
-        if self.reminders is not None:
-            for view in reply.reminders:
-                self.show_card(self.reminders.proposal_card(view, lang))
+        await run_line(self.front, Line(self.user_key, line, lang), _TerminalOut(self))
         return True
 
     async def _handled(self, line: str) -> bool:
@@ -152,30 +122,6 @@ class TerminalChat:
             self.say(say("failed", self.backend.languages.of(self.user_key)))
             return True
 
-    async def _reminder_line(self, line: str, lang: str) -> bool:
-        """A reminder command, or a yes / no to the reminder proposal or offer just shown."""
-        desk = self.reminders
-        if desk is None:
-            return False
-        if line.startswith("/"):
-            name, _, arg = line[1:].partition(" ")
-            if name.lower() not in REMINDER_COMMANDS:
-                return False
-            for card in await desk.command(self.user_key, name.lower(), arg, lang):
-                self.show_card(card)
-            return True
-        shown = self._shown_last or ""
-        decision = self.backend.classify(line) if shown.startswith(("r:", "b:")) else None
-        if decision is None:
-            return False
-        pressed = await desk.answer(self.user_key, shown, decision != "reject", lang, "word")
-        if pressed is None:
-            return False
-        self.say(pressed.text or pressed.toast)
-        for card in pressed.cards:  # "which one?": the proposals again
-            self.show_card(card)
-        return True
-
     def show_card(self, card: Card) -> None:
         """Print a reminder card: its text, each button with the command that does the same."""
         lines = [card.text]
@@ -185,9 +131,32 @@ class TerminalChat:
             lines.append("  " + say("chat_yes_no", self.backend.languages.of(self.user_key)))
         self.say("\n".join(lines))
         if card.answers:
-            self._shown_last = card.answers
+            self.shown.note(self.user_key, card.answers)
 
-    def _show_offers(self, lang: str) -> None:
+    async def chat(self, line: Line) -> None:
+        """Ask the agent; the reply is printed as it is written."""
+        self._counter += 1
+        msg = IncomingMessage(
+            user_key=self.user_key,
+            text=line.text,
+            time=datetime.now().astimezone(),
+            # Unique across restarts and two chats of one user: the log keeps one record per id.
+            message_id=f"cli-{time.time_ns()}-{self._counter}",
+            language=line.lang,
+        )
+        printer = StreamPrinter(self.out or sys.stdout)
+        reply = await self.backend.respond(msg, printer)
+        self.shown.spoke(self.user_key)
+        rest = printer.finish(reply.text)  # the part of the reply not printed yet
+        self.show(
+            Answer(rest, proposals=reply.proposals, notices=reply.notices, error=reply.error),
+            line.lang,
+        )
+        if self.reminders is not None:
+            for view in reply.reminders:
+                self.show_card(self.reminders.proposal_card(view, line.lang))
+
+    def show_offers(self, lang: str) -> None:
         if self.reminders is not None:
             for card in self.reminders.take_offers(self.user_key, lang):
                 self.show_card(card)
@@ -204,7 +173,7 @@ class TerminalChat:
             self.say(notice)
         for p in answer.proposals:
             self.say(self._proposal(p, lang))
-            self._shown_last = p.proposal_id
+            self.shown.note(self.user_key, p.proposal_id)
         if self.reminders is not None:
             for view in answer.reminders:
                 self.show_card(self.reminders.proposal_card(view, lang))
@@ -277,6 +246,41 @@ class TerminalChat:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.run_async(stdin or sys.stdin))
         self.say(say("chat_bye", self.backend.languages.of(self.user_key)))
+
+
+@dataclass(slots=True)
+class _TerminalOut:
+    """The front desk's transport for the terminal: printed lines, commands for buttons."""
+
+    term: TerminalChat
+
+    async def say(self, text: str, *, quote: bool = False) -> None:
+        """Print a line (there are no replies to quote here)."""
+        self.term.say(text)
+
+    async def restate(self, message_id: str, text: str) -> None:
+        """Nothing: a printed line cannot change (and the terminal has no replies)."""
+
+    async def card(self, card: Card) -> None:
+        """A reminder card with its buttons as commands."""
+        self.term.show_card(card)
+
+    async def proposals(self, proposals: tuple[ProposalView, ...], lang: str) -> None:
+        """Proposals with how to answer them."""
+        self.term.show(Answer("", proposals=proposals), lang)
+
+    async def answer(self, answer: Answer, lang: str) -> None:
+        """An answer, then any reminder offer a confirmed memory raised."""
+        self.term.show(answer, lang)
+        self.term.show_offers(lang)
+
+    def help(self, lang: str) -> str:
+        """/help, and how to leave."""
+        return help_text(lang) + "\n" + say("chat_quit", lang)
+
+    async def chat(self, line: Line) -> None:
+        """Ask the agent."""
+        await self.term.chat(line)
 
 
 __all__ = ["TerminalChat", "outcome_text"]

@@ -10,14 +10,15 @@ import json
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agent.texts import error_text
 from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.model_context import ContextTooSmallError
+from bot.schema import MIGRATIONS_ALL
 from bot.serve import chat, open_services, progress_bar, serve, user_key_of
 from bot.settings import (
     Settings,
@@ -35,6 +36,10 @@ from memory.errors import (
     StateSchemaError,
     StateTooNewError,
 )
+
+if TYPE_CHECKING:
+    from agent.forget import Forgetter
+    from memory.api import Memory
 
 log = logging.getLogger("pcai")
 USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
@@ -90,12 +95,12 @@ def cmd_config(settings: Settings, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_remember(services: Services, args: argparse.Namespace) -> int:
+def cmd_remember(library: Memory, forgetter: Forgetter, args: argparse.Namespace) -> int:
     """Add a memory: proposed (the same guards as chat) and confirmed as the operator's act."""
     user = check_user_key(args.user)
-    entry = services.library.remember(user, " ".join(args.text), section=args.section)
+    entry = library.remember(user, " ".join(args.text), section=args.section)
     # The person's act, like a typed /remember: their next /undo (within the window) takes it back.
-    services.forgetter.note_made(user, f"memory:{entry.id}")
+    forgetter.note_made(user, f"memory:{entry.id}")
     if args.json:
         print_json({"id": entry.id, "section": entry.section})
     else:
@@ -103,13 +108,13 @@ def cmd_remember(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_search(services: Services, args: argparse.Namespace) -> int:
+def cmd_search(library: Memory, args: argparse.Namespace) -> int:
     """Search a user's memory."""
     query = " ".join(args.query).strip()
     if not query:
         raise ValueError("the query is empty: say what to look for")
     # One run: --explain reports the same run's stage scores and dropped candidates.
-    res = services.library.search(args.user, query, args.k, explain=True)
+    res = library.search(args.user, query, args.k, explain=True)
     hits = res.hits
     dropped: list[dict[str, object]] = []
     if args.explain:
@@ -140,10 +145,10 @@ def cmd_search(services: Services, args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_reindex(services: Services, args: argparse.Namespace) -> int:
+def cmd_reindex(library: Memory, args: argparse.Namespace) -> int:
     """Re-index from the Markdown."""
     with progress_bar("reindex") as bar:
-        stats = services.library.reindex(args.user, progress=bar)
+        stats = library.reindex(args.user, progress=bar)
     if args.json:
         print_json({"added": stats.added, "files": stats.files, "removed": stats.removed})
     else:
@@ -175,7 +180,7 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     base = running_page_url(settings.data_dir)
     if base is None:
         raise ValueError("the running pcai serves no memory page (its log says why)")
-    state = StateDB(settings.state_db_path)
+    state = StateDB(settings.state_db_path, MIGRATIONS_ALL)
     try:
         url = issue_link(LoginStore(state), base, user)
     finally:
@@ -186,11 +191,6 @@ def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
         print(url)
         print("valid once, for 10 minutes", file=sys.stderr)
     return 0
-
-
-def cmd_chat(services: Services, args: argparse.Namespace) -> int:
-    """Chat in the terminal as ``args.user`` (else the latest terminal user, else the login)."""
-    return chat(services, args.user)
 
 
 def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
@@ -321,19 +321,22 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
             raise
         except (MemoryStoreError, ValueError, OSError) as exc:
             return _fail(exc)
-    commands = {
-        "chat": cmd_chat,
-        "remember": cmd_remember,
-        "search": cmd_search,
-        "reindex": cmd_reindex,
-        "export": cmd_export,
-    }
     try:
         services = open_services(settings)
     except (MemoryStoreError, OSError) as exc:
         return _fail(exc)
+    # The bag stops here: each command gets the services it uses (export: its tests' door).
+    library = services.library
+    commands: dict[str, Callable[[], int]] = {
+        # the terminal chat as --user (else the latest terminal user, else the login)
+        "chat": lambda: chat(services, args.user),
+        "remember": lambda: cmd_remember(library, services.forgetter, args),
+        "search": lambda: cmd_search(library, args),
+        "reindex": lambda: cmd_reindex(library, args),
+        "export": lambda: cmd_export(services, args),
+    }
     try:
-        return commands[args.command](services, args)
+        return commands[args.command]()
     except BrokenPipeError:
         raise  # the reader left: main() stops quietly
     except (MemoryStoreError, ValueError, OSError) as exc:

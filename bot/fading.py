@@ -12,11 +12,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import datetime, timedelta
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agent.texts import say
 from bot.frontdesk.language import spoken_to
-from bot.isolation import Notifier, each_user
+from bot.isolation import FileProblems, Notifier, each_user
 from memory.base.users import list_user_keys
 from memory.write.lifecycle import Fading
 
@@ -76,7 +77,13 @@ async def fading_job(
         await asyncio.to_thread(services.lifecycle.told, user, [f.entry.id for f in shown], now)
         return len(shown)
 
-    results, run = await each_user(services, "fading", users, one, notifier)
+    results, run = await each_user(
+        FileProblems(services.memory, services.state, services.languages),
+        "fading",
+        users,
+        one,
+        notifier,
+    )
     told = sum(1 for n in results if n)
     return f"{sum(results)} fading memories told to {told} users" + run.suffix()
 
@@ -85,11 +92,7 @@ def fading_body(
     notifier: Notifier | None, offer: Offer | None, user_key: str | None = None
 ) -> Callable[[Services, datetime], Awaitable[str]]:
     """The fading job as a scheduled body (over ``user_key``'s memories only, when given)."""
-
-    async def body(services: Services, now: datetime) -> str:
-        return await fading_job(services, now, notifier, offer, user_key)
-
-    return body
+    return partial(fading_job, notifier=notifier, offer=offer, user_key=user_key)
 
 
 def text_offer(notifier: Notifier | None) -> Offer | None:

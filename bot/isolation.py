@@ -1,7 +1,7 @@
 """Jobs run user by user (docs/trust.md): one user's bad file stops only them.
 
 A user whose file cannot be read (:class:`~memory.errors.UnreadableFileError`) is skipped
-and told once what to fix (:class:`~memory.state.notices.NoticeBook` remembers the file's state
+and told once what to fix (:class:`~agent.notices.NoticeBook` remembers the file's state
 when they were told); any other failure of one user is logged with its trace; either way the
 next user goes on.
 """
@@ -17,13 +17,15 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, TypeVar
 
 from agent.memory_view import file_problem_notice, problem_topic
+from agent.notices import NoticeBook
 from bot.frontdesk.language import spoken_to
 from memory.base.users import check_user_key
 from memory.errors import InvalidUserKeyError, UnreadableFileError
-from memory.state.notices import NoticeBook
 
 if TYPE_CHECKING:
-    from bot.app import Services
+    from bot.frontdesk.language import Languages
+    from memory.state.statedb import StateDB
+    from memory.store.service import MemoryService
 
 log = logging.getLogger(__name__)
 
@@ -59,29 +61,38 @@ class PerUser:
         return out
 
 
-async def tell_file_problem(
-    services: Services, notifier: Notifier | None, user_key: str, exc: UnreadableFileError
-) -> None:
-    """Tell ``user_key`` once (per state of the file) what to fix; log it either way."""
-    topic = problem_topic(exc, services.memory.paths(user_key).root)
-    if notifier is None:
-        log.warning("%s skipped: %s", user_key, exc)
-        return
-    book = NoticeBook(services.state)
-    if not await asyncio.to_thread(book.claim, user_key, topic, exc.stamp, datetime.now(UTC)):
-        log.info("%s skipped: %s is still unreadable (the user was told)", user_key, topic)
-        return
-    log.warning("%s skipped: %s; telling the user", user_key, exc)
-    try:
-        lang = spoken_to(services.languages, user_key)
-        await notifier(user_key, file_problem_notice(exc, topic, lang))
-    except Exception:  # an unreachable user is told at the next tick instead
-        log.warning("could not tell %s about %s", user_key, topic, exc_info=True)
-        await asyncio.to_thread(book.release, user_key, topic)
+@dataclass(frozen=True, slots=True)
+class FileProblems:
+    """What telling a user about their unreadable file needs: where it is, the notice book,
+    and the language the user speaks."""
+
+    memory: MemoryService
+    state: StateDB
+    languages: Languages | None
+
+    async def tell(
+        self, notifier: Notifier | None, user_key: str, exc: UnreadableFileError
+    ) -> None:
+        """Tell ``user_key`` once (per state of the file) what to fix; log it either way."""
+        topic = problem_topic(exc, self.memory.paths(user_key).root)
+        if notifier is None:
+            log.warning("%s skipped: %s", user_key, exc)
+            return
+        book = NoticeBook(self.state)
+        if not await asyncio.to_thread(book.claim, user_key, topic, exc.stamp, datetime.now(UTC)):
+            log.info("%s skipped: %s is still unreadable (the user was told)", user_key, topic)
+            return
+        log.warning("%s skipped: %s; telling the user", user_key, exc)
+        try:
+            lang = spoken_to(self.languages, user_key)
+            await notifier(user_key, file_problem_notice(exc, topic, lang))
+        except Exception:  # an unreachable user is told at the next tick instead
+            log.warning("could not tell %s about %s", user_key, topic, exc_info=True)
+            await asyncio.to_thread(book.release, user_key, topic)
 
 
 async def each_user(
-    services: Services,
+    problems: FileProblems,
     job: str,
     users: Iterable[str],
     work: Callable[[str], Awaitable[T]],
@@ -96,7 +107,7 @@ async def each_user(
             run.done += 1
         except UnreadableFileError as exc:
             run.skipped.append(user_key)
-            await tell_file_problem(services, notifier, user_key, exc)
+            await problems.tell(notifier, user_key, exc)
         except Exception:
             run.failed.append(user_key)
             log.exception("job %s failed for %s; the other users go on", job, user_key)
@@ -104,14 +115,14 @@ async def each_user(
 
 
 async def deliver_outbox(
-    services: Services, notifier: Notifier, now: datetime, user_key: str | None = None
+    state: StateDB, notifier: Notifier, now: datetime, user_key: str | None = None
 ) -> int:
     """Hand every queued notice (only ``user_key``'s if given) to its user; returns the count.
 
     One delivery at a time in the process: the minute job and the deferred-work worker (which
     delivers a compaction's line as soon as it is written) never send the same notice twice.
     """
-    book = NoticeBook(services.state)
+    book = NoticeBook(state)
     sent = 0
     async with _delivering():
         for notice in await asyncio.to_thread(book.outbox, now, user_key):

@@ -24,18 +24,18 @@ import time as clock
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, time, timedelta, tzinfo
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from agent.deferred import WorkQueue
+from agent.notices import NoticeBook
 from agent.texts import say
 from bot.fading import FADE_EVERY, Offer, fading_body, text_offer
 from bot.frontdesk.language import spoken_to
-from bot.isolation import Notifier, deliver_outbox, each_user, is_user_key, tell_file_problem
-from bot.recovery import reconcile_pending
+from bot.isolation import FileProblems, Notifier, deliver_outbox, each_user, is_user_key
 from history.idle import IdleResult
 from memory.base.users import list_user_keys
 from memory.index.indexer import Indexer, SyncStats
-from memory.state.notices import NoticeBook
 from memory.write.lifecycle import DELETED, Change
 from memory.write.proposals import Proposal
 
@@ -82,6 +82,11 @@ def expiry_notice(text: str, lang: str) -> str:
     return say("proposal_expiry_notice", lang, short=short)
 
 
+def _problems(services: Services) -> FileProblems:
+    """What a job tells a user whose file it cannot read with."""
+    return FileProblems(services.memory, services.state, services.languages)
+
+
 # -- the bodies --------------------------------------------------------------------------
 async def idle_summaries_job(
     services: Services, now: datetime, notifier: Notifier | None = None
@@ -96,7 +101,7 @@ async def idle_summaries_job(
     async def one(user_key: str) -> IdleResult | None:
         return await services.idle.summarize_session(user_key, user_key, now)
 
-    results, run = await each_user(services, "idle_summaries", users, one, notifier)
+    results, run = await each_user(_problems(services), "idle_summaries", users, one, notifier)
     made = [r for r in results if r is not None]
     return (
         f"{len(made)} idle summaries"
@@ -118,7 +123,7 @@ async def index_job(services: Services, now: datetime, notifier: Notifier | None
     async def one(user_key: str) -> SyncStats:
         return await _index_user(indexer, work, user_key)
 
-    results, run = await each_user(services, "index", users, one, notifier)
+    results, run = await each_user(_problems(services), "index", users, one, notifier)
     stats = sum(results, SyncStats())
     return (
         f"{stats.added} units added, {stats.removed} removed, {stats.files} files changed"
@@ -144,15 +149,15 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
     First the crash window heals: a due proposal whose entry MEMORY.md already holds is
     marked confirmed, never reported as "not saved". A user whose MEMORY.md cannot be read
     keeps their proposals waiting (they may be written there) and is told what to fix. The
-    notices go through the outbox (:mod:`memory.state.notices`), queued with the expiry itself, so
+    notices go through the outbox (:mod:`agent.notices`), queued with the expiry itself, so
     an unreachable user or a crash before sending is told at a later tick. With ``user_key``
     (a terminal chat beside the service) only that user's proposals and notices are touched.
     """
 
     async def body(services: Services, now: datetime) -> str:
-        healed = await asyncio.to_thread(reconcile_pending, services, now, due_only=True)
+        healed = await asyncio.to_thread(services.library.reconcile_pending, now, due_only=True)
         for owner, exc in sorted(healed.unreadable.items()):
-            await tell_file_problem(services, notifier, owner, exc)
+            await _problems(services).tell(notifier, owner, exc)
         book = NoticeBook(services.state)
 
         def queue_notice(conn: Any, proposal: Proposal) -> None:
@@ -168,7 +173,9 @@ def pending_expiry_job(notifier: Notifier | None = None, user_key: str | None = 
             on_expired=queue_notice if notifier is not None else None,
         )
         told = (
-            await deliver_outbox(services, notifier, now, user_key) if notifier is not None else 0
+            await deliver_outbox(services.state, notifier, now, user_key)
+            if notifier is not None
+            else 0
         )
         detail = f"{len(expired)} proposals expired, {told} users told"
         if healed.confirmed:
@@ -195,22 +202,12 @@ async def lifecycle_job(
     async def one(user_key: str) -> list[Change]:
         return await asyncio.to_thread(services.lifecycle.run_user, user_key, now)
 
-    results, run = await each_user(services, "lifecycle", users, one, notifier)
+    results, run = await each_user(_problems(services), "lifecycle", users, one, notifier)
     changes = [c for per_user in results for c in per_user]
     deleted = sum(1 for c in changes if c.new == DELETED)
     return (
         f"{len(changes)} status changes ({deleted} deleted) over {len(users)} users" + run.suffix()
     )
-
-
-def _with_notifier(
-    body: Callable[[Services, datetime, Notifier | None], Awaitable[str]],
-    notifier: Notifier | None,
-) -> JobBody:
-    async def bound(services: Services, now: datetime) -> str:
-        return await body(services, now, notifier)
-
-    return bound
 
 
 def default_jobs(
@@ -224,16 +221,18 @@ def default_jobs(
     """
     fading = fading_body(notifier, offer or text_offer(notifier))
     return [
-        JobSpec("idle_summaries", _with_notifier(idle_summaries_job, notifier), every=IDLE_EVERY),
+        JobSpec(
+            "idle_summaries", partial(idle_summaries_job, notifier=notifier), every=IDLE_EVERY
+        ),
         JobSpec(
             "index",
-            _with_notifier(index_job, notifier),
+            partial(index_job, notifier=notifier),
             every=INDEX_EVERY,
             first=timedelta(seconds=5),
         ),
         JobSpec("pending_expiry", pending_expiry_job(notifier), every=EXPIRY_EVERY),
         JobSpec("forget_undo", forget_undo_job, every=UNDO_EXPIRY_EVERY),
-        JobSpec("lifecycle", _with_notifier(lifecycle_job, notifier), daily_at=LIFECYCLE_AT),
+        JobSpec("lifecycle", partial(lifecycle_job, notifier=notifier), daily_at=LIFECYCLE_AT),
         JobSpec("fading", fading, every=fade_every, first=min(timedelta(seconds=15), fade_every)),
     ]
 

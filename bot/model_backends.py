@@ -22,11 +22,15 @@ from typing import TYPE_CHECKING, Protocol
 from agent.context_fit import DEFAULT_CONTEXT_TOKENS
 from agent.errors import LLMError
 from agent.texts import say
+from bot.errors import SettingsError
 from bot.settings import Settings
 from memory.base.tokens import TokenCounter
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from agent.llm import LLMClient, ModelFacts
+    from memory.index.embedders import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,10 @@ class ModelBackend(Protocol):
     @property
     def sent(self) -> str:
         """How the context reaches the server, for the doctor's line ("" when not sent)."""
+        ...
+
+    def validate(self, settings: Settings) -> None:
+        """Raise :class:`SettingsError` when the settings cannot reach this server."""
         ...
 
     def where(self, settings: Settings) -> str:
@@ -132,6 +140,9 @@ class OllamaBackend:
     label: str = "Ollama"
     serves: str = "takes at most"
     sent: str = " (sent as num_ctx)"
+
+    def validate(self, settings: Settings) -> None:
+        """Any ``OLLAMA_HOST`` will do (the client adds the scheme it lacks)."""
 
     def where(self, settings: Settings) -> str:
         """``OLLAMA_HOST``."""
@@ -216,6 +227,14 @@ class OpenAIBackend:
     label: str = "OpenAI-compatible"
     serves: str = "serves"
     sent: str = ""
+
+    def validate(self, settings: Settings) -> None:
+        """``PCAI_LLM_BASE_URL`` is an http(s) address."""
+        if not settings.llm_base_url.startswith(("http://", "https://")):
+            raise SettingsError(
+                "PCAI_LLM_BASE_URL must be the server's address like http://127.0.0.1:8080/v1 "
+                "when PCAI_LLM_BACKEND is 'openai'"
+            )
 
     def where(self, settings: Settings) -> str:
         """``PCAI_LLM_BASE_URL``, any ``user:password@`` in it shown as ``***@``."""
@@ -325,6 +344,35 @@ def model_backend(settings: Settings) -> ModelBackend:
         named = ", ".join(BACKENDS)
         said = f"PCAI_LLM_BACKEND {settings.llm_backend!r} is not one of {named}"
         raise ValueError(said) from None
+
+
+def _e5_embedder(settings: Settings) -> Embedder:
+    """The embedded e5 model (the default)."""
+    from agent.deferred import worker_lanes
+    from memory.index.embedders import E5Embedder
+
+    # One model handle per lane of the deferred-work worker, and one more: a turn's query
+    # never waits for a batch of passages to finish (a handle costs ~20 MB).
+    return E5Embedder(batch_size=settings.index.embed_batch_size, instances=worker_lanes() + 1)
+
+
+def _ollama_embedder(settings: Settings) -> Embedder:
+    """Ollama's ``/api/embed`` with ``PCAI_EMBED_MODEL``."""
+    from agent.ollama_client import OllamaEmbedder
+
+    return OllamaEmbedder(
+        settings.ollama_host,
+        settings.embed_model,
+        batch_size=settings.index.embed_batch_size,
+        timeout=settings.ollama_timeout_seconds,
+    )
+
+
+# Every embedder PCAI_EMBEDDER may name (bot.settings checks the name against these keys).
+EMBEDDERS: dict[str, Callable[[Settings], Embedder]] = {
+    "e5": _e5_embedder,
+    "ollama": _ollama_embedder,
+}
 
 
 @dataclass(frozen=True, slots=True)

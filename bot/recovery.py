@@ -1,10 +1,10 @@
 """Heals what a crash or a damaged file left behind: at start, and before a job reports.
 
 - A crash between writing a confirmed memory to MEMORY.md and marking its proposal leaves the
-  row pending while the entry exists; :func:`reconcile_pending` marks it confirmed (the entry
+  row pending while the entry exists; ``Memory.reconcile_pending`` marks it confirmed (the entry
   id is derived from the proposal id), so it is never reported as "not saved".
 - A damaged ``pcai.db`` was set aside by :class:`~memory.state.statedb.StateDB`; the owners of the
-  proposals the copy still names get one notice through the outbox (:mod:`memory.state.notices`).
+  proposals the copy still names get one notice through the outbox (:mod:`agent.notices`).
   The copies on disk are the record, so a crash right after the set-aside still tells them
   at the next start; each copy is handled once.
 """
@@ -16,21 +16,17 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+from agent.notices import NoticeBook
 from agent.texts import say
 from bot.frontdesk.language import spoken_to
-from memory.state.notices import NoticeBook
 from memory.state.statedb import salvage_pending, set_aside_copies
-from memory.write.proposals import Reconciled
 
 if TYPE_CHECKING:
-    from bot.app import Services
+    from bot.frontdesk.language import Languages
+    from memory.api import Memory
+    from memory.state.statedb import StateDB
 
 log = logging.getLogger(__name__)
-
-
-def reconcile_pending(services: Services, now: datetime, *, due_only: bool = False) -> Reconciled:
-    """Mark confirmed every pending proposal whose entry MEMORY.md already holds."""
-    return services.library.reconcile_pending(now, due_only=due_only)
 
 
 def lost_proposals_notice(texts: Sequence[str], lang: str) -> str:
@@ -43,10 +39,10 @@ def lost_proposals_notice(texts: Sequence[str], lang: str) -> str:
     return say("lost_proposals", lang, shown=shown, more=more)
 
 
-def tell_lost_proposals(services: Services, now: datetime) -> None:
+def tell_lost_proposals(state: StateDB, languages: Languages | None, now: datetime) -> None:
     """Queue one notice per owner of the proposals each set-aside ``pcai.db`` still names."""
-    book = NoticeBook(services.state)
-    for copy in set_aside_copies(services.state.path):
+    book = NoticeBook(state)
+    for copy in set_aside_copies(state.path):
         if book.batch_queued(copy.name):
             continue
         lost = salvage_pending(copy)
@@ -63,24 +59,26 @@ def tell_lost_proposals(services: Services, now: datetime) -> None:
                 f" of {', '.join(sorted(by_user))}" if by_user else "",
             )
         notices = [
-            (u, lost_proposals_notice(texts, spoken_to(services.languages, u)))
+            (u, lost_proposals_notice(texts, spoken_to(languages, u)))
             for u, texts in by_user.items()
         ]
         book.queue_batch(copy.name, notices, now)
 
 
-def recover_at_start(services: Services, now: datetime | None = None) -> None:
+def recover_at_start(
+    library: Memory, languages: Languages | None, now: datetime | None = None
+) -> None:
     """Tell the owners of proposals a damaged ``pcai.db`` lost; heal the crash window.
 
     Never raises: healing must not become the reason the bot cannot start.
     """
     now = now or datetime.now(UTC)
     try:
-        tell_lost_proposals(services, now)
+        tell_lost_proposals(library.state, languages, now)
     except Exception:
         log.exception("could not queue the notices of the lost proposals")
     try:
-        healed = reconcile_pending(services, now)
+        healed = library.reconcile_pending(now)
         for user_key, exc in healed.unreadable.items():
             log.warning("%s: pending proposals not checked at start: %s", user_key, exc)
     except Exception:  # the expiry job reconciles again before it reports anything

@@ -118,7 +118,9 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
 
     def setup(application: Any) -> None:
         specs = default_jobs(
-            telegram_notifier(application), telegram_offer(application), fade_every(services)
+            telegram_notifier(application),
+            telegram_offer(application),
+            fade_every(services),
         )
         register_ptb_jobs(application, runner, specs)
         if services.reminders is not None:

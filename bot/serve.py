@@ -22,6 +22,8 @@ from memory.errors import InvalidUserKeyError
 if TYPE_CHECKING:
     from bot.web.running import RunningPage
     from bot.web.server import WebServer
+    from history.sessions import SessionStore
+    from memory.state.statedb import StateDB
 
 log = logging.getLogger("pcai")
 
@@ -72,11 +74,11 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
 
     if services.agent is None:
         build_agent(services)
-    key = user_key or _latest_cli_key(services) or f"cli_{_default_user()}"
+    key = user_key or _latest_cli_key(services.sessions) or f"cli_{_default_user()}"
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
-    backend.web = web if web is not None else _running_page(services)
+    backend.web = web if web is not None else _running_page(services.settings, services.state)
 
     @contextlib.asynccontextmanager
     async def jobs(notify: Any) -> AsyncIterator[object]:
@@ -96,14 +98,14 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
     return 0
 
 
-def _running_page(services: Services) -> RunningPage | None:
+def _running_page(settings: Settings, state: StateDB) -> RunningPage | None:
     """``pcai chat`` serves no page: /web links to the page of the ``pcai run`` beside it."""
     from bot.web.logins import LoginStore
     from bot.web.running import RunningPage
 
-    if not services.settings.web.enabled:
+    if not settings.web.enabled:
         return None
-    return RunningPage(services.settings.data_dir, LoginStore(services.state))
+    return RunningPage(settings.data_dir, LoginStore(state))
 
 
 def serve(settings: Settings) -> int:
@@ -124,7 +126,7 @@ def serve(settings: Settings) -> int:
     from bot.jobs import JobRunner
     from bot.scheduling import ptb_job_setup, telegram_notifier
     from bot.telegram.application import build_application, run_polling
-    from memory.state.turns import OpenTurns
+    from bot.telegram.open_turns import OpenTurns
 
     if not settings.allowed_users:
         log.warning("PCAI_ALLOWED_USERS is empty: the bot will refuse everyone")
@@ -146,7 +148,7 @@ def serve(settings: Settings) -> int:
             background=worker,
             turns=OpenTurns(services.state),
         )
-        worker.told = _deliver_now(services, telegram_notifier(application))
+        worker.told = _deliver_now(services.state, telegram_notifier(application))
         run_polling(application)
     finally:
         services.close()
@@ -163,9 +165,9 @@ def user_key_of(value: str) -> str:
         raise InvalidUserKeyError(value) from None  # name what was typed, not our guess
 
 
-def _latest_cli_key(services: Services) -> str:
+def _latest_cli_key(sessions: SessionStore) -> str:
     # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
-    latest = services.sessions.load_latest("cli_")
+    latest = sessions.load_latest("cli_")
     return latest.id if latest is not None else ""
 
 
@@ -173,17 +175,18 @@ def _web(services: Services) -> WebServer | None:
     """The memory page over the service's own objects, when it is on."""
     if not services.settings.web.enabled:
         return None
+    from bot.web.app import build_deps
     from bot.web.server import WebServer
 
-    return WebServer.for_services(services)
+    return WebServer(build_deps(services))
 
 
-def _deliver_now(services: Services, notifier: Any) -> Callable[[str], Awaitable[int]]:
+def _deliver_now(state: StateDB, notifier: Any) -> Callable[[str], Awaitable[int]]:
     """Hand one user their queued notices now (a compaction's line, as it is written)."""
     from bot.isolation import deliver_outbox
 
     def deliver(user_key: str) -> Awaitable[int]:
-        return deliver_outbox(services, notifier, datetime.now(UTC), user_key)
+        return deliver_outbox(state, notifier, datetime.now(UTC), user_key)
 
     return deliver
 

@@ -12,7 +12,7 @@ import dataclasses
 import difflib
 import tomllib
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -181,8 +181,10 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     settings: Settings = _build(Settings, toml, env, "PCAI_")
     if "PCAI_DATA_DIR" not in env and "data_dir" not in toml:
         settings = dataclasses.replace(settings, data_dir=default_data_dir(env))
-    if settings.embedder not in ("e5", "ollama"):
-        raise SettingsError("PCAI_EMBEDDER must be 'e5' or 'ollama'")
+    from bot.model_backends import EMBEDDERS  # it reads Settings, so imported here
+
+    if settings.embedder not in EMBEDDERS:
+        raise SettingsError(f"PCAI_EMBEDDER must be {_either(EMBEDDERS)}")
     if settings.log_level.upper() not in ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"):
         raise SettingsError("PCAI_LOG_LEVEL must be DEBUG, INFO, WARNING, ERROR or CRITICAL")
     if settings.user:
@@ -239,16 +241,18 @@ def default_data_dir(env: Mapping[str, str]) -> Path:
     return home / ".local" / "share" / "pcai"
 
 
+def _either(names: Iterable[str]) -> str:
+    """``'a' or 'b'`` (the names a setting may take, for its error)."""
+    return " or ".join(repr(name) for name in names)
+
+
 def _check_llm(settings: Settings) -> None:
-    if settings.llm_backend not in ("ollama", "openai"):
-        raise SettingsError("PCAI_LLM_BACKEND must be 'ollama' or 'openai'")
-    if settings.llm_backend == "openai" and not settings.llm_base_url.startswith(
-        ("http://", "https://")
-    ):
-        raise SettingsError(
-            "PCAI_LLM_BASE_URL must be the server's address like http://127.0.0.1:8080/v1 "
-            "when PCAI_LLM_BACKEND is 'openai'"
-        )
+    from bot.model_backends import BACKENDS  # it reads Settings, so imported here
+
+    backend = BACKENDS.get(settings.llm_backend)
+    if backend is None:
+        raise SettingsError(f"PCAI_LLM_BACKEND must be {_either(BACKENDS)}")
+    backend.validate(settings)  # each backend knows what its server's settings must be
     if settings.context_tokens and settings.context_tokens < MIN_CONTEXT_TOKENS:
         raise SettingsError(
             f"PCAI_CONTEXT_TOKENS must be 0 (automatic) or at least {MIN_CONTEXT_TOKENS}"

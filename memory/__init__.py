@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     )
     from memory.errors import EntryNotFoundError, MemoryStoreError
     from memory.index.embedders import E5Embedder, Embedder
-    from memory.search.hybrid import Dropped, SearchHit, SearchResult
+    from memory.search.results import Dropped, SearchHit, SearchResult
     from memory.write.decisions import ProposalRefusedError
 
 __all__ = [
@@ -54,7 +54,7 @@ __all__ = [
 
 # Public name -> the module that defines it (a test keeps the two lists the same).
 _HOME = {
-    "Dropped": "memory.search.hybrid",
+    "Dropped": "memory.search.results",
     "E5Embedder": "memory.index.embedders",
     "Embedder": "memory.index.embedders",
     "Entry": "memory.base.markdown",
@@ -67,8 +67,8 @@ _HOME = {
     "PendingConfig": "memory.config",
     "ProposalRefusedError": "memory.write.decisions",
     "RetrievalConfig": "memory.config",
-    "SearchHit": "memory.search.hybrid",
-    "SearchResult": "memory.search.hybrid",
+    "SearchHit": "memory.search.results",
+    "SearchResult": "memory.search.results",
     "open": "memory.api",
 }
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -37,9 +37,11 @@ from memory.index.chunks import IndexStore
 from memory.index.embedders import E5Embedder, Embedder
 from memory.index.indexer import Indexer, Progress, SyncStats
 from memory.index.veccache import one_blas_thread
-from memory.search.hybrid import HybridSearcher, SearchHit, SearchResult
+from memory.search.hybrid import HybridSearcher
+from memory.search.results import SearchHit, SearchResult
 from memory.search.signals import MemorySignals
 from memory.state.fading import FadeBook
+from memory.state.migrations import MEMORY_SET, Migration
 from memory.state.short_term import ShortTermStore
 from memory.state.statedb import StateDB
 from memory.state.undo import UndoStore
@@ -70,6 +72,7 @@ def open(
     embedder: Embedder | None = None,
     settings: MemoryConfig | None = None,
     ensure_index: bool = True,
+    migrations: Sequence[Migration] = MEMORY_SET,
 ) -> Memory:
     """Open the memory kept in ``data_dir`` (created if missing) and return its service.
 
@@ -80,8 +83,10 @@ def open(
         ensure_index: rebuild the index from the Markdown now if it is new or was built by
             another model (False leaves that to :meth:`Memory.ensure_index`, e.g. to show
             progress).
+        migrations: ``pcai.db``'s migration sets; memory's own by default (the bot gives
+            every owner's, bot/schema.py).
     """
-    mem = Memory(Path(data_dir), embedder=embedder, settings=settings)
+    mem = Memory(Path(data_dir), embedder=embedder, settings=settings, migrations=migrations)
     try:
         healed = mem.reconcile_pending()
         for user_key, exc in healed.unreadable.items():
@@ -106,6 +111,7 @@ class Memory:
         *,
         embedder: Embedder | None = None,
         settings: MemoryConfig | None = None,
+        migrations: Sequence[Migration] = MEMORY_SET,
     ) -> None:
         self.data_dir = data_dir
         self.settings = cfg = settings or MemoryConfig()
@@ -115,7 +121,7 @@ class Memory:
         self.embedder: Embedder = embedder or E5Embedder(batch_size=cfg.index.embed_batch_size)
         self.store = IndexStore(index_path(data_dir), self.embedder.name, self.embedder.dim)
         try:
-            self.state = StateDB(state_db_path(data_dir))
+            self.state = StateDB(state_db_path(data_dir), migrations)
         except BaseException:
             self.store.close()
             raise

@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from memory.state import reminders as rs
-from memory.state.reminders import Change, Reminder
+from agent.reminders import store as rs
+from agent.reminders.store import Change, Reminder
 
 if TYPE_CHECKING:
     from agent.reminders.service import ReminderService

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta
 
 from agent.reminders.service import Listed, ReminderService
+from agent.texts import say
 from history.sessions import KIND_COMPACTION, Message, SessionStore
 from history.summarize import parse_structured
 from memory.base.markdown import Entry
@@ -146,43 +147,25 @@ def build_briefing(
     )
 
 
-_HEADINGS = {
-    "zh": (
-        "早安！{day} 的簡報",
-        "今天的提醒",
-        "待辦",
-        "最新資訊",
-        "快被遺忘的記憶",
-        "今天沒有要報告的事。",
-    ),
-    "en": (
-        "Good morning! Your briefing for {day}",
-        "Today's reminders",
-        "Open todos",
-        "Latest notes",
-        "Memories that are fading",
-        "Nothing to report today.",
-    ),
-}
-
-
 def render_briefing(briefing: Briefing, lang: str = "zh") -> str:
-    """The briefing as a plain list (when the model is down, or by choice)."""
-    title, rem_h, todo_h, short_h, fade_h, nothing = _HEADINGS["en" if lang == "en" else "zh"]
-    lines = [title.format(day=briefing.day.isoformat())]
+    """The briefing as a plain list in ``lang`` ("zh"; anything else is English), for when the
+    model is down, or by choice."""
+    lines = [say("briefing_title", lang, day=briefing.day.isoformat())]
     if briefing.empty:
-        return f"{lines[0]}\n{nothing}"
+        return f"{lines[0]}\n{say('briefing_nothing', lang)}"
     if briefing.reminders:
-        lines += ["", rem_h]
+        lines += ["", say("briefing_reminders", lang)]
         for r in briefing.reminders:
             mark = " ↻" if r.recurring else ""
             lines.append(f"• {r.at:%H:%M} {r.text}{mark}")
     if briefing.todos:
-        lines += ["", todo_h] + [f"• {t}" for t in briefing.todos]
+        lines += ["", say("briefing_todos", lang)] + [f"• {t}" for t in briefing.todos]
     if briefing.short_term:
-        lines += ["", short_h] + [f"• [{r.category}] {r.content}" for r in briefing.short_term]
+        lines += ["", say("briefing_short_term", lang)] + [
+            f"• [{r.category}] {r.content}" for r in briefing.short_term
+        ]
     if briefing.fading:
-        lines += ["", fade_h]
+        lines += ["", say("briefing_fading", lang)]
         lines += [f"• {f.text} ({f.entry_id}, {f.health:.2f})" for f in briefing.fading]
     return "\n".join(lines)
 

@@ -1,20 +1,34 @@
-"""The reminder package's exceptions: codes and fields inside, one zh + en sentence at the edge."""
+"""The reminder package's exceptions: a code and its fields, said through the catalogue."""
 
 from __future__ import annotations
 
 from agent.errors import AgentError
+from agent.texts import say
 
 
 class ReminderError(AgentError):
     """Base class of every error the reminder package raises on purpose.
 
-    ``zh`` and ``en`` are the sentence the bot shows; ``str(error)`` joins them.
+    ``code`` names the catalogue sentence (key ``reminder_<code>``) and ``fields`` fill it in;
+    ``str(error)`` is the English and the Chinese sentence joined, for the log.
     """
 
-    def __init__(self, en: str, zh: str) -> None:
-        super().__init__(f"{en} {zh}")
-        self.en = en
-        self.zh = zh
+    def __init__(self, code: str, **fields: object) -> None:
+        self.code = code
+        self.fields: dict[str, object] = fields
+        super().__init__(f"{self.en} {self.zh}")
+
+    def text(self, lang: str) -> str:
+        """The sentence for a person reading ``lang``."""
+        return say(f"reminder_{self.code}", lang, **self.fields)
+
+    @property
+    def en(self) -> str:
+        return self.text("en")
+
+    @property
+    def zh(self) -> str:
+        return self.text("zh")
 
 
 # -- parsing ---------------------------------------------------------------------------------
@@ -22,44 +36,13 @@ class ParseError(ReminderError):
     """A ``/remind`` phrase the parser cannot turn into a time and a text.
 
     ``code`` is one of ``no_time``, ``no_text``, ``bad_date``, ``bad_time``, ``past``,
-    ``conflict``.
+    ``conflict``, ``bad_number``, ``too_far``, ``too_long``.
     """
-
-    def __init__(self, code: str, en: str, zh: str) -> None:
-        super().__init__(en, zh)
-        self.code = code
 
 
 def parse_error(code: str, **values: object) -> ParseError:
-    """The :class:`ParseError` of ``code`` with its two sentences filled in."""
-    sentences = {
-        "no_time": (
-            "I could not find a time in that. Try: /remind tomorrow 9am call mom",
-            "我看不出時間。試試：/remind 明天早上九點 打電話給媽媽",
-        ),
-        "no_text": (
-            "What should I remind you of? Put it after the time.",
-            "要提醒你什麼？請在時間後面寫上內容。",
-        ),
-        "bad_date": ("{what} is not a date on the calendar.", "{what} 不是有效的日期。"),
-        "bad_time": ("{what} is not a time of day.", "{what} 不是有效的時間。"),
-        "past": ("{what} has already passed.", "{what} 已經過去了。"),
-        "conflict": (
-            "That names two different times; give one.",
-            "時間的說法互相衝突，請只給一個時間。",
-        ),
-        "bad_number": ("{what} is not a number I can read.", "{what} 不是我看得懂的數字。"),
-        "too_far": (
-            "That is too far ahead: a reminder can be at most 100 years away.",
-            "時間太遠了：提醒最多只能設在 100 年內。",
-        ),
-        "too_long": (
-            "That reminder is too long (at most 500 characters).",
-            "提醒內容太長了（最多 500 字）。",
-        ),
-    }
-    en, zh = sentences[code]
-    return ParseError(code, en.format(**values), zh.format(**values))
+    """The :class:`ParseError` of ``code`` with its fields."""
+    return ParseError(code, **values)
 
 
 # -- the service -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from datetime import date
 
 from agent.framing import neutralise
 from agent.llm import LLMClient, LLMError
-from agent.prompt import detect_language
+from agent.prompt import detect_language, written_language_name
 from agent.reminders.briefing import Briefing, BriefingBuilder, render_briefing
 from history.sessions import ROLE_USER
 
@@ -58,9 +58,7 @@ class BriefingWriter:
 
     async def _worded(self, briefing: Briefing, plain: str, lang: str) -> str:
         assert self.llm is not None
-        system = BRIEFING_PROMPT.format(
-            language="Traditional Chinese" if lang == "zh" else "English"
-        )
+        system = BRIEFING_PROMPT.format(language=written_language_name(lang))
         try:
             resp = await self.llm.chat(
                 [

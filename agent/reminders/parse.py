@@ -27,9 +27,9 @@ from zoneinfo import ZoneInfo
 from agent.reminders import lexicon as lx
 from agent.reminders.errors import parse_error as _error
 from agent.reminders.recurrence import DAILY, MONTHLY, WEEKLY, YEARLY, Recurrence, at_wall
+from agent.reminders.store import INSTANT, WALL
 from agent.reminders.texts import understood_en, understood_zh
 from memory.base.edges import strip_edges
-from memory.state.reminders import INSTANT, WALL
 
 PERIOD_DEFAULT = {"dawn": 6, "morning": 9, "noon": 12, "afternoon": 15, "evening": 20}
 DEFAULT_HOUR = 9

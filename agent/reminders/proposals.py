@@ -14,10 +14,10 @@ from agent.reminders.dates import DateOffer, find_recurring_date
 from agent.reminders.errors import ReminderInPastError, ReminderStateError, parse_error
 from agent.reminders.parse import MAX_AHEAD, MAX_TEXT, ParsedReminder, parse_reminder
 from agent.reminders.recurrence import Recurrence, rule_for
+from agent.reminders.store import WALL, Reminder, ReminderStatus, ReminderStore
 from agent.reminders.texts import understood_en, understood_zh
 from agent.types import ReminderView
 from memory.base.guards import mask
-from memory.state.reminders import WALL, Reminder, ReminderStatus, ReminderStore
 
 
 class ProposalsMixin:
@@ -47,14 +47,12 @@ class ProposalsMixin:
         """
         text = " ".join(text.split())
         if not text or len(text) > MAX_TEXT:
-            raise ReminderStateError(
-                "A reminder needs a text of 1-500 characters.", "提醒內容需要 1 到 500 字。"
-            )
+            raise ReminderStateError("text_length")
         now = self.clock()
         if due.tzinfo is None:
             raise ValueError("the due time must be timezone-aware")
         if rule is None and due <= now:
-            raise ReminderInPastError("That time has already passed.", "那個時間已經過去了。")
+            raise ReminderInPastError("time_passed")
         if due - now > MAX_AHEAD:  # the model's "9999-12-31": one sentence, not a traceback
             raise parse_error("too_far")
         zone = self.zone(user_key)
@@ -94,9 +92,7 @@ class ProposalsMixin:
         try:
             due = datetime.fromisoformat(when.strip())
         except ValueError:
-            raise ReminderStateError(
-                f"{when!r} is not an ISO date and time.", f"{when!r} 不是 ISO 日期時間。"
-            ) from None
+            raise ReminderStateError("not_iso", when=when) from None
         zone = self.zone(user_key)
         try:
             due = due.replace(tzinfo=zone) if due.tzinfo is None else due.astimezone(zone)
@@ -107,10 +103,7 @@ class ProposalsMixin:
                 try:
                     rule = rule_for(recurrence.strip().lower(), due)
                 except ValueError:
-                    raise ReminderStateError(
-                        "Repeat must be daily, weekly, monthly or yearly.",
-                        "重複只能是每天、每週、每月或每年。",
-                    ) from None
+                    raise ReminderStateError("bad_repeat") from None
                 due = rule.next_after(self.clock() - timedelta(seconds=1), zone, due.date())
         except OverflowError:  # a time at the very end of year 9999, moved into the zone
             raise parse_error("too_far") from None

@@ -4,7 +4,7 @@ A reminder starts as a proposal (from ``/remind``, the model's ``reminder_create
 date in a confirmed memory) and is scheduled only when its owner confirms it with a proof of
 their act, like a memory: a :class:`memory.write.consent.UserAct` of kind ``reminder`` that the bot
 layer's mint sealed, checked here with the mint's :class:`~memory.write.consent.ActCheck`. Firing
-claims the row in ``pcai.db`` before sending (see memory/state/reminders.py): a restart during a
+claims the row in ``pcai.db`` before sending (see agent/reminders/store.py): a restart during a
 send leaves the row ``unknown`` and never sends it again; a reminder that came due while the
 process was down fires at start, marked late.
 """
@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from agent.reminders import store as rs
 from agent.reminders.errors import (
     NotDeliveredError,
     ReminderExpiredError,
@@ -27,10 +28,9 @@ from agent.reminders.proposals import ProposalsMixin
 from agent.reminders.recurrence import Recurrence, at_wall
 from agent.reminders.scheduler import NoScheduler, ReminderScheduler
 from agent.reminders.settings import UserSettingsMixin
+from agent.reminders.store import Reminder, ReminderStore
 from agent.reminders.texts import alert_text
 from agent.reminders.types import FireResult, Listed, ReminderConfig, StartReport
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder, ReminderStore
 from memory.write.consent import ActCheck, Action, NotTheUsersActError
 
 log = logging.getLogger(__name__)
@@ -54,7 +54,7 @@ def _utc(clock: Clock) -> Clock:
 
 
 def _answered() -> ReminderStateError:
-    return ReminderStateError("That reminder was already answered.", "這個提醒已經處理過了。")
+    return ReminderStateError("already_answered")
 
 
 class ReminderService(ProposalsMixin, UserSettingsMixin):
@@ -101,9 +101,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         try:
             return self.store.get(user_key, reminder_id)
         except rs.ReminderNotFoundError:
-            raise ReminderNotFoundError(
-                f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
-            ) from None
+            raise ReminderNotFoundError("not_found", reminder_id=reminder_id) from None
 
     def _acting(self, act: object, user_key: str, reminder_id: int, action: Action) -> Reminder:
         if self.acts is None:
@@ -113,14 +111,10 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
             raise NotTheUsersActError("That act answers another reminder.")
         if checked.user_key != user_key:
             # Someone else's act never answers this user's proposal: report it as absent.
-            raise ReminderNotFoundError(
-                f"No reminder {reminder_id} of yours.", f"找不到你的提醒 {reminder_id}。"
-            )
+            raise ReminderNotFoundError("not_found", reminder_id=reminder_id)
         row = self._mine(user_key, reminder_id)
         if row.status != rs.PROPOSED:
-            raise ReminderStateError(
-                f"That reminder is already {row.status}.", "這個提醒已經處理過了。"
-            )
+            raise ReminderStateError("answered", status=row.status)
         return row
 
     def confirm(self, act: object, user_key: str, reminder_id: int) -> Reminder:
@@ -129,18 +123,13 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         now = self.clock()
         if now - row.created_at > self.config.proposal_ttl:
             self.store.cancel(row.id, now, "expired")
-            raise ReminderExpiredError(
-                "That proposal has expired; ask again.", "這個提醒提議已過期，請重新設定。"
-            )
+            raise ReminderExpiredError("expired")
         due = row.due
         if row.recurrence and due <= now:
             due = Recurrence.decode(row.recurrence).next_after(now, ZoneInfo(row.zone))
         elif due <= now:
             self.store.cancel(row.id, now, "expired")
-            raise ReminderInPastError(
-                "That time passed while the proposal waited; ask again.",
-                "等待確認期間時間已過，請重新設定。",
-            )
+            raise ReminderInPastError("passed_waiting")
         confirmed = self.store.confirm(row.id, due, now)
         if confirmed is None:
             raise _answered()
@@ -160,10 +149,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
         row = self._mine(user_key, reminder_id)
         cancelled = self.store.cancel(row.id, self.clock(), "cancelled")
         if cancelled is None:
-            raise ReminderStateError(
-                f"That reminder is {row.status} and cannot be cancelled.",
-                "這個提醒目前無法取消。",
-            )
+            raise ReminderStateError("not_cancellable", status=row.status)
         self.scheduler.cancel(row.key)
         return cancelled
 
@@ -206,10 +192,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
             return copy
         moved = self.store.reschedule(row.id, due, now, snooze=True, anchor=anchor)
         if moved is None:
-            raise ReminderStateError(
-                f"That reminder is {row.status} and cannot be snoozed.",
-                "這個提醒目前無法延後。",
-            )
+            raise ReminderStateError("not_snoozable", status=row.status)
         self.scheduler.schedule_at(moved.due, moved.key)
         return moved
 
@@ -220,7 +203,7 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
             return row
         finished = self.store.done(row.id, self.clock())
         if finished is None:
-            raise ReminderStateError(f"That reminder is {row.status}.", "這個提醒已經結束了。")
+            raise ReminderStateError("finished", status=row.status)
         self.scheduler.cancel(row.key)
         return finished
 

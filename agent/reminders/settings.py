@@ -24,9 +24,9 @@ from zoneinfo import ZoneInfo
 from agent.reminders.errors import BadBriefingTimeError, UnknownZoneError
 from agent.reminders.recurrence import DAILY, Recurrence
 from agent.reminders.scheduler import ReminderScheduler
+from agent.reminders.store import INSTANT, SCHEDULED, WALL, Reminder, ReminderStore
+from agent.reminders.users import UserSettings
 from agent.reminders.zones import Moved, ZoneChange, ZoneMove
-from memory.state.reminder_users import UserSettings
-from memory.state.reminders import INSTANT, SCHEDULED, WALL, Reminder, ReminderStore
 
 log = logging.getLogger(__name__)
 
@@ -75,10 +75,7 @@ def parse_briefing_time(raw: str) -> str:
         if hour <= 23 and minute <= 59:
             return f"{hour:02d}:{minute:02d}"
     said = raw if len(raw) <= 40 else raw[:39] + "…"
-    raise BadBriefingTimeError(
-        f"{said!r} is not a time: try /briefing 07:30 or /briefing off.",
-        f"「{said}」不是時間：試試 /briefing 07:30 或 /briefing off。",
-    )
+    raise BadBriefingTimeError("bad_briefing", said=said)
 
 
 def same_clock(was: datetime, zone: ZoneInfo) -> datetime:
@@ -113,10 +110,7 @@ class UserSettingsMixin:
         """The zone called ``name`` (any letter case), or :class:`UnknownZoneError`."""
         key = _zone_names().get(name.strip().lower())
         if key is None:
-            raise UnknownZoneError(
-                f"{name.strip()!r} is not a time zone I know; try Asia/Taipei or Europe/Berlin.",
-                f"不認得時區「{name.strip()}」；試試 Asia/Taipei 或 Europe/Berlin。",
-            )
+            raise UnknownZoneError("unknown_zone", name=name.strip())
         return ZoneInfo(key)
 
     def zone(self, user_key: str) -> ZoneInfo:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import MONTHS_EN, WEEKDAYS_EN, WEEKDAYS_ZH, Recurrence
+from agent.texts import say
 
 
 def when_zh(when: datetime) -> str:
@@ -45,27 +46,19 @@ def understood_en(due: datetime, text: str, rule: Recurrence | None, zone: str) 
 def alert_text(text: str, due_local: datetime, late: bool, lang: str = "en") -> str:
     """The message a reminder sends, in ``lang`` ("zh"; anything else is English); a late one
     says when it was due."""
-    if lang == "zh":
-        return (
-            f"⏰ 提醒（遲到，原定 {when_zh(due_local)}）：{text}" if late else f"⏰ 提醒：{text}"
-        )
     if late:
-        return f"⏰ Reminder (late, was due {when_en(due_local)}): {text}"
-    return f"⏰ Reminder: {text}"
+        when = {"when_zh": when_zh(due_local), "when_en": when_en(due_local)}
+        return say("reminder_alert_late", lang, text=text, **when)
+    return say("reminder_alert", lang, text=text)
 
 
-_MARKS = {
-    "zh": {
-        "proposed": "（待確認）",
-        "unknown": "（可能未送達：送出時程式中斷）",
-        "firing": "（送出中）",
-    },
-    "en": {
-        "proposed": " (awaiting your confirmation)",
-        "unknown": " (may not have arrived: the bot stopped mid-send)",
-        "firing": " (sending)",
-    },
-}
+def when_text(when: datetime, lang: str) -> str:
+    """``when`` as ``lang`` writes a reminder's time (:func:`when_zh` or :func:`when_en`)."""
+    return say("reminder_when", lang, when_zh=when_zh(when), when_en=when_en(when))
+
+
+# The statuses a /reminders line marks (catalogue key ``reminder_mark_<status>``).
+_MARKED = frozenset({"proposed", "unknown", "firing"})
 
 
 def list_line(
@@ -80,10 +73,10 @@ def list_line(
     """One ``/reminders`` line in ``lang``: id, next time and its zone, text, its rule, and a
     mark when not plain."""
     zone = f" ({zone_name})" if zone_name else ""
-    if lang == "en":
-        repeat = f" ↻ {rule.describe_en()}" if rule else ""
-        when = when_en(next_local)
-        return f"#{reminder_id} {when}{zone} {text}{repeat}{_MARKS['en'].get(status, '')}"
-    repeat = f" ↻ {rule.describe_zh()}" if rule else ""
-    when = when_zh(next_local)
-    return f"#{reminder_id} {when}{zone} {text}{repeat}{_MARKS['zh'].get(status, '')}"
+    repeat = (
+        say("reminder_list_repeat", lang, rule_zh=rule.describe_zh(), rule_en=rule.describe_en())
+        if rule
+        else ""
+    )
+    mark = say(f"reminder_mark_{status}", lang) if status in _MARKED else ""
+    return f"#{reminder_id} {when_text(next_local, lang)}{zone} {text}{repeat}{mark}"

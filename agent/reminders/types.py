@@ -6,8 +6,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from agent.reminders.recurrence import Recurrence
+
+# The row, for the front ends and agent/forget.py: outside the wing only wiring sees the store.
+from agent.reminders.store import Reminder as Reminder
 from agent.reminders.texts import list_line
-from memory.state.reminders import Reminder
 
 
 @dataclass(frozen=True, slots=True)

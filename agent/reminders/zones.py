@@ -15,8 +15,9 @@ from enum import StrEnum
 from zoneinfo import ZoneInfo
 
 from agent.reminders.recurrence import Recurrence
-from agent.reminders.texts import when_en, when_zh
-from memory.state.reminders import Reminder
+from agent.reminders.store import Reminder
+from agent.reminders.texts import when_text
+from agent.texts import say
 
 NAMED_MAX = 5  # reminders named per kind of move; the rest are counted
 QUOTE_MAX = 40  # characters of a reminder's text quoted in the reply
@@ -52,76 +53,61 @@ class ZoneChange:
         return sorted((m for m in self.moves if m.how == how), key=lambda m: m.reminder.due)
 
 
-def _quoted(text: str, zh: bool) -> str:
+def _quoted(text: str, lang: str) -> str:
     short = text if len(text) <= QUOTE_MAX else text[: QUOTE_MAX - 1] + "…"
-    return f"「{short}」" if zh else f"“{short}”"
+    return say("tz_quoted", lang, text=short)
 
 
-def _when(when: datetime, zh: bool) -> str:
-    return when_zh(when) if zh else when_en(when)
+def _clock_line(moves: list[ZoneMove], name: str, lang: str) -> str:
+    return say("tz_clock", lang, n=len(moves), name=name)
 
 
-def _clock_line(moves: list[ZoneMove], name: str, zh: bool) -> str:
-    n = len(moves)
-    if zh:
-        return f"你的 {n} 個提醒維持原本的鐘點，改在 {name} 的時間響（09:00 仍是 09:00）。"
-    return f" Your {n} reminder(s) keep their clock times, now in {name} (09:00 stays 09:00)."
-
-
-def _kept_line(moves: list[ZoneMove], zone: ZoneInfo, zh: bool) -> str:
-    at = "在 " if zh else " at "
-    named = ("、" if zh else ", ").join(
-        f"{_quoted(m.reminder.text, zh)}{at}{_when(m.reminder.due.astimezone(zone), zh)}"
+def _kept_line(moves: list[ZoneMove], zone: ZoneInfo, lang: str) -> str:
+    named = say("list_sep", lang).join(
+        say(
+            "tz_kept_one",
+            lang,
+            said=_quoted(m.reminder.text, lang),
+            when=when_text(m.reminder.due.astimezone(zone), lang),
+        )
         for m in moves[:NAMED_MAX]
     )
     rest = len(moves) - NAMED_MAX
-    if zh:
-        more = f"（另有 {rest} 個）" if rest > 0 else ""
-        return f"{len(moves)} 個提醒的時刻不變（以「多久之後」設定，或已到期）：{named}{more}。"
-    more = f" (and {rest} more)" if rest > 0 else ""
-    return f" {len(moves)} keep their moment (set “in …”, or already due): {named}{more}."
+    more = say("tz_kept_more", lang, rest=rest) if rest > 0 else ""
+    return say("tz_kept", lang, n=len(moves), named=named, more=more)
 
 
-def _now_line(m: ZoneMove, name: str, zh: bool) -> str:
-    said, was = _quoted(m.reminder.text, zh), _when(m.was, zh)
-    if zh:
-        return f"{said}原定 {was}，在 {name} 已經過了：現在就響。"
-    return f" {said} was set for {was}, which has already passed in {name}: it rings now."
+def _now_line(m: ZoneMove, name: str, lang: str) -> str:
+    said, was = _quoted(m.reminder.text, lang), when_text(m.was, lang)
+    return say("tz_now", lang, said=said, was=was, name=name)
 
 
-def _next_line(m: ZoneMove, zone: ZoneInfo, zh: bool) -> str:
+def _next_line(m: ZoneMove, zone: ZoneInfo, lang: str) -> str:
     rule = Recurrence.decode(m.reminder.recurrence)
-    said, was = _quoted(m.reminder.text, zh), _when(m.was, zh)
-    nxt = _when(m.reminder.due.astimezone(zone), zh)
-    if zh:
-        return f"{said}（{rule.describe_zh()}）：{was} 在 {zone.key} 已經過了；下次在 {nxt}。"
-    return (
-        f" {said} ({rule.describe_en()}): {was} has already passed in {zone.key}; "
-        f"it rings next on {nxt}."
-    )
+    said, was = _quoted(m.reminder.text, lang), when_text(m.was, lang)
+    nxt = when_text(m.reminder.due.astimezone(zone), lang)
+    rules = {"rule_zh": rule.describe_zh(), "rule_en": rule.describe_en()}
+    return say("tz_next", lang, said=said, was=was, name=zone.key, next=nxt, **rules)
 
 
-def _rest_line(rest: int, how: Moved, zh: bool) -> str:
-    if how == Moved.NOW:
-        return f"另有 {rest} 個提醒也已過時，現在就響。" if zh else f" {rest} more: they ring now."
-    if zh:
-        return f"另有 {rest} 個重複提醒改在下一次響。"
-    return f" {rest} more recurring reminder(s) ring at their next occurrence."
+def _rest_line(rest: int, how: Moved, lang: str) -> str:
+    return say("tz_rest_now" if how == Moved.NOW else "tz_rest_next", lang, rest=rest)
 
 
 def zone_change_text(change: ZoneChange, lang: str) -> str:
     """The ``/tz`` reply in ``lang`` ("zh"; anything else is English): the zone, then what
     happened to the reminders, each one named where it is not "09:00 stays 09:00"."""
-    zone, zh = change.zone, lang == "zh"
-    out = [f"🌐 時區已設為 {zone.key}。" if zh else f"🌐 Time zone set to {zone.key}."]
+    zone = change.zone
+    out = [say("tz_set", lang, zone=zone.key)]
     if clock := change.of(Moved.CLOCK):
-        out.append(_clock_line(clock, zone.key, zh))
+        out.append(_clock_line(clock, zone.key, lang))
     if kept := change.of(Moved.KEPT):
-        out.append(_kept_line(kept, zone, zh))
+        out.append(_kept_line(kept, zone, lang))
     for how in (Moved.NOW, Moved.NEXT):
         moves = change.of(how)
         for m in moves[:NAMED_MAX]:
-            out.append(_now_line(m, zone.key, zh) if how == Moved.NOW else _next_line(m, zone, zh))
+            line = _now_line(m, zone.key, lang) if how == Moved.NOW else _next_line(m, zone, lang)
+            out.append(line)
         if len(moves) > NAMED_MAX:
-            out.append(_rest_line(len(moves) - NAMED_MAX, how, zh))
+            out.append(_rest_line(len(moves) - NAMED_MAX, how, lang))
     return "".join(out)

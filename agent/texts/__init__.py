@@ -6,6 +6,9 @@ buttons and CLI lines all import it, while ``memory/`` and ``history/`` raise co
 (their ``errors`` modules) and never hold a sentence. A key is a sentence in every language;
 ``{field}`` placeholders (``str.format``) are filled by the caller.
 
+The memory page's words are each catalogue's ``PAGE`` (read raw by bot/web/i18n.py), and no
+other module compares a language code (``catalogue_language`` is the one choice).
+
 Every line goes to one person in their one language (bot/frontdesk/language.py has the rule,
 which ends in English when nothing is known): no line says both.
 """
@@ -24,11 +27,18 @@ CodedError = MemoryStoreError | HistoryError
 
 LANGUAGES = ("zh", "en")
 CATALOGUES: Mapping[str, Mapping[str, str]] = {"zh": zh.TEXTS, "en": en.TEXTS}
+# The memory page's words (bot/web/i18n.py reads them raw; its templates fill the fields).
+PAGES: Mapping[str, Mapping[str, str]] = {"zh": zh.PAGE, "en": en.PAGE}
+
+
+def catalogue_language(lang: str) -> str:
+    """The catalogue ``lang`` reads: "zh" for "zh", English for anything else."""
+    return "zh" if lang == "zh" else "en"
 
 
 def say(key: str, lang: str, **fields: object) -> str:
     """The sentence ``key`` in ``lang`` ("zh"; anything else is English), fields filled in."""
-    return CATALOGUES["zh" if lang == "zh" else "en"][key].format(**fields)
+    return CATALOGUES[catalogue_language(lang)][key].format(**fields)
 
 
 def error_text(exc: CodedError, lang: str, **extra: object) -> str:

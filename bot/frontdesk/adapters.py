@@ -8,7 +8,7 @@ from datetime import datetime
 
 from agent.forget import Forgetter
 from agent.texts import LANGUAGES, CodedError, error_text
-from agent.turn_tools import proposal_view
+from agent.turn.tools import proposal_view
 from agent.types import ProposalView
 from bot.frontdesk.desk import history_lines
 from bot.frontdesk.ports import BackendError, Decision, MemoryLine, Outcome, Via

@@ -12,8 +12,9 @@ import asyncio
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from agent.reminders.desk import ReminderDesk
 from agent.streaming import ReplySink
 from agent.texts import LANGUAGES, say
 from agent.types import IncomingMessage, InjectedMemory, ProposalView, Reply
@@ -29,13 +30,16 @@ from bot.frontdesk.ports import (
     Outcome,
     Via,
 )
-from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.model_backends import ModelServer, model_server, ollama_reachable
 from bot.settings import Settings
 from history.topic_index import TopicIndex
 from memory.base.markdown import MemoryStatus
 from memory.store.service import MemoryService
 from memory.write.decisions import parse_reply
+
+if TYPE_CHECKING:
+    from bot.app import Services
 
 
 class Responder(Protocol):
@@ -53,6 +57,15 @@ class Responder(Protocol):
         self, user_key: str, now: datetime | None = None, lang: str = "en"
     ) -> str:
         """Summarise the conversation and start a fresh one (the agent owns sessions)."""
+        ...
+
+
+@runtime_checkable
+class ClosableModel(Protocol):
+    """A model client holding a connection of this event loop (the real SDK clients)."""
+
+    async def aclose(self) -> None:
+        """Close the client's connections."""
         ...
 
 
@@ -110,6 +123,7 @@ class ServicesBackend:
     reminders: ReminderDesk | None = None  # /remind, /reminders, /tz, /briefing, their buttons
     web: LinkIssuer | None = None  # the memory page of this process, when it is served
     languages: Languages = field(default_factory=Languages)  # each person's one language
+    model_client: ClosableModel | None = None  # closed at flush (its loop ends with the front)
 
     def _conf(self) -> Confirmations:
         if self.confirmations is None:
@@ -293,10 +307,8 @@ class ServicesBackend:
         """Flush through the keeper, if any, and close the model client of this loop."""
         if self.keeper is not None:
             await self.keeper.flush()
-        llm = getattr(self.responder, "llm", None)
-        aclose = getattr(llm, "aclose", None)
-        if aclose is not None:
-            await aclose()
+        if self.model_client is not None:
+            await self.model_client.aclose()
 
 
 def said_error(key: str) -> BackendError:
@@ -314,8 +326,8 @@ def job_row(name: str, run: str, lang: str) -> tuple[str, str]:
 __all__ = ["ServicesBackend", "backend_for", "classify_words", "ollama_reachable"]
 
 
-def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
-    """The backend over whatever the composition root built (agent, confirm, keeper).
+def backend_for(services: Services, *, check_llm: bool = False) -> ServicesBackend:
+    """The backend over what the composition root built: the one place it is unpacked.
 
     The confirmation adapter gets the process's user-act mint: the front ends that hold this
     backend are the only code that can answer a proposal.
@@ -324,25 +336,20 @@ def backend_for(services: Any, *, check_llm: bool = False) -> ServicesBackend:
 
     settings = services.settings
     server = model_server(settings)  # the one backend Telegram's agent was built on too
-    confirm = getattr(services, "confirm", None)
-    acts = getattr(services, "user_acts", None)
-    governance = getattr(services, "governance", None)
-    confirmations = curations = None
-    if confirm is not None and acts is not None:
-        confirmations = ConfirmAdapter(confirm, acts)
-        curations = CurationAdapter(confirm, acts)
+    confirm, acts = services.confirm, services.user_acts
+    llm = services.agent.llm if services.agent is not None else None
     return ServicesBackend(
         memory=services.memory,
         chat_model=settings.chat_model,
-        responder=getattr(services, "agent", None),
-        confirmations=confirmations,
-        keeper=(
-            GovernanceKeeper(governance, services.forgetter) if governance is not None else None
-        ),
-        curations=curations,
+        responder=services.agent,
+        confirmations=ConfirmAdapter(confirm, acts),
+        keeper=GovernanceKeeper(services.governance, services.forgetter),
+        curations=CurationAdapter(confirm, acts),
         llm_up=server.reachable() if check_llm else True,
         server=server,
         topics=TopicIndex(settings.data_dir, settings.topic_index),
-        reminders=reminder_desk_for(services) if hasattr(services, "reminders") else None,
-        languages=getattr(services, "languages", None) or Languages(),
+        reminders=reminder_desk_for(services),
+        languages=services.languages or Languages(),
+        # a scripted model (tests) holds no connection to close
+        model_client=llm if isinstance(llm, ClosableModel) else None,
     )

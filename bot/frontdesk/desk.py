@@ -10,8 +10,8 @@ import asyncio
 from collections.abc import Sequence
 from datetime import datetime
 
+from agent.ids import number_id
 from agent.memory_view import file_problem_notice
-from bot.frontdesk.ids import number_id
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -24,7 +24,7 @@ from bot.frontdesk.ports import (
     Via,
 )
 from bot.frontdesk.texts import (
-    STATS_LABELS,
+    STATS_KEYS,
     help_text,
     memory_buttons,
     memory_line,
@@ -308,7 +308,7 @@ class Desk:
         topics = getattr(self.backend, "topics", None)
         if topics is not None:
             rows += topic_rows(await asyncio.to_thread(topics.overview, user_key), lang)
-        labelled = [f"{STATS_LABELS.get(k, {}).get(lang, k)}: {v}" for k, v in rows]
+        labelled = [f"{say(STATS_KEYS[k], lang) if k in STATS_KEYS else k}: {v}" for k, v in rows]
         return Answer("\n".join([say("stats_head", lang), *labelled]))
 
     async def cmd_web(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -338,7 +338,7 @@ def topic_rows(overview: TopicOverview, lang: str = "en") -> list[tuple[str, str
     """``/stats`` rows for the topic index: the current topic and the sections to prune."""
     rows = []
     if overview.current_topic:
-        turns = "輪" if lang == "zh" else "turns"
+        turns = say("stats_row_turns", lang)
         topic = section_label(overview.current_topic, lang)
         line = f"{topic} ({overview.share:.0%} / {overview.turns} {turns})"
         if overview.topic_summary:

@@ -16,7 +16,7 @@ import re
 import threading
 
 from agent.prompt import detect_language
-from memory.state.languages import LanguageBook, UserLanguage
+from bot.frontdesk.language_book import LanguageBook, UserLanguage
 
 log = logging.getLogger(__name__)
 

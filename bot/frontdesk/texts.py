@@ -16,52 +16,41 @@ from bot.frontdesk.ports import Button, MemoryLine
 TELEGRAM_LIMIT = 4096
 CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
 
-# (command, zh, en): registered with setMyCommands and shown by /help.
-COMMANDS: tuple[tuple[str, str, str], ...] = (
-    ("start", "開始", "start"),
-    ("help", "說明", "help"),
-    ("memory", "列出記憶（/memory 2 看第 2 頁）", "list memories (/memory 2 for page 2)"),
-    ("search", "搜尋記憶：/search 咖啡", "search memories: /search coffee"),
-    ("remember", "記住一件事（立刻儲存，可 /undo）", "remember something (saved at once; /undo)"),
-    ("forget", "忘記一條記憶：/forget <id>", "forget a memory: /forget <id>"),
-    (
-        "undo",
-        "復原你的上一個動作（/remember、/edit、/forget、/pin、/remind……），並說明是哪一個",
-        "take back your last act (/remember, /edit, /forget, /pin, /remind...), named",
-    ),
-    ("pin", "釘選記憶（每次回答都帶入）：/pin <id>", "pin a memory (in every reply): /pin <id>"),
-    ("unpin", "取消釘選：/unpin <id>", "unpin a memory: /unpin <id>"),
-    ("edit", "修改記憶：/edit <id> <新內容>", "edit a memory: /edit <id> <new text>"),
-    (
-        "scope",
-        "設定範圍：/scope <id> project:名稱 | lang:語言 | global",
-        "set a scope: /scope <id> project:x | lang:y | global",
-    ),
-    ("archived", "已封存的記憶", "archived memories"),
-    ("restore", "找回封存的記憶：/restore <id>", "bring an archived memory back: /restore <id>"),
-    ("keep", "保留正在淡出的記憶：/keep <id>", "keep a fading memory: /keep <id>"),
-    ("pending", "等待確認的記憶", "memories waiting for confirmation"),
-    ("confirm", "確認等待中的記憶：/confirm [id]", "confirm a pending memory: /confirm [id]"),
-    ("discard", "捨棄等待中的記憶：/discard [id]", "discard a pending memory: /discard [id]"),
-    ("why", "上一個回答用了哪些記憶", "which memories shaped the last reply"),
-    ("history", "某主題的記憶演變：/history 咖啡", "how a topic's memory changed"),
-    ("new", "開始新對話（先整理舊對話）", "start a fresh conversation"),
-    ("export", "匯出你的記憶（Markdown）", "export your memories (Markdown)"),
-    ("stats", "統計：數量、索引大小、排程", "stats: counts, index size, jobs"),
-    (
-        "remind",
-        "設定提醒：/remind 明天早上九點 打電話給媽媽",
-        "set a reminder: /remind 5pm water plants",
-    ),
-    ("reminders", "列出提醒（可取消）", "list your reminders (and cancel one)"),
-    ("tz", "設定時區：/tz Asia/Taipei", "set your time zone: /tz Asia/Taipei"),
-    (
-        "briefing",
-        "每日晨報：/briefing 07:30 或 /briefing off",
-        "morning briefing: /briefing 07:30 or off",
-    ),
-    ("web", "記憶頁的一次性登入連結", "a one-time login link to your memory page"),
-    ("lang", "設定語言：/lang zh 或 /lang en", "set your language: /lang en or /lang zh"),
+# The commands registered with setMyCommands and shown by /help; each one's line is the
+# catalogue's ``command_<name>``.
+COMMAND_NAMES: tuple[str, ...] = (
+    "start",
+    "help",
+    "memory",
+    "search",
+    "remember",
+    "forget",
+    "undo",
+    "pin",
+    "unpin",
+    "edit",
+    "scope",
+    "archived",
+    "restore",
+    "keep",
+    "pending",
+    "confirm",
+    "discard",
+    "why",
+    "history",
+    "new",
+    "export",
+    "stats",
+    "remind",
+    "reminders",
+    "tz",
+    "briefing",
+    "web",
+    "lang",
+)
+# (command, zh, en), read from the catalogue: the menus of both languages and /help.
+COMMANDS: tuple[tuple[str, str, str], ...] = tuple(
+    (name, say(f"command_{name}", "zh"), say(f"command_{name}", "en")) for name in COMMAND_NAMES
 )
 
 BUTTONS = {
@@ -102,11 +91,11 @@ def detect_language(language_code: str | None, text: str = "") -> str:
     return written_language(text) or client_language(language_code) or "en"
 
 
-def help_text(lang: str, commands: tuple[tuple[str, str, str], ...] = COMMANDS) -> str:
+def help_text(lang: str, commands: tuple[str, ...] = COMMAND_NAMES) -> str:
     """The command list in the reader's language."""
     lines = [say("help_head", lang)]
-    for name, zh, en in commands:
-        lines.append(f"/{name} — {zh if lang == 'zh' else en}")
+    for name in commands:
+        lines.append(f"/{name} — {say(f'command_{name}', lang)}")
     lines.append("")
     lines.append(say("help_footer", lang))
     return "\n".join(lines)
@@ -185,19 +174,22 @@ def named(kind: str, value: str, lang: str) -> str:
     return say(key, lang) if key in CATALOGUES["en"] else value
 
 
-# /stats row labels in the reader's language (the backend names rows in English).
+# /stats rows (the backend names them in English) and their catalogue keys.
+STATS_KEYS: dict[str, str] = {
+    "memories": "stats_row_memories",
+    "pending": "stats_row_pending",
+    "pending reminders": "stats_row_pending_reminders",
+    "daily logs": "stats_row_daily_logs",
+    "indexed chunks": "stats_row_indexed_chunks",
+    "older versions": "stats_row_older_versions",
+    "idle_summaries": "stats_row_idle_summaries",
+    "index": "stats_row_index",
+    "pending_expiry": "stats_row_pending_expiry",
+    "forget_undo": "stats_row_forget_undo",
+    "lifecycle": "stats_row_lifecycle",
+    "fading": "stats_row_fading",
+}
+# Each row's label by language, read from the catalogue (what the language check reads).
 STATS_LABELS: dict[str, dict[str, str]] = {
-    "memories": {"zh": "記憶"},
-    "pending": {"zh": "待確認"},
-    "pending reminders": {"zh": "待確認的提醒"},
-    "daily logs": {"zh": "每日日誌"},
-    "indexed chunks": {"zh": "索引片段"},
-    "older versions": {"zh": "較早的版本"},
-    # the scheduled jobs' last runs (bot/jobs.py names them)
-    "idle_summaries": {"zh": "閒置對話摘要"},
-    "index": {"zh": "索引更新"},
-    "pending_expiry": {"zh": "提議到期檢查"},
-    "forget_undo": {"zh": "復原期限清理"},
-    "lifecycle": {"zh": "夜間整理"},
-    "fading": {"zh": "淡出提醒"},
+    row: {lang: say(key, lang) for lang in LANGUAGES} for row, key in STATS_KEYS.items()
 }

@@ -37,11 +37,11 @@ from bot.telegram.confirm import on_button, on_memory_button, on_undo_button
 from bot.telegram.context import DEPS, MINI_APP, BotApp, BotContext, BotDeps
 from bot.telegram.errors import on_error
 from bot.telegram.messages import on_other, on_text
+from bot.telegram.open_turns import OpenTurns
 from bot.telegram.presses import on_unknown_button
 from bot.telegram.queues import UserQueues
 from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.sending import set_menu_button as set_chat_menu_button
-from memory.state.turns import OpenTurns
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer

@@ -9,9 +9,12 @@ from typing import Any
 from telegram import Update
 from telegram.ext import Application, CallbackContext, ExtBot
 
+from agent.reminders.desk import ReminderDesk
 from bot.frontdesk.desk import Desk
 from bot.frontdesk.ports import Backend
-from bot.frontdesk.reminder_desk import ReminderDesk
+from bot.frontdesk.shown import REVISE_WINDOW as REVISE_WINDOW  # where tests look for it
+from bot.frontdesk.shown import Shown
+from bot.frontdesk.steps import FrontDesk
 from bot.settings import Settings
 
 
@@ -22,16 +25,9 @@ class BotDeps:
     settings: Settings
     backend: Backend
     desk: Desk
-    # user key -> proposal id whose new text the user's next message is (after ✏️ Edit);
-    # honoured only while that proposal still waits.
-    awaiting_edit: dict[str, str] = field(default_factory=dict)
     allowed: frozenset[int] = frozenset()
-    # user key -> the proposal the bot's last message in the private chat showed, if it did:
-    # a bare "ok" may answer only that one.
-    last_shown: dict[str, str] = field(default_factory=dict)
-    # user key -> (memory id, monotonic time of the ✏️ press under /memory): the user's next
-    # message is that memory's new text, if it comes within REVISE_WINDOW seconds.
-    awaiting_revise: dict[str, tuple[str, float]] = field(default_factory=dict)
+    # What each user's chat last showed and which ✏️ prompt is open (the terminal keeps the same).
+    shown: Shown = field(default_factory=Shown)
     # Telegram ids already refused since the start (in memory only: nothing about a stranger
     # is stored): the refusal is said once, then they hear nothing.
     refused: OrderedDict[int, None] = field(default_factory=OrderedDict)
@@ -42,6 +38,26 @@ class BotDeps:
         desk: ReminderDesk | None = getattr(self.backend, "reminders", None)
         return desk
 
+    @property
+    def front(self) -> FrontDesk:
+        """The front desk's steps over this bot's services (bot/frontdesk/steps.py)."""
+        return FrontDesk(self.backend, self.desk, self.reminders, self.shown)
+
+    @property
+    def last_shown(self) -> dict[str, str]:
+        """User key -> what the bot's last message showed (:attr:`Shown.last`)."""
+        return self.shown.last
+
+    @property
+    def awaiting_edit(self) -> dict[str, str]:
+        """User key -> the proposal the next message edits (:attr:`Shown.editing`)."""
+        return self.shown.editing
+
+    @property
+    def awaiting_revise(self) -> dict[str, tuple[str, float]]:
+        """User key -> (memory id, time of ✏️) the next message revises (:attr:`Shown.revising`)."""
+        return self.shown.revising
+
     def lang(self, update: Update, text: str = "") -> str:
         """The sender's one language (bot/frontdesk/language.py has the rule)."""
         user = update.effective_user
@@ -50,11 +66,10 @@ class BotDeps:
 
     def spoke(self, user_key: str) -> None:
         """The bot told the user something else: no proposal is its last message now."""
-        self.last_shown.pop(user_key, None)
+        self.shown.spoke(user_key)
 
 
 DEPS = "deps"
-REVISE_WINDOW = 600.0  # an edit prompt answered ten minutes later is ordinary chat again
 
 
 class BotContext(CallbackContext[ExtBot[None], dict[Any, Any], dict[Any, Any], dict[str, Any]]):

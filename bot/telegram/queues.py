@@ -8,7 +8,7 @@
   up to :data:`MERGE_MAX_CHARS`); anything else (commands, stickers, group messages, text past
   that size) is not run, and the user is told so once, in one sentence, per flood.
 - **No lost turn.** Every new message is written to ``open_turns`` (pcai.db) before it is
-  queued and deleted once handled, with secrets masked first (:mod:`memory.state.turns`).
+  queued and deleted once handled, with secrets masked first (:mod:`bot.telegram.open_turns`).
   :meth:`UserQueues.replay` runs at start: what the last process left is answered now, or,
   when older than :data:`STALE_SECONDS`, its sender gets one sentence that it was not answered.
   An update id is handled at most once per process (a replay and Telegram's redelivery of the
@@ -36,9 +36,9 @@ from telegram.ext import Application, BaseUpdateProcessor
 from bot.frontdesk.texts import detect_language, say
 from bot.telegram.access import addressed_to_bot
 from bot.telegram.context import DEPS
+from bot.telegram.open_turns import OpenTurn, OpenTurns
 from bot.telegram.presses import answer_once
 from memory.base.guards import REDACTED, mask
-from memory.state.turns import OpenTurn, OpenTurns
 
 log = logging.getLogger(__name__)
 
@@ -263,7 +263,7 @@ class UserQueues(BaseUpdateProcessor):
         for turn in left:
             try:
                 if now - turn.sent_ts <= STALE_SECONDS:
-                    await self.app.update_queue.put(Update.de_json(turn.payload, self.app.bot))
+                    await self.app.update_queue.put(turn.update(self.app.bot))
                 else:
                     await self._tell_lost(turn)
             except Exception:  # a row this version cannot read: dropped, said in the log
@@ -274,7 +274,7 @@ class UserQueues(BaseUpdateProcessor):
         return len(left)
 
     async def _tell_lost(self, turn: OpenTurn) -> None:
-        update = Update.de_json(turn.payload, self.app.bot if self.app else None)
+        update = turn.update(self.app.bot if self.app else None)
         text = update.message.text or "" if update.message else ""
         quoted = text if len(text) <= QUOTE_CHARS else text[: QUOTE_CHARS - 1] + "…"
         sent = datetime.fromtimestamp(turn.sent_ts).astimezone().strftime("%H:%M")

@@ -1,6 +1,6 @@
 """Reminders on Telegram: commands, buttons, replies, birthday offers, the JobQueue and sending.
 
-Handlers are thin over the shared :class:`~bot.frontdesk.reminder_desk.ReminderDesk`. Each
+Handlers are thin over the shared :class:`~agent.reminders.desk.ReminderDesk`. Each
 reminder is one PTB ``run_once`` job named (and with the APScheduler id) ``reminder:<id>``, so
 rescheduling replaces it; a job never misfires away (it runs late instead) and the claim in
 ``pcai.db`` keeps a second wake-up from sending twice.
@@ -18,23 +18,21 @@ from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.error import BadRequest, Forbidden, RetryAfter
 from telegram.ext import CallbackQueryHandler, CommandHandler, TypeHandler, filters
 
+from agent.reminders.desk import REMINDER_COMMANDS, Card, ReminderDesk
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.scheduler import Dispatch
+from agent.reminders.types import Reminder
 from agent.types import ReminderView
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS, Card, ReminderDesk, Via
 from bot.frontdesk.texts import say
 from bot.telegram.access import in_group
 from bot.telegram.context import DEPS, BotApp, BotContext, BotDeps, user_key_of
 from bot.telegram.presses import answer_once
 from bot.telegram.sending import edit_outcome, send_text
-from memory.state.reminders import Reminder
 
 if TYPE_CHECKING:
     from agent.reminders.service import ReminderService
 
 log = logging.getLogger(__name__)
-SHORT_REPLY = 12  # as for memory proposals: a bare confirm word is short
-UNAVAILABLE = ("提醒功能目前無法使用。", "Reminders are not available here.")
 
 
 def keyboard(card: Card) -> InlineKeyboardMarkup | None:
@@ -82,7 +80,7 @@ async def on_reminder_command(update: Update, context: BotContext) -> None:
         await send_text(context.bot, chat.id, say("group_private", lang))
         return
     if deps.reminders is None:
-        await send_text(context.bot, chat.id, UNAVAILABLE[0 if lang == "zh" else 1])
+        await send_text(context.bot, chat.id, say("reminder_unavailable", lang))
         return
     for card in await deps.reminders.command(key, name, arg, lang):
         await send_card(context.bot, deps, chat.id, key, card)
@@ -96,7 +94,7 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
     deps, key, chat_id = context.deps, user_key_of(update), update.effective_chat.id
     lang = context.deps.lang(update)
     if deps.reminders is None or in_group(update):
-        await answer_once(query, context.bot_data, UNAVAILABLE[0 if lang == "zh" else 1])
+        await answer_once(query, context.bot_data, say("reminder_unavailable", lang))
         return
     pressed = await deps.reminders.press(key, query.data, lang)
     await answer_once(query, context.bot_data, pressed.toast)
@@ -112,38 +110,6 @@ async def on_reminder_button(update: Update, context: BotContext) -> None:
             await edit_outcome(context.bot, chat_id, mid, pressed.text)
     for card in pressed.cards:
         await send_card(context.bot, deps, chat_id, key, card)
-
-
-async def try_reminder_reply(update: Update, context: BotContext, text: str, lang: str) -> bool:
-    """A yes / no replying to a reminder proposal or offer, or typed right after it."""
-    message, deps, key = update.effective_message, context.deps, user_key_of(update)
-    desk = deps.reminders
-    if message is None or update.effective_chat is None or desk is None:
-        return False
-    decision = deps.backend.classify(text) if len(text) <= SHORT_REPLY else None
-    if decision is None:
-        return False
-    replied = message.reply_to_message
-    via: Via = "reply" if replied is not None else "word"
-    if replied is not None:
-        answers = desk.tied(key, str(replied.message_id))
-    else:  # a bare word answers only the proposal or offer the bot's last message showed
-        shown = deps.last_shown.get(key, "")
-        answers = shown if shown.startswith(("r:", "b:")) else None
-    if answers is None:
-        return False
-    pressed = await desk.answer(key, answers, decision != "reject", lang, via)
-    if pressed is None:
-        return False  # no longer waiting: the memory flow (or chat) takes the message
-    deps.last_shown.pop(key, None)
-    chat_id = update.effective_chat.id
-    if replied is not None and pressed.text:
-        await edit_outcome(context.bot, chat_id, replied.message_id, pressed.text)
-    await send_text(context.bot, chat_id, pressed.text or pressed.toast)
-    deps.spoke(key)
-    for card in pressed.cards:  # "which one?": the proposals again
-        await send_card(context.bot, deps, chat_id, key, card)
-    return True
 
 
 async def offer_after_update(update: Update, context: BotContext) -> None:

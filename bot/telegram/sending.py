@@ -21,11 +21,12 @@ from telegram import (
 from telegram.constants import ChatAction, ParseMode
 from telegram.error import BadRequest, TelegramError
 
+from agent.texts import catalogue_language
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, Document
 from bot.frontdesk.texts import (
     BUTTONS,
-    COMMANDS,
+    COMMAND_NAMES,
     CONFLICT_BUTTONS,
     proposal_text,
     say,
@@ -43,7 +44,7 @@ def proposal_keyboard(proposal_id: str, lang: str, conflict: bool = False) -> In
     A proposal that conflicts with a memory gets ➕ Add / 🔁 Replace (``pm:r:<id>``) instead
     of ✅ Confirm: Replace deprecates the old memory and links ``supersedes``.
     """
-    key = "zh" if lang == "zh" else "en"
+    key = catalogue_language(lang)
     labels, codes = (CONFLICT_BUTTONS[key], "cred") if conflict else (BUTTONS[key], "ced")
     return InlineKeyboardMarkup(
         [
@@ -68,7 +69,7 @@ async def set_menu_button(bot: Bot, url: str, lang: str, chat_id: int | None = N
 async def set_chat_commands(bot: Bot, chat_id: int, lang: str) -> None:
     """One person's command menu in their language (the default menus follow the phone's
     language code, which may not be the one they chose or write)."""
-    commands = [BotCommand(n, zh if lang == "zh" else en) for n, zh, en in COMMANDS]
+    commands = [BotCommand(n, say(f"command_{n}", lang)) for n in COMMAND_NAMES]
     try:
         await bot.set_my_commands(commands, scope=BotCommandScopeChat(chat_id))
     except TelegramError as exc:

@@ -13,14 +13,15 @@ from starlette.responses import Response
 from starlette.routing import Mount
 from starlette.staticfiles import StaticFiles
 
+from agent.why import WhyLog
 from bot.app import Services
-from bot.web import routes_auth, routes_memories, routes_more
+from bot.web import routes_auth, routes_memories, routes_pending, routes_records
 from bot.web.logins import LoginStore
 from bot.web.render import STATIC, render
 from bot.web.secret import Signer, load_secret
 from bot.web.security import SecurityHeaders, Throttle, WebDeps, current_session
 from bot.web.shaping import Shaper
-from bot.web.views import EntryCache
+from bot.web.views import EntryCache, PageViews
 
 ERRORS = {403: "forbidden", 404: "not_found", 405: "not_found"}
 
@@ -31,10 +32,26 @@ def build_deps(
     throttle: Throttle | None = None,
     clock: Callable[[], float] = time.time,
 ) -> WebDeps:
-    """The page's dependencies for ``services`` (secret from the data dir, logins in pcai.db)."""
+    """The page's dependencies for ``services`` (secret from the data dir, logins in pcai.db).
+
+    The bag stops here: the page gets the single services it uses."""
     settings = services.settings
+    views = PageViews(
+        memory=services.memory,
+        access=services.access,
+        sessions=services.sessions,
+        why_log=WhyLog(services.state),
+        daily_log=services.daily_log,
+        lifecycle=settings.lifecycle,
+        min_core_weight=settings.budget.l0_min_user_weight,
+    )
     return WebDeps(
-        services=services,
+        views=views,
+        shaper=Shaper(services),
+        governance=services.governance,
+        confirm=services.confirm,
+        languages=services.languages,
+        data_dir=settings.data_dir,
         config=settings.web,
         logins=LoginStore(services.state),
         signer=Signer(load_secret(settings.data_dir)),
@@ -56,7 +73,8 @@ def build_app(deps: WebDeps) -> Starlette:
     routes = [
         *routes_auth.ROUTES,
         *routes_memories.ROUTES,
-        *routes_more.ROUTES,
+        *routes_pending.ROUTES,
+        *routes_records.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
@@ -65,6 +83,6 @@ def build_app(deps: WebDeps) -> Starlette:
         exception_handlers={HTTPException: _error},
     )
     app.state.deps = deps
-    app.state.shaper = Shaper(deps.services)
-    app.state.entries = EntryCache()
+    app.state.shaper = deps.shaper
+    app.state.entries = EntryCache(deps.views.memory)
     return app

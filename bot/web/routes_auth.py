@@ -34,8 +34,8 @@ from bot.web.security import (
 def person_language(deps: WebDeps, user_key: str, code: str) -> str:
     """The person's one language (bot/frontdesk/language.py): chosen or last written, else the
     client's (Telegram's language code, the browser's Accept-Language), else English."""
-    if deps.services.languages is not None:
-        return deps.services.languages.of(user_key, code[:35] or None)
+    if deps.languages is not None:
+        return deps.languages.of(user_key, code[:35] or None)
     return client_language(code) or "en"
 
 
@@ -128,8 +128,8 @@ async def switch_lang(request: Request, session: PageSession, form: FormData) ->
     if lang in LANGS:
         deps = deps_of(request)
         await asyncio.to_thread(deps.logins.set_lang, session.session_id, lang)
-        if deps.services.languages is not None:  # the person's choice, in the chat too
-            await asyncio.to_thread(deps.services.languages.choose, session.user_key, lang)
+        if deps.languages is not None:  # the person's choice, in the chat too
+            await asyncio.to_thread(deps.languages.choose, session.user_key, lang)
     return RedirectResponse(safe_back(str(form.get("back", "/"))), status_code=303)
 
 

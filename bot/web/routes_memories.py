@@ -46,21 +46,17 @@ async def memories(request: Request, session: PageSession) -> Response:
     query = params.get("q", "").strip()[:500]
     explain = params.get("explain") == "1"
     user, now = session.user_key, now_of(deps)
-    entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
+    entries = await asyncio.to_thread(entry_cache(request).entries, user)
     try:
         page_no = int(params.get("page", "1"))
     except ValueError:
         page_no = 1
-    listing = await asyncio.to_thread(
-        views.listing, deps.services, user, entries, filters, page_no, now
-    )
+    listing = await asyncio.to_thread(deps.views.listing, user, entries, filters, page_no, now)
     hits: list[views.Hit] = []
     dropped: list[views.Drop] = []
     if query:
-        result = await asyncio.to_thread(views.search, deps.services, user, query)
-        hits = await asyncio.to_thread(
-            views.hits, deps.services, user, result, entries, filters, now
-        )
+        result = await asyncio.to_thread(deps.views.search, user, query)
+        hits = await asyncio.to_thread(deps.views.hits, user, result, entries, filters, now)
         dropped = views.drops(result) if explain else []
     shaper = shaper_of(request)
     return render(
@@ -105,14 +101,14 @@ async def _entry_view(
     ``used``: this view is a use of the memory (one more on its access count)."""
     deps = deps_of(request)
     user, now = session.user_key, now_of(deps)
-    entries = await asyncio.to_thread(entry_cache(request).entries, deps.services, user)
+    entries = await asyncio.to_thread(entry_cache(request).entries, user)
     entry = next((e for e in entries if e.id == entry_id), None)
     if entry is None:
         raise HTTPException(404)
     if used:
-        await asyncio.to_thread(deps.services.governance.used, user, entry_id, now)
-    [row] = await asyncio.to_thread(views.rows, deps.services, user, [entry], now)
-    governance = deps.services.governance
+        await asyncio.to_thread(deps.governance.used, user, entry_id, now)
+    [row] = await asyncio.to_thread(deps.views.rows, user, [entry], now)
+    governance = deps.governance
     chain = await asyncio.to_thread(governance.archaeology, user, entry_id)
     topic_chain = []
     if row.entry.canonical_topic:

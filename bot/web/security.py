@@ -15,7 +15,8 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from starlette.datastructures import FormData
 from starlette.exceptions import HTTPException
@@ -23,10 +24,16 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from bot.app import Services
 from bot.settings import WebConfig
 from bot.web.logins import SESSION_SECONDS, LoginStore, PageSession
 from bot.web.secret import Signer
+
+if TYPE_CHECKING:
+    from bot.frontdesk.language import Languages
+    from bot.web.shaping import Shaper
+    from bot.web.views import PageViews
+    from memory.write.decisions import ConfirmationService
+    from memory.write.governance import Governance
 
 COOKIE = "pcai_session"
 CSP = (
@@ -87,9 +94,14 @@ class Throttle:
 
 @dataclass(slots=True)
 class WebDeps:
-    """What the routes need: the process's services and the page's own state."""
+    """What the routes need: the services they read and write, and the page's own state."""
 
-    services: Services
+    views: PageViews  # every read the pages show
+    shaper: Shaper  # every write the page makes
+    governance: Governance  # a memory's use and its timeline
+    confirm: ConfirmationService  # the proposals waiting
+    languages: Languages | None  # each person's one language; None: the client's
+    data_dir: Path  # where web.url says which address this process serves
     config: WebConfig
     logins: LoginStore
     signer: Signer

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import uvicorn
 
-from bot.app import Services
 from bot.settings import WebConfig
-from bot.web.app import build_app, build_deps
+from bot.web.app import build_app
 from bot.web.running import WEB_URL_FILE, issue_link, login_url, running_page_url
 from bot.web.security import WebDeps
 from memory.base.fsutil import atomic_write_text
@@ -47,11 +46,6 @@ class WebServer:
         self._server: _QuietServer | None = None
         self._task: asyncio.Task[None] | None = None
         self.port = self.config.port
-
-    @classmethod
-    def for_services(cls, services: Services) -> WebServer:
-        """The page over ``services``."""
-        return cls(build_deps(services))
 
     @property
     def running(self) -> bool:
@@ -107,7 +101,7 @@ class WebServer:
     @property
     def url_file(self) -> Path:
         """``<data dir>/web.url``: the running page's address, while it runs."""
-        return self.deps.services.settings.data_dir / WEB_URL_FILE
+        return self.deps.data_dir / WEB_URL_FILE
 
     async def stop(self) -> None:
         """Stop serving; in-flight requests finish first (a few seconds at most)."""

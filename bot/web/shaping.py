@@ -93,13 +93,18 @@ class Shaper:
     """Every write the page makes, for one process's services."""
 
     def __init__(self, services: Services) -> None:
-        self.services = services
+        # The bag stops here: the page keeps only the services its writes go through (the
+        # world tests build a Shaper over a process's services, as the page's deps do).
+        self.memory = services.memory
+        self.governance = services.governance
+        self.confirm = services.confirm
+        self.forgetter = services.forgetter
         self.answers = ConfirmAdapter(services.confirm, services.user_acts)
         self.curation = CurationAdapter(services.confirm, services.user_acts)
 
     def entry(self, user_key: str, entry_id: str) -> Entry:
         """The user's own entry, or :class:`EntryNotFoundError` (another's is not theirs)."""
-        found = self.services.memory.document(user_key).by_id().get(entry_id)
+        found = self.memory.document(user_key).by_id().get(entry_id)
         if found is None:
             raise EntryNotFoundError(entry_id)
         return found
@@ -110,7 +115,7 @@ class Shaper:
         is one act of the user: one /undo (the page's Undo) takes all of it back."""
         old = self.entry(user_key, entry_id)
         act = "revise" if form.text.strip() and form.text.strip() != old.text else "change"
-        return self.services.governance.noting(
+        return self.governance.noting(
             user_key, act, now, lambda: self._edit(user_key, old, form, now)
         )
 
@@ -139,7 +144,7 @@ class Shaper:
             entry_id,
             {k: fields[k] for k in ("section", "canonical_topic", "user_weight")},
         )
-        self.services.governance.used(user_key, amended.id, now)
+        self.governance.used(user_key, amended.id, now)
         return amended
 
     @staticmethod
@@ -169,7 +174,7 @@ class Shaper:
         }
 
     def _amend(self, user_key: str, entry_id: str, fields: dict[str, object]) -> Entry:
-        memory = self.services.memory
+        memory = self.memory
         with memory.lock(user_key):
             doc = memory.document(user_key)
             old = doc.by_id().get(entry_id)
@@ -208,16 +213,16 @@ class Shaper:
     # -- forgetting ----------------------------------------------------------------------
     async def forget(self, user_key: str, entry_id: str, now: datetime, lang: str) -> Said:
         """The chat's /forget: delete, redact everywhere, keep an undo copy."""
-        return await self.services.forgetter.forget(user_key, entry_id, now=now, lang=lang)
+        return await self.forgetter.forget(user_key, entry_id, now=now, lang=lang)
 
     async def undo(self, user_key: str, now: datetime, lang: str) -> Said:
         """The chat's /undo."""
-        return await self.services.forgetter.undo(user_key, now=now, lang=lang)
+        return await self.forgetter.undo(user_key, now=now, lang=lang)
 
     def undo_label(self, user_key: str, now: datetime, lang: str) -> str:
         """The Undo button's words, naming the user's last act ("" when none can be undone):
         the button takes back that act, the chat's /undo."""
-        forgetter = self.services.forgetter
+        forgetter = self.forgetter
         copy = forgetter.latest_act(user_key, now)
         if copy is None or copy.made.startswith(("final:", "unchanged:")):
             return ""  # the last act is one nothing takes back: no button promises it
@@ -228,7 +233,7 @@ class Shaper:
         user's own press (one that conflicts with a memory waits on /pending: add or replace?)."""
         now = datetime.now().astimezone()
         try:
-            p = self.services.confirm.propose(
+            p = self.confirm.propose(
                 user_key, text, "page", section=_line(section)[:80] or None, now=now
             )
         except ProposalRefusedError as exc:
@@ -294,7 +299,7 @@ class Shaper:
                 continue
             values = {k: getattr(e, k) for k in IMPORTED}
             try:
-                p = self.services.confirm.propose(
+                p = self.confirm.propose(
                     user_key, e.text, "import", section=e.section, now=now, fields=values
                 )
             except ProposalRefusedError as exc:
@@ -306,7 +311,7 @@ class Shaper:
         """Take back the proposals of an import that stopped; False when that failed too."""
         try:
             for pid in proposal_ids:
-                self.services.confirm.store.resolve(pid, REJECTED, now=now)
+                self.confirm.store.resolve(pid, REJECTED, now=now)
         except Exception:
             log.exception("could not take back the proposals of a stopped import")
             return False

@@ -9,13 +9,16 @@ from datetime import datetime
 
 from agent.types import InjectedMemory
 from agent.why import WhyLog
-from bot.app import Services
+from history.dailylog import DailyLog
+from history.sessions import SessionStore
 from memory.base.fsutil import file_stamp, read_text
 from memory.base.logs import LogRecord, parse_log
 from memory.base.markdown import STATUSES, Entry
+from memory.config import LifecycleConfig
 from memory.index.sources import KIND_MEMORY
-from memory.search.hybrid import SearchResult
-from memory.state.usage import AccessStat
+from memory.search.results import SearchResult
+from memory.state.usage import AccessCounter, AccessStat
+from memory.store.service import MemoryService
 from memory.write.governance import LIVE
 from memory.write.lifecycle import entry_health, fade_day, is_core, is_fading
 from memory.write.proposals import Proposal
@@ -123,99 +126,19 @@ class EntryCache:
     next request parse again; a hand edit changes the stamp like any other write.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, memory: MemoryService) -> None:
+        self.memory = memory
         self._cache: dict[str, tuple[tuple[int, int, int, int], list[Entry]]] = {}
 
-    def entries(self, services: Services, user_key: str) -> list[Entry]:
+    def entries(self, user_key: str) -> list[Entry]:
         """The user's entries in file order."""
-        stamp = file_stamp(services.memory.paths(user_key).memory_md)
+        stamp = file_stamp(self.memory.paths(user_key).memory_md)
         cached = self._cache.get(user_key)
         if cached is not None and cached[0] == stamp:
             return cached[1]
-        entries = services.memory.entries(user_key)
+        entries = self.memory.entries(user_key)
         self._cache[user_key] = (stamp, entries)
         return entries
-
-
-def _row(e: Entry, stats: dict[str, AccessStat], services: Services, now: datetime) -> EntryRow:
-    stat = stats.get(e.id, AccessStat())
-    cfg = services.settings.lifecycle
-    fades = None if e.status not in LIVE or is_core(e) else fade_day(e, stat, cfg)
-    return EntryRow(
-        e,
-        layer_of(e, services.settings.budget.l0_min_user_weight),
-        entry_health(e, stat, now, cfg),
-        stat.count,
-        stat.last_access[:16].replace("T", " "),
-        fades.date().isoformat() if fades else "",
-        is_fading(e, stat, now, cfg),
-    )
-
-
-def rows(
-    services: Services, user_key: str, entries: Sequence[Entry], now: datetime
-) -> list[EntryRow]:
-    """``entries`` with their health, use and fade date."""
-    stats = services.access.get_many(user_key)
-    return [_row(e, stats, services, now) for e in entries]
-
-
-def listing(
-    services: Services,
-    user_key: str,
-    entries: list[Entry],
-    filters: Filters,
-    page: int,
-    now: datetime,
-) -> Listing:
-    """One page of the filtered entries, grouped by section in file order.
-
-    Only the page's entries get their health and fade date computed (a user may have 10,000).
-    """
-    min_core = services.settings.budget.l0_min_user_weight
-    kept = [e for e in entries if filters.keep(e, layer_of(e, min_core))]
-    pages = max(1, (len(kept) + PAGE_SIZE - 1) // PAGE_SIZE)
-    page = min(max(page, 1), pages)
-    groups: dict[str, list[EntryRow]] = {}
-    shown = rows(services, user_key, kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], now)
-    for r in shown:
-        groups.setdefault(r.entry.section, []).append(r)
-    return Listing(
-        list(groups.items()),
-        len(kept),
-        page,
-        pages,
-        sorted({e.section for e in entries}),
-        sorted({e.scope for e in entries}),
-    )
-
-
-def search(services: Services, user_key: str, query: str, k: int = 20) -> SearchResult:
-    """The bot's hybrid search, after picking up hand edits of MEMORY.md (as chat does)."""
-    return services.memory.search_explained(user_key, query, k)
-
-
-def hits(
-    services: Services,
-    user_key: str,
-    result: SearchResult,
-    entries: Sequence[Entry],
-    filters: Filters,
-    now: datetime,
-) -> list[Hit]:
-    """The kept results; a memory hit carries its entry's row and must pass the filters."""
-    by_id = {e.id: e for e in entries}
-    found = [by_id[h.chunk.unit_id] for h in result.hits if h.chunk.unit_id in by_id]
-    row_of = {r.entry.id: r for r in rows(services, user_key, found, now)}
-    out = []
-    for h in result.hits:
-        c = h.chunk
-        row = row_of.get(c.unit_id) if c.kind == KIND_MEMORY else None
-        if c.kind == KIND_MEMORY and (row is None or not filters.keep(row.entry, row.layer)):
-            continue
-        source = (c.date or c.path)[:10] if c.kind != KIND_MEMORY else c.section
-        out.append(Hit(h.score, c.text, c.kind, source, row, dict(h.stages)))
-    return out
 
 
 def drops(result: SearchResult) -> list[Drop]:
@@ -232,61 +155,144 @@ def minutes_left(p: Proposal, now: datetime) -> int:
     return max(0, int(-(-seconds // 60)))
 
 
-def why(services: Services, user_key: str) -> list[tuple[str, str, Sequence[InjectedMemory]]]:
-    """(time, the question it answered, memories) of the user's recent replies that used
-    memories, newest first; the question is the session's message of that time, or, once a
-    compaction trimmed it from the session, the daily log's record of it ("" if neither)."""
-    asked = {
-        m.time.isoformat(): m.content
-        for m in services.sessions.load(user_key).messages
-        if m.role == "user" and m.time is not None
-    }
-    days: dict[str, dict[str, str]] = {}
-    return [
-        (at[:16].replace("T", " "), asked.get(at) or _logged(services, user_key, at, days), used)
-        for at, used in WhyLog(services.state).recent(user_key)
-    ]
+@dataclass(frozen=True, slots=True)
+class PageViews:
+    """The page's reads, over the services they read (given once, by the composition)."""
 
+    memory: MemoryService
+    access: AccessCounter
+    sessions: SessionStore
+    why_log: WhyLog
+    daily_log: DailyLog
+    lifecycle: LifecycleConfig
+    min_core_weight: int  # the budget's L0 threshold: which layer a memory's card names
 
-def _logged(services: Services, user_key: str, at: str, days: dict[str, dict[str, str]]) -> str:
-    """The user's message logged at ``at`` (the log keeps whole seconds), else ""."""
-    try:
-        local = services.daily_log.local(datetime.fromisoformat(at))
-    except ValueError:
-        return ""
-    day = f"{local:%Y-%m-%d}"
-    if day not in days:
-        records = log_records(services, user_key, day) or []
-        days[day] = {}
-        for r in records:
-            if r.who == "user":
-                days[day].setdefault(r.time, r.text)
-    return days[day].get(f"{local:%H:%M:%S}", "")
+    def _row(self, e: Entry, stats: dict[str, AccessStat], now: datetime) -> EntryRow:
+        stat = stats.get(e.id, AccessStat())
+        cfg = self.lifecycle
+        fades = None if e.status not in LIVE or is_core(e) else fade_day(e, stat, cfg)
+        return EntryRow(
+            e,
+            layer_of(e, self.min_core_weight),
+            entry_health(e, stat, now, cfg),
+            stat.count,
+            stat.last_access[:16].replace("T", " "),
+            fades.date().isoformat() if fades else "",
+            is_fading(e, stat, now, cfg),
+        )
 
+    def rows(self, user_key: str, entries: Sequence[Entry], now: datetime) -> list[EntryRow]:
+        """``entries`` with their health, use and fade date."""
+        stats = self.access.get_many(user_key)
+        return [self._row(e, stats, now) for e in entries]
 
-def log_days(services: Services, user_key: str) -> list[str]:
-    """The days that have a log, newest first."""
-    folder = services.memory.paths(user_key).log_dir
-    if not folder.is_dir():
-        return []
-    return sorted((p.stem for p in folder.glob("*.md") if DAY.match(p.stem)), reverse=True)
+    def listing(
+        self,
+        user_key: str,
+        entries: list[Entry],
+        filters: Filters,
+        page: int,
+        now: datetime,
+    ) -> Listing:
+        """One page of the filtered entries, grouped by section in file order.
 
+        Only the page's entries get their health and fade date computed (a user may have
+        10,000).
+        """
+        min_core = self.min_core_weight
+        kept = [e for e in entries if filters.keep(e, layer_of(e, min_core))]
+        pages = max(1, (len(kept) + PAGE_SIZE - 1) // PAGE_SIZE)
+        page = min(max(page, 1), pages)
+        groups: dict[str, list[EntryRow]] = {}
+        shown = self.rows(user_key, kept[(page - 1) * PAGE_SIZE : page * PAGE_SIZE], now)
+        for r in shown:
+            groups.setdefault(r.entry.section, []).append(r)
+        return Listing(
+            list(groups.items()),
+            len(kept),
+            page,
+            pages,
+            sorted({e.section for e in entries}),
+            sorted({e.scope for e in entries}),
+        )
 
-def log_records(services: Services, user_key: str, day: str) -> list[LogRecord] | None:
-    """The records of one day's log; None when the day has no log."""
-    if not DAY.match(day):
-        return None
-    path = services.memory.paths(user_key).daily_log(day)
-    if not path.is_file():
-        return None
-    return parse_log(day, read_text(path))
+    def search(self, user_key: str, query: str, k: int = 20) -> SearchResult:
+        """The bot's hybrid search, after picking up hand edits of MEMORY.md (as chat does)."""
+        return self.memory.search_explained(user_key, query, k)
 
+    def hits(
+        self,
+        user_key: str,
+        result: SearchResult,
+        entries: Sequence[Entry],
+        filters: Filters,
+        now: datetime,
+    ) -> list[Hit]:
+        """The kept results; a memory hit carries its entry's row and must pass the filters."""
+        by_id = {e.id: e for e in entries}
+        found = [by_id[h.chunk.unit_id] for h in result.hits if h.chunk.unit_id in by_id]
+        row_of = {r.entry.id: r for r in self.rows(user_key, found, now)}
+        out = []
+        for h in result.hits:
+            c = h.chunk
+            row = row_of.get(c.unit_id) if c.kind == KIND_MEMORY else None
+            if c.kind == KIND_MEMORY and (row is None or not filters.keep(row.entry, row.layer)):
+                continue
+            source = (c.date or c.path)[:10] if c.kind != KIND_MEMORY else c.section
+            out.append(Hit(h.score, c.text, c.kind, source, row, dict(h.stages)))
+        return out
 
-def summaries(services: Services, user_key: str) -> list[tuple[str, str]]:
-    """(file name, text) of the user's summary files that exist."""
-    paths = services.memory.paths(user_key)
-    out = []
-    for path in (paths.memory_full_md, paths.auto_summaries_md):
-        if path.is_file():
-            out.append((path.name, read_text(path)))
-    return out
+    def why(self, user_key: str) -> list[tuple[str, str, Sequence[InjectedMemory]]]:
+        """(time, the question it answered, memories) of the user's recent replies that used
+        memories, newest first; the question is the session's message of that time, or, once a
+        compaction trimmed it from the session, the daily log's record of it ("" if neither)."""
+        asked = {
+            m.time.isoformat(): m.content
+            for m in self.sessions.load(user_key).messages
+            if m.role == "user" and m.time is not None
+        }
+        days: dict[str, dict[str, str]] = {}
+        return [
+            (at[:16].replace("T", " "), asked.get(at) or self._logged(user_key, at, days), used)
+            for at, used in self.why_log.recent(user_key)
+        ]
+
+    def _logged(self, user_key: str, at: str, days: dict[str, dict[str, str]]) -> str:
+        """The user's message logged at ``at`` (the log keeps whole seconds), else ""."""
+        try:
+            local = self.daily_log.local(datetime.fromisoformat(at))
+        except ValueError:
+            return ""
+        day = f"{local:%Y-%m-%d}"
+        if day not in days:
+            records = self.log_records(user_key, day) or []
+            days[day] = {}
+            for r in records:
+                if r.who == "user":
+                    days[day].setdefault(r.time, r.text)
+        return days[day].get(f"{local:%H:%M:%S}", "")
+
+    def log_days(self, user_key: str) -> list[str]:
+        """The days that have a log, newest first."""
+        folder = self.memory.paths(user_key).log_dir
+        if not folder.is_dir():
+            return []
+        return sorted((p.stem for p in folder.glob("*.md") if DAY.match(p.stem)), reverse=True)
+
+    def log_records(self, user_key: str, day: str) -> list[LogRecord] | None:
+        """The records of one day's log; None when the day has no log."""
+        if not DAY.match(day):
+            return None
+        path = self.memory.paths(user_key).daily_log(day)
+        if not path.is_file():
+            return None
+        return parse_log(day, read_text(path))
+
+    def summaries(self, user_key: str) -> list[tuple[str, str]]:
+        """(file name, text) of the user's summary files that exist."""
+        paths = self.memory.paths(user_key)
+        out = []
+        for path in (paths.memory_full_md, paths.auto_summaries_md):
+            if path.is_file():
+                out.append((path.name, read_text(path)))
+        return out

@@ -20,7 +20,8 @@ def _driver() -> ModuleType:
     try:
         from pysqlite3 import dbapi2
 
-        return dbapi2
+        driver: ModuleType = dbapi2  # pysqlite3 ships no types
+        return driver
     except ImportError:
         pass
     if hasattr(sqlite3.Connection, "enable_load_extension"):

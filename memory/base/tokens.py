@@ -63,7 +63,7 @@ class TiktokenCounter:
         if self.count(text) <= max_tokens:  # the usual case, and its count is often kept
             return text
         ids = self._enc.encode(text, disallowed_special=())
-        cut = self._enc.decode(ids[:max_tokens])
+        cut: str = self._enc.decode(ids[:max_tokens])  # tiktoken ships no types
         # A token boundary can fall inside a multi-byte character: drop the broken tail.
         return cut.rstrip("\ufffd")
 

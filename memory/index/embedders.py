@@ -79,7 +79,8 @@ def normalise(rows: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
     """L2-normalise each row (a zero row stays zero)."""
     norms = np.linalg.norm(rows, axis=-1, keepdims=True)
     norms[norms == 0] = 1.0
-    return (rows / norms).astype(np.float32)
+    unit: npt.NDArray[np.float32] = (rows / norms).astype(np.float32)
+    return unit
 
 
 class E5Embedder:

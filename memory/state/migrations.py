@@ -1,15 +1,20 @@
-"""``pcai.db``'s schema as numbered migrations, applied in order, each once, in a transaction.
+"""``pcai.db``'s schema as named migration sets, one per owner, and the runner that applies them.
 
 ``pcai.db`` holds state that is never rebuilt (pending proposals, undo copies, reminders), so
-its schema only ever changes by a new function at the end of :data:`MIGRATIONS`; one that has
-shipped is never edited. The ``_migrations`` table records each migration applied (its name,
-the UTC time, and whether it adopted tables that were already there).
+its schema only ever changes by a new function at the end of its owner's set; one that has
+shipped is never edited. This module holds the runner and the ``memory`` set (the tables of
+memory/state and memory/write); each other owner keeps its set beside its code
+(agent/schema.py, agent/notices.py, agent/reminders/schema.py, bot/telegram/open_turns.py,
+bot/web/schema.py, bot/frontdesk/schema.py) and bot/schema.py composes them. The
+``_migrations`` table records each migration applied (its name, the UTC time, whether it
+adopted tables that were already there and, from m010 on, its set).
 
 A file written before migrations existed (each feature created its tables with
 ``CREATE TABLE IF NOT EXISTS``; no ``_migrations`` table) is adopted: migration 1 is exactly
 that schema, with the same ``IF NOT EXISTS``, so it adds only the tables such a file lacks and
 leaves every row; the tables it found must have every column it declares. A file that names a
-migration this code does not know was written by a newer PCAI and is refused, unchanged.
+migration this code does not know, in a set it was given, was written by a newer PCAI and is
+refused, unchanged.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ from typing import Any
 
 from memory.base.db import connect
 from memory.errors import StateSchemaError, StateTooNewError
-from memory.state.turns import m006_open_turns
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +44,14 @@ CREATE TABLE IF NOT EXISTS {TABLE} (
 
 @dataclass(frozen=True, slots=True)
 class Migration:
-    """One step of the schema: ``apply(conn)`` runs inside the caller's transaction."""
+    """One step of the schema: ``apply(conn)`` runs inside the caller's transaction.
+
+    ``set`` names the owner whose tables it changes (``memory``, ``agent``, ``web``, ...).
+    """
 
     name: str
     apply: Callable[[Any], None]
+    set: str = "memory"
 
 
 def _run(conn: Any, statements: Sequence[str]) -> None:
@@ -106,7 +114,7 @@ _INITIAL = (
     injected TEXT NOT NULL,
     at TEXT NOT NULL
 )""",
-    # memory.state.notices: problems told once, and the outbox
+    # agent.notices: problems told once, and the outbox
     """CREATE TABLE IF NOT EXISTS told_problems (
     user_key TEXT NOT NULL,
     topic TEXT NOT NULL,
@@ -133,7 +141,7 @@ _INITIAL = (
     expires_ts REAL NOT NULL
 )""",
     "CREATE INDEX IF NOT EXISTS forget_undo_by_user ON forget_undo (user_key, forgotten_at)",
-    # memory.state.reminders and memory.state.reminder_users
+    # agent.reminders.store and agent.reminders.users
     """CREATE TABLE IF NOT EXISTS reminders (
     id INTEGER PRIMARY KEY AUTOINCREMENT,
     user_key TEXT NOT NULL,
@@ -251,64 +259,29 @@ def m004_memory_page(conn: Any) -> None:
     _run(conn, _PAGE)
 
 
-# -- 5: the queue of work a turn leaves for later (agent/deferred.py) ---------------------
-_DEFERRED_WORK = (
-    """CREATE TABLE IF NOT EXISTS deferred_work (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    user_key TEXT NOT NULL,
-    kind TEXT NOT NULL,
-    payload TEXT NOT NULL DEFAULT '{}',
-    created_at TEXT NOT NULL,
-    attempts INTEGER NOT NULL DEFAULT 0,
-    retry_at REAL NOT NULL DEFAULT 0,
-    last_error TEXT NOT NULL DEFAULT ''
-)""",
-    "CREATE INDEX IF NOT EXISTS deferred_work_by_user ON deferred_work (user_key, seq)",
-)
-
-
-def m005_deferred_work(conn: Any) -> None:
-    """``deferred_work``: indexing, compaction and topic turns waiting for the worker."""
-    _run(conn, _DEFERRED_WORK)
-
-
-def m007_initdata_spent(conn: Any) -> None:
-    """``web_initdata_spent``: a Mini App initData logs in once (bot/web/logins.py)."""
-    conn.execute(
-        "CREATE TABLE IF NOT EXISTS web_initdata_spent (hash TEXT PRIMARY KEY, expires_ts REAL)"
-    )
-
-
-# -- 8: each person's language (bot/frontdesk/language.py) --------------------------------
-_USER_LANGUAGE = (
-    "CREATE TABLE IF NOT EXISTS user_language "
-    "(user_key TEXT PRIMARY KEY, lang TEXT NOT NULL, chosen INTEGER NOT NULL DEFAULT 0)",
-)
-
-
-def m008_user_language(conn: Any) -> None:  # the language chosen (/lang, the page) or written
-    """``user_language``: each person's one language."""
-    _run(conn, _USER_LANGUAGE)
-
-
-# -- 9: what a reminder's time is anchored to (memory/state/reminders.py) -------------------
-def m009_reminder_anchor(conn: Any) -> None:
-    """``reminders.anchor``: a clock time (``wall``: "at 9:00") or a moment (``instant``: "in
-    30 minutes"), so ``/tz`` moves only the first; older rows were all clock times."""
-    conn.execute("ALTER TABLE reminders ADD COLUMN anchor TEXT NOT NULL DEFAULT 'wall'")
-
-
-MIGRATIONS: tuple[Migration, ...] = (
+# The memory set. The ones shipped after m004 in the one list (m005-m009) moved unchanged, same
+# names, to the sets of the packages whose tables they change (bot/schema.py lists them all).
+MEMORY_SET: tuple[Migration, ...] = (
     Migration("m001_initial", m001_initial),
     Migration("m002_conflicts_shown", m002_conflicts_shown),
     Migration("m003_fading_notices", m003_fading_notices),
     Migration("m004_memory_page", m004_memory_page),
-    Migration("m005_deferred_work", m005_deferred_work),
-    Migration("m006_open_turns", m006_open_turns),
-    Migration("m007_initdata_spent", m007_initdata_spent),
-    Migration("m008_user_language", m008_user_language),
-    Migration("m009_reminder_anchor", m009_reminder_anchor),
 )
+
+# Which set each migration shipped in the one list belongs to: rows recorded before
+# ``_migrations`` had a ``migration_set`` column (m010, bot/schema.py) are read by this.
+SHIPPED_SETS: dict[str, str] = {
+    "m001_initial": "memory",
+    "m002_conflicts_shown": "memory",
+    "m003_fading_notices": "memory",
+    "m004_memory_page": "memory",  # its web and /why tables are adopted by their owners' sets
+    "m005_deferred_work": "agent",
+    "m006_open_turns": "telegram",
+    "m007_initdata_spent": "web",
+    "m008_user_language": "frontdesk",
+    "m009_reminder_anchor": "reminders",
+}
+SET_COLUMN = "migration_set"
 
 
 # -- applying ------------------------------------------------------------------------------
@@ -330,6 +303,32 @@ def applied(conn: Any) -> list[str]:
     return [str(r[0]) for r in conn.execute(f"SELECT name FROM {TABLE} ORDER BY rowid")]
 
 
+def _recorded(conn: Any) -> list[tuple[str, str | None]]:
+    """Each recorded name with its set: the column's since m010, else :data:`SHIPPED_SETS`'s
+    (None: a name no set of ours ever shipped, so a newer PCAI's)."""
+    if TABLE not in _tables(conn):
+        return []
+    if SET_COLUMN not in _columns(conn, TABLE):
+        return [(name, SHIPPED_SETS.get(name)) for name in applied(conn)]
+    rows = conn.execute(f"SELECT name, {SET_COLUMN} FROM {TABLE} ORDER BY rowid").fetchall()
+    return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def _unknown(conn: Any, migrations: Sequence[Migration]) -> list[str]:
+    """Recorded names this code lacks, in a set it was given: only those make a file newer.
+
+    A set the caller did not give is another owner's business (``memory.open`` alone does not
+    refuse a file that carries the bot's sets).
+    """
+    known = {m.name for m in migrations}
+    sets = {m.set for m in migrations}
+    return [
+        name
+        for name, owner in _recorded(conn)
+        if name not in known and (owner is None or owner in sets)
+    ]
+
+
 def _check_adopted(conn: Any, found: set[str], expected: dict[str, set[str]], path: Path) -> None:
     for table in sorted(found & expected.keys()):
         missing = expected[table] - _columns(conn, table)
@@ -348,13 +347,13 @@ def _expected_columns(migration: Migration) -> dict[str, set[str]]:
 
 
 def _apply_one(
-    conn: Any, migration: Migration, known: Sequence[str], path: Path, now: datetime
+    conn: Any, migration: Migration, given: Sequence[Migration], path: Path, now: datetime
 ) -> bool:
     """Apply ``migration`` unless recorded already; False when it was. One transaction."""
     conn.execute("BEGIN IMMEDIATE")  # a second process opening the file waits here
     try:
         done = applied(conn)
-        unknown = [name for name in done if name not in known]
+        unknown = _unknown(conn, given)
         if unknown:
             raise StateTooNewError(path, tuple(unknown))
         if migration.name in done:
@@ -367,10 +366,13 @@ def _apply_one(
             _check_adopted(conn, found, _expected_columns(migration), path)
         conn.execute(_TABLE_DDL)
         migration.apply(conn)
-        conn.execute(
-            f"INSERT INTO {TABLE} (name, applied_at, adopted) VALUES (?, ?, ?)",
-            (migration.name, now.isoformat(timespec="seconds"), int(bool(found))),
-        )
+        record = [migration.name, now.isoformat(timespec="seconds"), int(bool(found))]
+        columns = "name, applied_at, adopted"
+        if SET_COLUMN in _columns(conn, TABLE):  # from m010 on, each row names its set
+            record.append(migration.set)
+            columns += f", {SET_COLUMN}"
+        marks = ", ".join("?" for _ in record)
+        conn.execute(f"INSERT INTO {TABLE} ({columns}) VALUES ({marks})", record)
         conn.commit()
     except BaseException:
         conn.rollback()
@@ -384,23 +386,22 @@ def _apply_one(
 def migrate(
     conn: Any,
     path: Path,
-    migrations: Sequence[Migration] = MIGRATIONS,
+    migrations: Sequence[Migration] = MEMORY_SET,
     now: datetime | None = None,
 ) -> list[str]:
     """Bring the file to the newest schema; returns the names applied now (often none).
 
     Raises :class:`StateTooNewError` (nothing changed) when the file records a migration
-    that ``migrations`` does not have, and :class:`StateSchemaError` when a file made before
-    migrations lacks a column migration 1 declares.
+    that ``migrations`` does not have in one of its sets, and :class:`StateSchemaError` when
+    a file made before migrations lacks a column migration 1 declares.
     """
     known = [m.name for m in migrations]
     if len(set(known)) != len(known):
         raise ValueError(f"migration names must be unique: {known}")
-    done = applied(conn)
-    unknown = [name for name in done if name not in known]
+    unknown = _unknown(conn, migrations)
     if unknown:
         raise StateTooNewError(path, tuple(unknown))
-    if set(done) == set(known):
+    if set(known) <= set(applied(conn)):
         return []  # the usual start: nothing to do, no write lock taken
     stamp = now or datetime.now(UTC)
-    return [m.name for m in migrations if _apply_one(conn, m, known, path, stamp)]
+    return [m.name for m in migrations if _apply_one(conn, m, migrations, path, stamp)]

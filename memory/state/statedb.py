@@ -1,8 +1,10 @@
 """``pcai.db``: operational state (pending memories, access counters, short-term table).
 
-One connection per process, WAL mode. The schema is :mod:`memory.state.migrations`: opening the
-file applies the migrations it lacks (a file from before migrations is adopted with its rows),
-and a file from a newer PCAI is refused unchanged (:class:`~memory.errors.StateTooNewError`).
+One connection per process, WAL mode. The schema is named migration sets
+(:mod:`memory.state.migrations`; alone, the memory set; the bot gives every set, bot/schema.py):
+opening the file applies the migrations it lacks (a file from before migrations is adopted with
+its rows), and a file from a newer PCAI is refused unchanged
+(:class:`~memory.errors.StateTooNewError`).
 
 A damaged file (garbage, truncated, malformed) must not keep the bot from starting: it is
 set aside as ``pcai.db.corrupt-<time>`` and an empty one takes its place. The copy stays on
@@ -23,7 +25,7 @@ from typing import Any
 
 from memory.base.db import connect, connect_plain, is_damaged, set_aside
 from memory.errors import StateDamagedError
-from memory.state.migrations import MIGRATIONS, Migration, migrate
+from memory.state.migrations import MEMORY_SET, Migration, migrate
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,7 @@ def salvage_pending(aside: Path) -> tuple[LostProposal, ...] | None:
 class StateDB:
     """A shared connection to ``pcai.db`` with a lock and a transaction helper."""
 
-    def __init__(self, path: Path, migrations: Sequence[Migration] = MIGRATIONS) -> None:
+    def __init__(self, path: Path, migrations: Sequence[Migration] = MEMORY_SET) -> None:
         self.path = path
         try:
             self.conn: Any = _open_checked(path)

@@ -22,8 +22,9 @@ from memory.base.users import UserPaths, check_user_key
 from memory.errors import EntryNotFoundError
 from memory.index.embedders import Vector
 from memory.index.indexer import Indexer, Progress, SyncStats
-from memory.search.hybrid import SEARCHABLE, HybridSearcher, SearchHit, SearchResult
+from memory.search.hybrid import SEARCHABLE, HybridSearcher
 from memory.search.pool import CandidatePool
+from memory.search.results import SearchHit, SearchResult
 
 
 class MemoryService:

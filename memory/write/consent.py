@@ -24,7 +24,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Literal
 
-from memory.errors import NotTheUsersActError
+from memory.errors import NotTheUsersActError as NotTheUsersActError  # raised, and re-exported
 
 Action = Literal[
     "confirm", "replace", "reject", "edit", "pin", "unpin", "scope", "revise", "keep", "restore"

@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from agent.build import agent_worker
+from agent.notices import NoticeBook
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, ROLE_USER
 from memory.base.users import UserPaths
-from memory.state.notices import NoticeBook
 from tests.agent.conftest import USER, Env
 from tests.fakes.chat_requests import instruction_of, summarised_lines
 

@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from agent.prompt import SYSTEM_PROMPT
-from memory.state import reminders as rs
+from agent.reminders import store as rs
 from tests.agent.conftest import USER, Env
 from tests.fakes.ollama_server import tool_reply
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from agent.selection import L1, L2, Candidate, Selected, Selection
-from agent.turn_work import topics_task
+from agent.turn.work import topics_task
 from tests.agent.conftest import USER, Env
 from tests.memory.daylogs import write_day_log
 

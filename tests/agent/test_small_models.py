@@ -17,7 +17,7 @@ from agent.llm import ToolCall
 from agent.prompt import turn_message
 from agent.remember import claims_saved, honest_text, remember_request, settle_reply
 from agent.tools import SCHEMAS, ToolBox
-from agent.turn_tools import TurnTools
+from agent.turn.tools import TurnTools
 from memory.base.users import UserPaths
 from memory.index.text import has_cjk
 from tests.agent.conftest import USER, Env

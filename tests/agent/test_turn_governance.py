@@ -8,9 +8,9 @@ from typing import Any
 
 from agent.build import agent_worker
 from agent.deferred import KIND_COMPACT
+from agent.notices import NoticeBook
 from agent.selection import SHORT_TERM
 from memory.base.users import UserPaths
-from memory.state.notices import NoticeBook
 from memory.state.short_term import ShortTermStore
 from memory.write.emphasis import CORE, IMPORTANT, MODEL_MAX_WEIGHT
 from tests.agent.conftest import USER, Env

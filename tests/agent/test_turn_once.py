@@ -18,10 +18,10 @@ import pytest
 
 from agent.openai_client import OpenAIChat
 from agent.prompt import turn_message
+from agent.reminders.store import PROPOSED
 from agent.tools import SCHEMAS
-from agent.turn_tools import TurnTools
+from agent.turn.tools import TurnTools
 from bot.app import build_agent
-from memory.state.reminders import PROPOSED
 from tests.agent.conftest import USER, Env
 from tests.fakes.openai_server import TOO_LONG, FakeOpenAI
 from tests.fakes.tool_replies import tool_reply

@@ -20,7 +20,7 @@ from bot.app import Services, build_agent
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application
 from bot.telegram.context import BotApp
-from memory.state.turns import OpenTurns
+from bot.telegram.open_turns import OpenTurns
 from tests.bot.offers import offer, offer_reminder
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 from tests.fakes.ollama_server import FakeOllama

@@ -12,7 +12,7 @@ from __future__ import annotations
 import itertools
 from datetime import datetime
 
-from agent.turn_tools import proposal_view
+from agent.turn.tools import proposal_view
 from bot.app import Services
 from bot.chat import TerminalChat
 from bot.frontdesk.ports import Answer

@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.ollama_client import OllamaChat
+from agent.reminders import store as rs
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
-from memory.state import reminders as rs
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
 KEY = "cli_ann"

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import inspect
 
+from agent.reminders.desk import REMINDER_COMMANDS
 from bot.frontdesk.desk import Desk
-from bot.frontdesk.reminder_desk import REMINDER_COMMANDS
 from bot.frontdesk.texts import COMMANDS
 
 MENU = [name for name, _, _ in COMMANDS]

@@ -22,8 +22,8 @@ from telegram import Update
 from agent.texts import say
 from bot.app import Services
 from bot.cli import main
+from bot.telegram.open_turns import OpenTurns
 from bot.telegram.queues import UserQueues
-from memory.state.turns import OpenTurns
 from tests.bot.conftest import OWNER, Harness
 
 HALF_SAID = (

@@ -6,7 +6,7 @@ import re
 
 from bot.app import Services
 from bot.frontdesk.language import Languages
-from memory.state.languages import LanguageBook
+from bot.frontdesk.language_book import LanguageBook
 from tests.bot.conftest import FRIEND, OWNER, Harness
 
 

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from agent.reminders import store as rs
 from bot.app import Services
-from memory.state import reminders as rs
 from tests.bot.conftest import OWNER
 from tests.bot.telegram_doubles import bot_message
 from tests.bot.test_telegram_reminders import KEY, Bot, _start, _stop

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bot.cli import main
-from memory.state.migrations import MIGRATIONS, Migration
+from bot.schema import SHIPPED as MIGRATIONS
+from memory.state.migrations import Migration
 from memory.state.statedb import StateDB
 
 

@@ -16,8 +16,8 @@ from typing import Any
 from telegram import Update
 
 from bot.app import Services
+from bot.telegram.open_turns import OpenTurns
 from bot.telegram.queues import FLOOD_LIMIT, MERGE_MAX_CHARS, UserQueues
-from memory.state.turns import OpenTurns
 from tests.bot.conftest import FRIEND, OWNER, STRANGER, Harness
 
 ALLOWED = frozenset({OWNER, FRIEND})

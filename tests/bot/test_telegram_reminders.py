@@ -12,13 +12,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from agent.ollama_client import OllamaChat
+from agent.reminders import store as rs
 from agent.reminders.service import ReminderService
 from bot.app import Services, build_agent
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init
 from bot.telegram.context import BotApp
 from bot.telegram.reminders import wire_reminders
-from memory.state import reminders as rs
 from tests.bot.conftest import FRIEND, OWNER, STRANGER
 from tests.bot.offers import offer_reminder
 from tests.bot.telegram_doubles import RecordingRequest, Updates, bot_message

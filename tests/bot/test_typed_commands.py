@@ -12,11 +12,11 @@ import io
 from pathlib import Path
 from typing import Any
 
+from agent.reminders import store as rs
 from bot.app import Services
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
 from bot.frontdesk.reminder_desk import reminder_desk_for
-from memory.state import reminders as rs
 from tests.bot.conftest import FRIEND, OWNER, Harness
 from tests.bot.offers import offer_in_terminal
 from tests.fakes.ollama_server import tool_reply

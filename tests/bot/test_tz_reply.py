@@ -20,12 +20,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.reminders import store as rs
+from agent.reminders.desk import ReminderDesk
 from agent.reminders.recurrence import Recurrence, at_wall
+from agent.reminders.store import Reminder
 from agent.reminders.texts import when_en, when_zh
 from bot.app import Services
-from bot.frontdesk.reminder_desk import ReminderDesk, reminder_desk_for
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder
+from bot.frontdesk.reminder_desk import reminder_desk_for
 
 _users = itertools.count(1)
 ZONES = ("Pacific/Kiritimati", "Pacific/Pago_Pago", "Asia/Kathmandu", "Europe/Berlin", "UTC")

@@ -22,10 +22,10 @@ from agent.texts import say
 from bot.app import Services
 from bot.cli import main
 from bot.telegram import queues
+from bot.telegram.open_turns import OpenTurns
 from bot.telegram.queues import UserQueues
 from memory.api import Memory
 from memory.base.guards import REDACTED
-from memory.state.turns import OpenTurns
 from memory.write.decisions import ConfirmationService
 from tests.bot.conftest import OWNER
 from tests.bot.test_half_said_secrets import _update

@@ -7,8 +7,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
+from bot.schema import SHIPPED as MIGRATIONS
 from memory.base.db import connect
-from memory.state.migrations import MIGRATIONS, TABLE, Migration
+from memory.state.migrations import TABLE, Migration
 from memory.state.statedb import StateDB
 
 TPE = timezone(timedelta(hours=8))

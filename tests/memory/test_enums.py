@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from agent.reminders.store import ReminderStatus, ReminderStore
+from bot.schema import BotStateDB as StateDB
 from memory.base.markdown import (
     Entry,
     MemoryClass,
@@ -14,8 +16,6 @@ from memory.base.markdown import (
     render_memory,
 )
 from memory.config import PendingConfig
-from memory.state.reminders import ReminderStatus, ReminderStore
-from memory.state.statedb import StateDB
 from memory.write.pending import PendingStore
 from memory.write.proposals import ProposalStatus
 

@@ -11,10 +11,11 @@ from typing import Any
 
 import pytest
 
+from bot.schema import SHIPPED as MIGRATIONS
 from memory.base.db import connect
 from memory.config import PendingConfig
 from memory.errors import StateTooNewError
-from memory.state.migrations import MIGRATIONS, Migration
+from memory.state.migrations import Migration
 from memory.state.statedb import StateDB
 from memory.write.pending import PendingStore
 from tests.memory.statefiles import (
@@ -192,7 +193,7 @@ def test_a_file_from_before_languages_gains_the_table(tmp_path: Path) -> None:
 # -- 9: what a reminder's time is anchored to ------------------------------------------------
 def test_reminders_from_before_the_anchor_keep_their_clock_times(tmp_path: Path) -> None:
     """Every reminder was a clock time before migration 9: an old row reads as one."""
-    from memory.state.reminders import INSTANT, WALL, ReminderStore
+    from agent.reminders.store import INSTANT, WALL, ReminderStore
 
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:8])

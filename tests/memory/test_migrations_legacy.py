@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from agent.reminders.store import ReminderStore
+from bot.schema import SHIPPED as MIGRATIONS
 from memory.base.db import connect
 from memory.config import PendingConfig
 from memory.errors import StateSchemaError
-from memory.state.migrations import MIGRATIONS, applied
-from memory.state.reminders import ReminderStore
+from memory.state.migrations import applied
 from memory.state.statedb import StateDB
 from memory.write.pending import PendingStore
 from tests.memory.statefiles import (

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from agent.reminders import store as rs
 from agent.reminders.service import ReminderService
-from memory.state import reminders as rs
-from memory.state.reminders import ReminderStore
-from memory.state.statedb import StateDB
+from agent.reminders.store import ReminderStore
+from bot.schema import BotStateDB as StateDB
 from memory.write.consent import NotTheUsersActError, UserAct, UserActMint
 
 KEY = "telegram_1001"

@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from bot.cli import main
-from bot.doctor_page import check_page
+from bot.doctor.page import check_page
 from bot.errors import DoctorWarning
 from bot.frontdesk.backend import backend_for
 from bot.telegram.application import build_application, post_init, post_shutdown

@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from agent.reminders.desk import ReminderDesk
 from bot.app import Services, build_agent, build_services
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import ServicesBackend, backend_for
 from bot.frontdesk.desk import Desk
-from bot.frontdesk.reminder_desk import ReminderDesk
 from bot.settings import Settings, load_settings
 from bot.telegram.application import QUEUES, build_application
 from bot.telegram.context import DEPS, BotApp
+from bot.telegram.open_turns import OpenTurns
 from memory.index.embedders import Embedder
-from memory.state.turns import OpenTurns
 from tests.bot.telegram_doubles import RecordingRequest, Updates
 
 OWNER = 1001  # the Telegram person's id

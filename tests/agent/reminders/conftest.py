@@ -18,8 +18,8 @@ import pytest
 
 from agent.reminders.errors import NotDeliveredError
 from agent.reminders.service import ReminderService
-from memory.state.reminders import Reminder, ReminderStore
-from memory.state.statedb import StateDB
+from agent.reminders.store import Reminder, ReminderStore
+from bot.schema import BotStateDB as StateDB
 from memory.write.consent import Action, UserAct, UserActMint
 
 TPE = ZoneInfo("Asia/Taipei")

@@ -6,11 +6,11 @@ from datetime import date, datetime, timedelta
 
 from agent.reminders.briefing import BriefingBuilder, render_briefing, todos_from
 from agent.reminders.service import ReminderService
+from agent.reminders.store import ReminderStore
 from bot.app import Services
 from history.sessions import KIND_COMPACTION, ROLE_ASSISTANT, ROLE_USER, Message, Session
 from memory.base.markdown import Entry, MemoryDocument
 from memory.config import LifecycleConfig
-from memory.state.reminders import ReminderStore
 from memory.state.short_term import ShortTermStore
 from tests.agent.reminders.conftest import MINT, TPE, act
 

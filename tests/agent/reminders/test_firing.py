@@ -8,8 +8,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from agent.reminders import store as rs
 from agent.reminders.recurrence import Recurrence
-from memory.state import reminders as rs
 from tests.agent.reminders.conftest import ALICE, T0, TPE, Outbox, ProcessDied, World, act
 
 

@@ -8,10 +8,10 @@ from agent.ollama_client import OllamaChat
 from agent.reminders.briefing import BriefingBuilder
 from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
+from agent.reminders.store import ReminderStore
 from bot.app import Services
 from history.sessions import ROLE_USER, Message, Session
 from memory.config import LifecycleConfig
-from memory.state.reminders import ReminderStore
 from memory.state.short_term import ShortTermStore
 from tests.agent.reminders.conftest import MINT, TPE, act
 from tests.fakes.ollama_server import FakeOllama

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 
+from agent.reminders import store as rs
 from agent.reminders.scheduler import APSchedulerAdapter
 from agent.reminders.service import ReminderService
-from memory.state import reminders as rs
-from memory.state.reminders import ReminderStore
-from memory.state.statedb import StateDB
+from agent.reminders.store import ReminderStore
+from bot.schema import BotStateDB as StateDB
 from tests.agent.reminders.conftest import ALICE, MINT, Outbox, act
 
 

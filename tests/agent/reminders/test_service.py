@@ -8,6 +8,7 @@ from zoneinfo import ZoneInfo, available_timezones
 
 import pytest
 
+from agent.reminders import store as rs
 from agent.reminders.errors import (
     BadBriefingTimeError,
     ParseError,
@@ -19,7 +20,6 @@ from agent.reminders.errors import (
 )
 from agent.reminders.settings import machine_zone
 from agent.reminders.texts import span_zh_en
-from memory.state import reminders as rs
 from tests.agent.reminders.conftest import ALICE, BOB, T0, TPE, World, act
 
 

@@ -16,9 +16,9 @@ from zoneinfo import ZoneInfo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from agent.reminders import store as rs
 from agent.reminders.recurrence import Recurrence, at_wall
-from memory.state import reminders as rs
-from memory.state.reminders import Reminder
+from agent.reminders.store import Reminder
 from tests.agent.reminders.conftest import World, act
 
 # Far apart (+14 and -11), on half and quarter hours, with and without daylight saving.

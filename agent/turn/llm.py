@@ -23,7 +23,7 @@ from agent.prompt import turn_message
 from agent.streaming import StreamGuard
 from agent.texts import say
 from agent.tools import MAX_TOOL_ROUNDS, ToolBox, run_tool_loop
-from agent.turn_work import compaction_task
+from agent.turn.work import compaction_task
 from agent.types import IncomingMessage
 from history.compaction import Compactor
 from history.sessions import Session

@@ -22,10 +22,10 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from agent.reminders.users import ReminderUsers
 from memory.base.guards import mask
 from memory.base.users import check_user_key
 from memory.errors import ReminderNotFoundError
-from memory.state.reminder_users import ReminderUsers
 from memory.state.statedb import StateDB
 
 

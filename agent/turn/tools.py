@@ -6,7 +6,7 @@ replaces or rejects: answering a proposal takes a proof of the user's own act th
 bot layer can make (:mod:`memory.write.consent`), and these tools have none. In a group no memory
 tool is offered at all.
 
-A call runs once per turn (:mod:`agent.turn_calls`, through the turn's :class:`ToolBox`). The
+A call runs once per turn (:mod:`agent.turn.calls`, through the turn's :class:`ToolBox`). The
 proposals carry their message's id, so the same message answered again (a replay after a
 crash or a stop, in this process or the next) finds the proposal it made and shows that one
 instead of making a second.
@@ -22,7 +22,7 @@ from typing import Any
 
 from agent.reminders.errors import ReminderError
 from agent.reminders.service import ReminderService
-from agent.texts import conflict_note, error_text
+from agent.texts import conflict_note, error_text, say
 from agent.tools import ToolBox
 from agent.types import ProposalView, ReminderView
 from memory.base.tokens import TokenCounter
@@ -186,13 +186,18 @@ class TurnTools:
                 f"tool:{self.message_id}" if self.message_id else "tool",
             )
         except ReminderError as exc:
-            return {"status": "refused", "reason": exc.zh if self.language == "zh" else exc.en}
+            return {"status": "refused", "reason": exc.text(self.language)}
         view = self.reminders.view(row)
         if all(v.reminder_id != row.id for v in self.reminder_views):  # one card per row
             self.reminder_views.append(view)
         return {
             "status": "pending_confirmation",
             "reminder_id": row.id,
-            "understood": view.understood_zh if self.language == "zh" else view.understood_en,
+            "understood": say(
+                "reminder_understood",
+                self.language,
+                understood_zh=view.understood_zh,
+                understood_en=view.understood_en,
+            ),
             "note": "Not set yet: the user confirms or discards it themselves.",
         }

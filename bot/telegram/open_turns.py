@@ -1,5 +1,7 @@
 """Messages received and not yet answered (``open_turns`` in ``pcai.db``): no turn is lost.
 
+The table is this module's: its migrations (the ``telegram`` set) are below.
+
 Telegram forgets an update once the next ``getUpdates`` confirms it, which python-telegram-bot
 does as soon as it has fetched it, long before the answer is sent. So the bot writes each
 message here as it arrives and deletes the row once the message was handled (answered, or
@@ -17,7 +19,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from telegram import Bot, Update
+
 from memory.base.users import check_user_key
+from memory.state.migrations import Migration
 
 if TYPE_CHECKING:
     from memory.state.statedb import StateDB
@@ -39,6 +44,20 @@ def m006_open_turns(conn: Any) -> None:
         conn.execute(statement)
 
 
+def telegram_001_adopt(conn: Any) -> None:
+    """The ``telegram`` set takes ``open_turns`` over from the one list (a no-op: m006 made it)."""
+    for statement in OPEN_TURNS_DDL:
+        conn.execute(statement)
+
+
+# The telegram set: m006 shipped in the one list (same name, same body); later changes to
+# open_turns go here only.
+TELEGRAM_SET = (
+    Migration("m006_open_turns", m006_open_turns, "telegram"),
+    Migration("telegram_001_adopt", telegram_001_adopt, "telegram"),
+)
+
+
 @dataclass(frozen=True, slots=True)
 class OpenTurn:
     """A message a previous process received and never finished."""
@@ -48,6 +67,10 @@ class OpenTurn:
     chat_id: int
     sent_ts: float  # when the user sent it (epoch seconds)
     payload: dict[str, Any]
+
+    def update(self, bot: Bot | None) -> Update:
+        """The stored message as the Telegram update it was (secrets masked)."""
+        return Update.de_json(self.payload, bot)
 
 
 class OpenTurns:

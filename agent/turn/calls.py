@@ -9,7 +9,7 @@ This holds for every tool, the read-only ones too.
 
 The record lives as long as the turn. The same message answered again (a replay after a
 crash or a stop) proposes nothing twice either: the proposals carry their message's id
-(:mod:`agent.turn_tools`), so nothing of the user's is kept here beyond the turn.
+(:mod:`agent.turn.tools`), so nothing of the user's is kept here beyond the turn.
 """
 
 from __future__ import annotations

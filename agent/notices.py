@@ -6,7 +6,8 @@ size) when it was told, so every later job tick and turn stays quiet until the f
 The outbox holds notices decided away from a chat (a proposal expired, ``pcai.db`` was
 rebuilt at start); the next job tick that can reach users delivers them. Both live in
 ``pcai.db``, so a restart drops neither: a notice queued in the same transaction as the change
-it announces is delivered even if the process dies right after that change.
+it announces is delivered even if the process dies right after that change. The tables are
+this module's: the ``notices`` migration set below.
 """
 
 from __future__ import annotations
@@ -17,7 +18,40 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from memory.base.users import check_user_key
+from memory.state.migrations import Migration
 from memory.state.statedb import StateDB
+
+# -- the notices set: the tables m001 made, in their current shape ----------------------------
+_NOTICE_TABLES = (
+    """CREATE TABLE IF NOT EXISTS told_problems (
+    user_key TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    stamp TEXT NOT NULL,
+    told_ts REAL NOT NULL,
+    PRIMARY KEY (user_key, topic)
+)""",
+    """CREATE TABLE IF NOT EXISTS notice_batches (
+    key TEXT PRIMARY KEY,
+    queued_ts REAL NOT NULL
+)""",
+    """CREATE TABLE IF NOT EXISTS notice_outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    user_key TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_ts REAL NOT NULL
+)""",
+)
+
+
+def notices_001_adopt(conn: Any) -> None:
+    """The notices set takes over its tables (a no-op on every file: m001 made them)."""
+    for sql in _NOTICE_TABLES:
+        conn.execute(sql)
+
+
+NOTICES_SET: tuple[Migration, ...] = (
+    Migration("notices_001_adopt", notices_001_adopt, "notices"),
+)
 
 # A notice nobody could deliver for this long (the user blocked the bot) is dropped.
 OUTBOX_MAX_AGE = timedelta(days=2)

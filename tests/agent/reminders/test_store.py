@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from agent.reminders import store as rs
+from agent.reminders.store import ReminderNotFoundError, ReminderStore
+from bot.schema import BotStateDB as StateDB
 from memory.errors import InvalidUserKeyError
-from memory.state import reminders as rs
-from memory.state.reminders import ReminderNotFoundError, ReminderStore
-from memory.state.statedb import StateDB
 
 T0 = datetime(2026, 3, 4, 2, 0, tzinfo=UTC)
 ALICE = "telegram_1001"

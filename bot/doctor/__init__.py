@@ -14,8 +14,8 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
-from bot.doctor_model import ModelChecks, ModelSkip
-from bot.doctor_page import PageSkip, check_page
+from bot.doctor.model import ModelChecks, ModelSkip
+from bot.doctor.page import PageSkip, check_page
 from bot.errors import DoctorWarning
 from bot.settings import Settings
 

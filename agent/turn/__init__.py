@@ -1,0 +1,1 @@
+"""One agent turn, by meaning: the model call, the tool calls, the notes, the work after."""
