@@ -21,6 +21,7 @@ from agent.query import ConversationQuery, RecentVectors, context_vector, fuse
 from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
+    LOG_SUMMARY_PREFIX,
     Candidate,
     Selection,
     core_layer,
@@ -271,6 +272,13 @@ def file_problem_notice(exc: UnreadableFileError, topic: str, lang: str) -> str:
     return error_text(exc, lang, topic=topic)
 
 
+def said_on(chunk: Chunk) -> str:
+    """The day a daily-log line was said in conversation ("" for a memory or a summary)."""
+    if chunk.kind != KIND_LOG or chunk.text.startswith(LOG_SUMMARY_PREFIX):
+        return ""
+    return chunk.date[:10]
+
+
 def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:
     """A search hit as an L2 candidate (a memory entry keeps its id, summary and section)."""
     chunk = hit.chunk
@@ -288,4 +296,5 @@ def hit_candidate(hit: SearchHit, by_id: dict[str, Entry]) -> Candidate:
         text=chunk.text,
         source=chunk.path,
         date=chunk.date,
+        said=bool(said_on(chunk)),
     )

@@ -53,6 +53,8 @@ _SCOPE = re.compile(r"^(project|lang|framework|path):(.+)$")
 # (``HistoryConfig.compaction_prompt_tokens``).
 COMPACTION_SOURCE = "MEMORY_FULL.md"
 LOG_SUMMARY_PREFIX = "summary: "
+# How a daily-log line is labelled in the data block (the preface in agent/prompt.py says it).
+SAID_LABEL = "said in conversation on"
 _PIECE_SPLIT = re.compile(r"\n|；")
 _HEADING = re.compile(r"^#*\s*對話摘要 \(\d{4}-\d{2}-\d{2}\)$")
 
@@ -69,6 +71,9 @@ class Candidate:
     source: str = ""  # "MEMORY.md § 偏好", "memory/2026-11-22.md", "short-term: weather"
     date: str = ""  # YYYY-MM-DD when known
     section: str = ""  # MEMORY.md section (section gating), "" for logs and summaries
+    # A line of the daily log: what was said in conversation that day, never a memory the
+    # user confirmed (a refused proposal's line is one), so it is labelled as such.
+    said: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,8 +190,15 @@ def fallback_candidate(entries: Iterable[Entry], cfg: BudgetConfig) -> Candidate
 
 
 def render_line(candidate: Candidate, text: str, *, summarised: bool = False) -> str:
-    """One memory as a line of the data block: ``- [L0 | 2026-11-22 | source] text``."""
-    meta = " | ".join(p for p in (candidate.layer, candidate.date, candidate.source) if p)
+    """One memory as a line of the data block: ``- [L0 | 2026-11-22 | source] text``.
+
+    A log line is ``- [L2 | said in conversation on 2026-11-22] user: ...``: the model must
+    not take what was only said (or proposed and refused) for a memory the user kept.
+    """
+    parts: tuple[str, ...] = (candidate.layer, candidate.date, candidate.source)
+    if candidate.said:
+        parts = (candidate.layer, f"{SAID_LABEL} {_date(candidate.date)}".strip())
+    meta = " | ".join(p for p in parts if p)
     if summarised:
         meta += " | summary"
     # Indent continuation lines so a memory cannot fake the start of another item.

@@ -35,6 +35,7 @@ TEXTS: dict[str, str] = {
     "usage_forget": "Usage: /forget <id> (see /memory)",
     "usage_history": "Usage: /history <topic>",
     "nothing_found": "Nothing found.",
+    "found_said": "said in conversation on {day}, not a memory",
     "no_pending": "Nothing is waiting for confirmation.",
     "which_pending": (
         "Several memories are waiting; which one do you mean? Press the button under it, reply to "

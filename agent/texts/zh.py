@@ -31,6 +31,7 @@ TEXTS: dict[str, str] = {
     "usage_forget": "用法：/forget <id>（id 見 /memory）",
     "usage_history": "用法：/history <主題>",
     "nothing_found": "找不到相關記憶。",
+    "found_said": "{day} 對話中說過，不是記憶",
     "no_pending": "沒有等待確認的記憶。",
     "which_pending": (
         "有好幾條記憶等待確認，你指的是哪一條？請按該條下面的按鈕、回覆它，或輸入 /confirm <id>。"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from agent.memory_view import said_on
 from agent.reminders.errors import ReminderError
 from agent.reminders.service import ReminderService
 from agent.texts import conflict_note, error_text, say
@@ -145,6 +146,8 @@ class TurnTools:
                     "score": round(h.score, 3),
                     "source": h.chunk.path,
                     "date": h.chunk.date,
+                    # A log line is what was said that day, not a memory the user kept.
+                    "kind": "said in conversation" if said_on(h.chunk) else str(h.chunk.kind),
                 }
                 for h in hits
             ]

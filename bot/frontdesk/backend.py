@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from agent.memory_view import said_on
 from agent.reminders.desk import ReminderDesk
 from agent.streaming import ReplySink
 from agent.texts import LANGUAGES, say
@@ -231,7 +232,7 @@ class ServicesBackend:
     def search(self, user_key: str, query: str) -> Sequence[Found]:
         """Hybrid search over the user's own files."""
         return [
-            Found(h.score, h.chunk.text, h.chunk.path, h.chunk.unit_id)
+            Found(h.score, h.chunk.text, h.chunk.path, h.chunk.unit_id, said_on(h.chunk))
             for h in self.memory.search(user_key, query)
         ]
 

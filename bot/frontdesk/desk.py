@@ -179,7 +179,9 @@ class Desk:
         hits = await asyncio.to_thread(self.backend.search, user_key, arg)
         if not hits:
             return Answer(say("nothing_found", lang))
-        lines = [f"{i}. [{h.score:.2f}] {h.text}  ({_where(h)})" for i, h in enumerate(hits, 1)]
+        lines = [
+            f"{i}. [{h.score:.2f}] {h.text}  ({_where(h, lang)})" for i, h in enumerate(hits, 1)
+        ]
         return Answer("\n".join(lines))
 
     async def cmd_remember(self, user_key: str, arg: str, lang: str) -> Answer:
@@ -375,6 +377,12 @@ def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -
     return "\n".join(out)
 
 
-def _where(hit: Found) -> str:
-    """Where a search result comes from; a memory's id too, to act on (/forget, /pin)."""
+def _where(hit: Found, lang: str) -> str:
+    """Where a search result comes from; a memory's id too, to act on (/forget, /pin).
+
+    A line of the daily log says the day it was said in conversation: it is no memory (a
+    proposal the person refused leaves only that line).
+    """
+    if hit.said_on:
+        return say("found_said", lang, day=hit.said_on)
     return f"{hit.source} · {hit.id}" if hit.source == "MEMORY.md" and hit.id else hit.source

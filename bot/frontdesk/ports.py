@@ -58,6 +58,7 @@ class Found:
     text: str
     source: str
     id: str = ""
+    said_on: str = ""  # a daily-log line: the day it was said in conversation (not a memory)
 
 
 @dataclass(frozen=True, slots=True)
