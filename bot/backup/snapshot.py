@@ -75,7 +75,7 @@ def take_snapshot(
     try:
         _remove_hidden(dest)  # what a killed backup left: only a backup writes these
         work = dest / f"{HIDDEN}{when:%Y%m%dT%H%M%SZ}.{os.getpid()}"
-        work.mkdir()
+        work.mkdir(mode=0o700)  # people's memories: readable by the owner of the data only
         manifest = _fill(data_dir, work, when, wait_seconds)
         final = _free_name(dest, f"{PREFIX}{when:%Y%m%dT%H%M%SZ}")
         os.rename(work, final)  # the one step that makes it a snapshot

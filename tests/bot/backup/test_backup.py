@@ -39,6 +39,7 @@ def test_a_snapshot_holds_the_markdown_sessions_and_state_and_not_the_index(
     data = filled.settings.data_dir
     taken = {p.relative_to(snapshot).as_posix() for p in snapshot.rglob("*") if p.is_file()}
     assert "pcai.db" in taken and "manifest.json" in taken
+    assert snapshot.stat().st_mode & 0o077 == 0  # nobody else reads people's memories
     assert "users/cli_ann/MEMORY.md" in taken and "history/cli_ann.json" in taken
     assert not any(t.startswith("knowledge/") for t in taken)  # the index is rebuilt
     assert not any(t.endswith(".lock") for t in taken) and "web_secret" not in taken
