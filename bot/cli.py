@@ -6,6 +6,7 @@ Errors are one line on stderr (``pcai: …``); the exit codes are ``cli_parser.E
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import os
@@ -268,10 +269,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _fail(exc, 2)
     except InvalidUserKeyError as exc:
         return _fail(exc)
+    if args.command == "restore" and args.data:  # the folder to fill, for this command only
+        settings = dataclasses.replace(settings, data_dir=Path(args.data).expanduser())
     _setup_logging(settings, args)
     for warning in unknown_variables(os.environ):
         print(f"pcai: warning: {warning}", file=sys.stderr)
-    if args.command not in ("config", "doctor") and not settings.data_dir.exists():
+    if args.command not in ("config", "doctor", "backup") and not settings.data_dir.exists():
         # Said once, when it happens: a mistyped PCAI_DATA_DIR shows here, not as "no results".
         try:
             settings.data_dir.mkdir(parents=True)
@@ -303,6 +306,23 @@ def _reader_left() -> int:
     return 0
 
 
+def _backup_command(settings: Settings, args: argparse.Namespace) -> int:
+    """``pcai backup`` (reads the data folder, even a read-only one) and ``pcai restore``."""
+    from bot.backup import BackupError
+    from bot.backup.commands import cmd_backup, cmd_restore
+
+    try:
+        if args.command == "backup":
+            return cmd_backup(settings, args)
+        if problem := data_dir_problem(Path(settings.data_dir)):
+            return _fail(problem)
+        return cmd_restore(settings, args)
+    except BackupError as exc:
+        return _fail(exc, exc.exit_code)
+    except (MemoryStoreError, OSError) as exc:
+        return _fail(exc)
+
+
 def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
     if args.command == "config":
         return cmd_config(settings, args)
@@ -310,6 +330,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         from bot.doctor import run_doctor
 
         return run_doctor(settings, as_json=args.json)
+    if args.command in ("backup", "restore"):
+        return _backup_command(settings, args)
     if problem := data_dir_problem(Path(settings.data_dir)):
         return _fail(problem)  # every other command writes there (pcai.db's WAL, the lock)
     if args.command == "run":

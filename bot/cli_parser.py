@@ -245,4 +245,43 @@ def build_parser() -> Parser:
     )
     _user_option(web)
     add_output_options(web, many=False)
+    _backup_commands(sub)
     return p
+
+
+def _backup_commands(sub: argparse._SubParsersAction[Parser]) -> None:
+    backup = _command(
+        sub,
+        "backup",
+        "write a consistent snapshot of the data folder (while the bot runs)",
+        "Write one snapshot of the data folder into DIR, also while `pcai run` serves:\n"
+        "pcai.db through SQLite's backup API, every user's Markdown and the sessions taken\n"
+        "under the writers' own locks, and a manifest with checksums. The search index is\n"
+        "left out (restore rebuilds it). --verify checks a snapshot against its manifest.",
+        "  pcai backup /srv/backups/pcai\n"
+        "  PCAI_BACKUP_DIR=/srv/backups/pcai pcai backup\n"
+        "  pcai backup --verify /srv/backups/pcai/pcai-backup-20261122T030000Z\n",
+    )
+    backup.add_argument(
+        "dir", nargs="?", metavar="DIR", help="folder the snapshot goes into ($PCAI_BACKUP_DIR)"
+    )
+    backup.add_argument(
+        "--verify", metavar="SNAPSHOT", help="check SNAPSHOT against its manifest instead"
+    )
+    add_output_options(backup, many=False)
+    restore = _command(
+        sub,
+        "restore",
+        "fill an empty data folder from a snapshot and rebuild the index",
+        "Check SNAPSHOT, copy it into an empty data folder (a folder that holds anything is\n"
+        "refused, untouched), then rebuild the search index from the Markdown (progress bar).",
+        "  pcai restore /srv/backups/pcai/pcai-backup-20261122T030000Z\n"
+        "  pcai restore SNAPSHOT --data /var/lib/pcai-new\n",
+    )
+    restore.add_argument(
+        "snapshot", metavar="SNAPSHOT", help="a snapshot folder `pcai backup` wrote"
+    )
+    restore.add_argument(
+        "--data", metavar="DIR", help="the empty data folder to fill (default: PCAI_DATA_DIR)"
+    )
+    add_output_options(restore, many=False)

@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, time, tzinfo
 from typing import TYPE_CHECKING, Any
 
+from bot.backup.schedule import backup_jobs
 from bot.fading import fade_every, telegram_offer
 from bot.isolation import Notifier
 from bot.jobs import JobRunner, JobSpec, default_jobs, user_jobs
@@ -121,7 +122,7 @@ def ptb_job_setup(services: Services, runner: JobRunner | None = None) -> Callab
             telegram_notifier(application),
             telegram_offer(application),
             fade_every(services),
-        )
+        ) + backup_jobs(services.settings)  # the nightly backup, when a folder is set
         register_ptb_jobs(application, runner, specs)
         if services.reminders is not None:
             from bot.telegram.reminders import wire_reminders
@@ -137,11 +138,14 @@ async def scheduled(
     notifier: Notifier | None = None,
     runner: JobRunner | None = None,
     user_key: str | None = None,
+    backups: bool = False,
 ) -> AsyncIterator[JobRunner]:
     """Run every job on an ``AsyncIOScheduler`` for the duration of the block (terminal chat).
 
-    With ``user_key`` the jobs touch that user's files only (:func:`user_jobs`). On the way
-    out the scheduler stops and a job still running is given time to finish.
+    With ``user_key`` the jobs touch that user's files only (:func:`user_jobs`); ``backups``
+    adds the nightly backup (``pcai run``'s terminal chat, never a ``pcai chat`` beside a
+    service). On the way out the scheduler stops and a job still running is given time to
+    finish.
     """
     runner = runner or JobRunner(services, tz=services.tz)
     every = fade_every(services)
@@ -150,6 +154,8 @@ async def scheduled(
         if user_key is None
         else user_jobs(user_key, notifier, every)
     )
+    if backups:
+        specs += backup_jobs(services.settings)
     scheduler = start_scheduler(runner, specs)
     try:
         yield runner

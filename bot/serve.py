@@ -62,9 +62,16 @@ def open_services(settings: Settings) -> Services:
     return services
 
 
-def chat(services: Services, user_key: str | None, web: WebServer | None = None) -> int:
+def chat(
+    services: Services,
+    user_key: str | None,
+    web: WebServer | None = None,
+    *,
+    backups: bool = False,
+) -> int:
     """Chat in the terminal as ``user_key`` (else the latest terminal user's, else
-    ``cli_<login>``); ``web``: also serve the memory page while the chat runs."""
+    ``cli_<login>``); ``web``: also serve the memory page while the chat runs; ``backups``:
+    run the nightly backup (``pcai run`` holds the data folder; ``pcai chat`` does not)."""
     from agent.texts import say
     from bot.chat import TerminalChat
     from bot.frontdesk.backend import backend_for
@@ -83,7 +90,7 @@ def chat(services: Services, user_key: str | None, web: WebServer | None = None)
     @contextlib.asynccontextmanager
     async def jobs(notify: Any) -> AsyncIterator[object]:
         # Only this user's files: a service may be running the jobs for everyone else.
-        async with scheduled(services, notify, runner, user_key=key) as running:
+        async with scheduled(services, notify, runner, user_key=key, backups=backups) as running:
             if web is None:
                 yield running
                 return
@@ -119,7 +126,8 @@ def serve(settings: Settings) -> int:
         services = open_services(settings)
         try:
             key = user_key_of(settings.user) if settings.user else ""
-            return chat(services, key if key.startswith("cli_") else None, _web(services))
+            user = key if key.startswith("cli_") else None
+            return chat(services, user, _web(services), backups=True)
         finally:
             services.close()
     from bot.frontdesk.backend import backend_for

@@ -53,6 +53,14 @@ class WebConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class BackupConfig:
+    """Nightly snapshots by ``pcai run`` (``PCAI_BACKUP_*``); ``pcai backup`` takes one now."""
+
+    dir: str = ""  # the folder snapshots go into; "" turns the nightly backup off
+    keep: int = 7  # the newest snapshots kept there by the nightly backup
+
+
+@dataclass(frozen=True, slots=True)
 class Settings:
     """Every setting of PCAI. Built by :func:`load_settings`; never read from globals."""
 
@@ -94,6 +102,7 @@ class Settings:
     history: HistoryConfig = field(default_factory=HistoryConfig)
     topic_index: TopicIndexConfig = field(default_factory=TopicIndexConfig)
     web: WebConfig = field(default_factory=WebConfig)
+    backup: BackupConfig = field(default_factory=BackupConfig)
 
     @property
     def index_path(self) -> Path:
@@ -200,6 +209,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     if settings.conversation_turns < 0:
         raise SettingsError("PCAI_CONVERSATION_TURNS must be 0 (off) or more")
     _check_llm(settings)
+    if settings.backup.keep < 1:
+        raise SettingsError("PCAI_BACKUP_KEEP must be 1 or more (the snapshots kept)")
     if settings.retrieval.fusion not in ("vector_bonus", "weighted", "rrf"):
         raise SettingsError("PCAI_RETRIEVAL_FUSION must be 'vector_bonus', 'weighted' or 'rrf'")
     return settings

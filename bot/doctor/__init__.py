@@ -119,6 +119,10 @@ def run_checks(settings: Settings) -> list[CheckResult]:
         ("memory page", lambda: check_page(settings)),
         ("telegram", lambda: _telegram(settings)),
     ]
+    if settings.backup.dir:  # only where backups are on
+        from bot.doctor.backup import check_backup
+
+        checks.append(("backup", lambda: check_backup(settings)))
     results = []
     for name, check in checks:
         try:

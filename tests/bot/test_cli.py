@@ -283,7 +283,17 @@ def test_the_terminal_chat_takes_a_cli_pcai_user(
 
 
 # -- --json on every command that prints data, from the one helper ----------------------
-DATA_COMMANDS = {"config", "doctor", "remember", "search", "reindex", "export", "web-link"}
+DATA_COMMANDS = {
+    "config",
+    "doctor",
+    "remember",
+    "search",
+    "reindex",
+    "export",
+    "web-link",
+    "backup",
+    "restore",
+}
 
 
 def _subcommands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -330,6 +340,14 @@ def test_json_output_of_every_data_command_parses(
     exported = run_lines(capsys, "export", "--user", ALICE, "--json")
     assert [e["text"] for e in exported] == MEMORIES[:2]
     seen.add("export")
+    taken = run_json(capsys, "backup", "--json", str(data_dir.parent / "backups"))
+    assert taken["backed_up"] and taken["users"] == 1
+    assert run_json(capsys, "backup", "--json", "--verify", taken["path"])["verified"]
+    seen.add("backup")
+    other = str(data_dir.parent / "restored")
+    restored = run_json(capsys, "restore", "--json", taken["path"], "--data", other)
+    assert restored["restored"] and restored["files"] == taken["files"]
+    seen.add("restore")
     with ServiceLock(data_dir):  # a running bot whose page listens on 8123 (web.url says so)
         (data_dir / "web.url").write_text("http://127.0.0.1:8123\n", encoding="utf-8")
         link = run_json(capsys, "web-link", "--user", ALICE, "--json")
