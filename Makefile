@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: run test install install-dev system-deps real-model lint clean
+.PHONY: run test install install-dev system-deps real-model llama-server lint clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,6 +63,11 @@ system-deps:
 # real-model tests then fail, each with the sentence saying why.
 real-model: install-dev system-deps
 	-$(BIN)/python tests/realmodel/build_server.py
+
+# llama.cpp's server to chat with, by the README's recipe: the same cached build as the suite's
+# (once, ~13 minutes), then, last, the command that serves a GGUF with tool calls on.
+llama-server: system-deps | $(BIN)/python
+	@$(BIN)/python tests/realmodel/build_server.py --serve-command
 
 test: lint system-deps real-model
 	$(BIN)/python -m pytest -q

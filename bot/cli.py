@@ -211,6 +211,21 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
             return _fail(exc)  # pcai.db refused, unchanged; or a model context too small
 
 
+def _find_model(settings: Settings, args: argparse.Namespace) -> Settings:
+    """The model server the settings name, else the one running here, said in one line.
+
+    None running: Telegram's operator reads the sentence naming what to start here; the
+    terminal chat says it itself, in its reader's language.
+    """
+    from bot.model_discovery import discover
+
+    found = discover(settings)
+    telegram = args.command == "run" and bool(settings.telegram_bot_token)
+    if found.line and (found.found is not None or telegram):
+        print(found.line, file=sys.stderr)
+    return found.settings
+
+
 def data_dir_problem(data_dir: Path) -> str:
     """One sentence when the data dir exists but cannot be written (read-only), else ""."""
     if not data_dir.is_dir() or os.access(data_dir, os.W_OK):
@@ -334,6 +349,8 @@ def _dispatch(settings: Settings, args: argparse.Namespace) -> int:
         return _backup_command(settings, args)
     if problem := data_dir_problem(Path(settings.data_dir)):
         return _fail(problem)  # every other command writes there (pcai.db's WAL, the lock)
+    if args.command in ("run", "chat"):
+        settings = _find_model(settings, args)
     if args.command == "run":
         return cmd_run(settings, args)
     if args.command == "web-link":

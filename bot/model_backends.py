@@ -339,7 +339,7 @@ BACKENDS: dict[str, ModelBackend] = {b.name: b for b in (OllamaBackend(), OpenAI
 def model_backend(settings: Settings) -> ModelBackend:
     """The one backend the settings name: every front end and the doctor take it from here."""
     try:
-        return BACKENDS[settings.llm_backend]
+        return BACKENDS[settings.llm_backend or "ollama"]  # "": none found running (Ollama's)
     except KeyError:
         named = ", ".join(BACKENDS)
         said = f"PCAI_LLM_BACKEND {settings.llm_backend!r} is not one of {named}"
@@ -392,7 +392,12 @@ class ModelServer:
         return self.backend.reachable(self.settings)
 
     def down(self, lang: str) -> str:
-        """The one sentence naming the server, its address and what to start."""
+        """The one sentence naming the server, its address and what to start (every kind of
+        server, when none was named and none was found running)."""
+        if not self.settings.llm_backend and self.settings.llm_discover.strip():
+            from bot.model_discovery import none_answers
+
+            return none_answers(self.settings, lang)
         return self.backend.down(self.settings, lang)
 
 

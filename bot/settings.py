@@ -68,7 +68,11 @@ class Settings:
     # $XDG_DATA_HOME/pcai here when that is set (the XDG base directory rule).
     data_dir: Path = Path("~/.local/share/pcai")
     telegram_bot_token: str = ""
-    llm_backend: str = "ollama"  # or "openai": any /v1/chat/completions server
+    # "ollama", or "openai": any /v1/chat/completions server; "" (nothing said of the server:
+    # no OLLAMA_HOST, no PCAI_LLM_BASE_URL either) finds the one running (llm_discover).
+    llm_backend: str = ""
+    # Where a server is looked for when none is named: Ollama, llama-server, LM Studio, vLLM.
+    llm_discover: str = "127.0.0.1:11434,127.0.0.1:8080,127.0.0.1:1234,127.0.0.1:8000"
     ollama_host: str = "http://localhost:11434"
     llm_base_url: str = ""  # the OpenAI-compatible server, e.g. http://127.0.0.1:8080/v1
     # A hosted endpoint's key: masked by settings_as_dict, kept out of the repr (tracebacks).
@@ -208,6 +212,7 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
         raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
     if settings.conversation_turns < 0:
         raise SettingsError("PCAI_CONVERSATION_TURNS must be 0 (off) or more")
+    settings = _implied_backend(settings, env, toml)
     _check_llm(settings)
     if settings.backup.keep < 1:
         raise SettingsError("PCAI_BACKUP_KEEP must be 1 or more (the snapshots kept)")
@@ -257,10 +262,24 @@ def _either(names: Iterable[str]) -> str:
     return " or ".join(repr(name) for name in names)
 
 
+def _implied_backend(
+    settings: Settings, env: Mapping[str, str], toml: Mapping[str, Any]
+) -> Settings:
+    """The backend a server's address names when PCAI_LLM_BACKEND does not: a base URL is an
+    OpenAI-compatible server, OLLAMA_HOST is Ollama; neither leaves it "" (found at start)."""
+    if settings.llm_backend:
+        return settings
+    if settings.llm_base_url:
+        return dataclasses.replace(settings, llm_backend="openai")
+    if "OLLAMA_HOST" in env or "ollama_host" in toml:
+        return dataclasses.replace(settings, llm_backend="ollama")
+    return settings
+
+
 def _check_llm(settings: Settings) -> None:
     from bot.model_backends import BACKENDS  # it reads Settings, so imported here
 
-    backend = BACKENDS.get(settings.llm_backend)
+    backend = BACKENDS.get(settings.llm_backend or "ollama")  # "": Ollama until one is found
     if backend is None:
         raise SettingsError(f"PCAI_LLM_BACKEND must be {_either(BACKENDS)}")
     backend.validate(settings)  # each backend knows what its server's settings must be

@@ -88,6 +88,13 @@ TEXTS: dict[str, str] = {
         "the model {model}, or set PCAI_LLM_BASE_URL. Memory commands still work (/help)."
     ),
     "model_still_down": "No answer: the model server at {url} still does not answer.",
+    "model_none_found": (
+        "No model server answers at {places}: start one, then PCAI again — Ollama: "
+        "`ollama serve` and `ollama pull {model}`; llama.cpp: `make llama-server` and the "
+        "command it prints; LM Studio: `lms server start`; vLLM: `vllm serve "
+        "Qwen/Qwen2.5-7B-Instruct --enable-auto-tool-choice --tool-call-parser hermes` "
+        "(memory commands work without one, /help)."
+    ),
     "help_head": "PCAI — commands",
     "lang_set": "From now on I speak English with you (/lang zh for Chinese).",
     "lang_now": "I speak English with you. /lang zh switches to Chinese, /lang en back.",

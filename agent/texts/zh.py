@@ -76,6 +76,12 @@ TEXTS: dict[str, str] = {
         "或設定 PCAI_LLM_BASE_URL。記憶指令仍可使用（/help）。"
     ),
     "model_still_down": "無法回答：{url} 的模型伺服器仍然沒有回應。",
+    "model_none_found": (
+        "{places} 都沒有模型伺服器回應：請啟動一個，再重新啟動 PCAI——`ollama serve` 與 "
+        "`ollama pull {model}`；或 `make llama-server` 及它印出的指令；或 "
+        "`lms server start`；或 `vllm serve Qwen/Qwen2.5-7B-Instruct "
+        "--enable-auto-tool-choice --tool-call-parser hermes`（沒有它，記憶指令也能用，/help）。"
+    ),
     "help_head": "PCAI — 指令",
     "lang_set": "好的，之後我都用中文跟你說話（/lang en 改用英文）。",
     "lang_now": "我用中文跟你說話。/lang en 改用英文，/lang zh 改回中文。",

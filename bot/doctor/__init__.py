@@ -106,7 +106,10 @@ def _telegram(settings: Settings) -> str:
 
 def run_checks(settings: Settings) -> list[CheckResult]:
     """Run every check in order; a check that raises becomes one readable result."""
-    model = ModelChecks(settings)
+    from bot.model_discovery import discover
+
+    found = discover(settings)  # the server `pcai run` would use, found as it finds it
+    model = ModelChecks(found.settings, found.found)
     checks: list[Check] = [
         ("data dir", lambda: _data_dir(settings)),
         ("sqlite", lambda: _sqlite(settings)),

@@ -14,6 +14,7 @@ from agent.llm import ModelFacts
 from bot.errors import DoctorWarning
 from bot.model_backends import ModelBackend, model_backend
 from bot.model_context import context_shortfall
+from bot.model_discovery import Found, none_answers
 from bot.settings import Settings
 from memory.base.tokens import default_counter
 
@@ -30,6 +31,7 @@ class ModelChecks:
     """The three model lines over one look at the server."""
 
     settings: Settings
+    found: Found | None = None  # the server found running when the settings named none
     _facts: ModelFacts | None = field(default=None, init=False)
     _failed: str = field(default="", init=False)
 
@@ -57,8 +59,16 @@ class ModelChecks:
         return self._facts
 
     def server(self) -> str:
-        """The backend is reachable and has the chat model."""
+        """The backend is reachable and has the chat model (and was found, when it was)."""
+        if not self.settings.llm_backend and self.settings.llm_discover.strip():
+            self._failed = "none answers"  # the lines after this one are skipped
+            raise RuntimeError(none_answers(self.settings, "en"))
         facts = self.facts()
+        if self.found is not None:
+            return (
+                f"{self.found.label} at {self.where}, model {facts.name} present "
+                "(found running: no PCAI_LLM_BACKEND set)"
+            )
         return f"{self.backend.label} at {self.where}, model {facts.name} present"
 
     def context(self) -> str:

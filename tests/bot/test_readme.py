@@ -1,4 +1,5 @@
-"""The README's settings table lists every setting with the default the code has."""
+"""The settings table (docs/settings.md, linked from the README) lists every setting with the
+default the code has."""
 
 from __future__ import annotations
 
@@ -8,11 +9,11 @@ from typing import Any
 
 from bot.settings import ENV_ALIASES, Settings
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+TABLE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
 
 def shown(value: Any) -> str:
-    """How a default is written in the README table."""
+    """How a default is written in the table."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, tuple):
@@ -36,7 +37,7 @@ def every_setting() -> list[tuple[str, str]]:
 
 
 def test_every_setting_is_in_the_readme_with_its_default() -> None:
-    text = README.read_text(encoding="utf-8")
+    text = TABLE.read_text(encoding="utf-8")
     missing = [
         (name, default)
         for name, default in every_setting()

@@ -152,14 +152,39 @@ def fetch_model() -> Path:
     return gguf
 
 
-def main() -> int:
-    """Make the server and the model ready; print their paths."""
+def _shown(path: Path) -> str:
+    """``path`` as a person types it: under the home folder as ``~/...``."""
+    home = Path.home()
+    return f"~/{path.relative_to(home)}" if path.is_relative_to(home) else str(path)
+
+
+def serve_command(port: int = 8080) -> str:
+    """The command serving SmolLM2's GGUF with tool calls on (``--jinja`` and the template the
+    tests use), from the checkout's folder; ``-m`` takes any GGUF."""
+    template = TEMPLATE.relative_to(Path(__file__).resolve().parents[2])
+    return (
+        f"{_shown(server_path())} -m {_shown(model_path())} --host 127.0.0.1 --port {port} "
+        f"-c 8192 -np 1 --jinja --chat-template-file {template.as_posix()}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Make the server and the model ready; print their paths (``--serve-command``: then the
+    command that serves the model, last, for ``make llama-server``)."""
+    args = sys.argv[1:] if argv is None else argv
     try:
         print(build_server())
         print(fetch_model())
     except (BuildError, OSError) as exc:
         print(f"the real model server is not ready: {exc}", file=sys.stderr)
         return 1
+    if "--serve-command" in args:
+        print(
+            "llama.cpp's server is ready. Serve a model with tool calls on (SmolLM2-135M shows "
+            "the way; -m takes any GGUF, e.g. Qwen2.5-7B-Instruct's, for real answers), leave it "
+            "running, and `make run` in another terminal finds it on port 8080:"
+        )
+        print(serve_command())
     return 0
 
 
