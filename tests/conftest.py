@@ -34,6 +34,9 @@ def clean_environment(
     monkeypatch.chdir(cwd)
     data_dir = cwd / "botmemory"
     monkeypatch.setenv("PCAI_DATA_DIR", str(data_dir))
+    # No test may find a model server the developer happens to run (Ollama on 11434, ...):
+    # discovery asks only port 9, where nothing listens; discovery's own tests set their fakes.
+    monkeypatch.setenv("PCAI_LLM_DISCOVER", "127.0.0.1:9")
     return data_dir
 
 
