@@ -7,10 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.harness import BotProcess, Emulator, bot_env
+from tests.e2e.harness import BotProcess, Emulator, bot_env, free_port, webhook_env
 from tests.fakes.ollama_server import FakeOllama
 
 ALICE, BOB, STRANGER = 1001, 1002, 9999
+# How the bot takes updates: the key tests run in both (``@pytest.mark.parametrize("mode",
+# MODES)`` overrides the ``mode`` fixture); the others poll.
+MODES = ("polling", "webhook")
 
 
 @pytest.fixture(scope="module")
@@ -30,19 +33,27 @@ def ollama() -> Iterator[FakeOllama]:
 
 
 @pytest.fixture
+def mode() -> str:
+    """Long polling, unless a test is parametrized over :data:`MODES`."""
+    return "polling"
+
+
+@pytest.fixture
 def start_bot(
-    emulator: Emulator, ollama: FakeOllama, tmp_path: Path
+    emulator: Emulator, ollama: FakeOllama, tmp_path: Path, mode: str
 ) -> Iterator[Callable[..., BotProcess]]:
     """Start the real bot process (callable, so a test can restart it on the same data).
 
-    Keyword arguments are extra environment variables, e.g. a test's shorter timings.
+    Keyword arguments are extra environment variables, e.g. a test's shorter timings. In
+    ``webhook`` mode every start listens on the same port, which the stand-in posts to.
     """
     emulator.reset()
     started: list[BotProcess] = []
     data_dir = tmp_path / "botmemory"
+    hook = webhook_env(free_port()) if mode == "webhook" else {}
 
     def start(**extra_env: str) -> BotProcess:
-        env = bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}")
+        env = bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}") | hook
         bot = BotProcess({**env, **extra_env})
         bot.start()
         started.append(bot)
