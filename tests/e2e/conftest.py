@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -55,10 +56,23 @@ def start_bot(
     def start(**extra_env: str) -> BotProcess:
         env = bot_env(emulator, ollama.url, data_dir, f"{ALICE},{BOB}") | hook
         bot = BotProcess({**env, **extra_env})
+        hooks_set = len(_calls(emulator, "setWebhook"))
         bot.start()
         started.append(bot)
+        if hook:  # the test runs once the stand-in knows where to post
+            deadline = time.monotonic() + 30
+            while len(_calls(emulator, "setWebhook")) == hooks_set:
+                assert time.monotonic() < deadline, "the bot never set its webhook"
+                time.sleep(0.05)
         return bot
 
     yield start
     for bot in started:
         bot.kill()
+    if hook:  # it really took every update from the webhook
+        assert _calls(emulator, "getUpdates") == []
+
+
+def _calls(emulator: Emulator, method: str) -> list[dict[str, object]]:
+    """The bot's calls of ``method`` since the stand-in was reset."""
+    return list(emulator.call("getBotCalls", {"method": method})["result"])
