@@ -133,7 +133,7 @@ def serve(settings: Settings) -> int:
     from bot.frontdesk.backend import backend_for
     from bot.jobs import JobRunner
     from bot.scheduling import ptb_job_setup, telegram_notifier
-    from bot.telegram.application import build_application, run_polling
+    from bot.telegram.application import build_application, run
     from bot.telegram.open_turns import OpenTurns
 
     if not settings.allowed_users:
@@ -157,7 +157,7 @@ def serve(settings: Settings) -> int:
             turns=OpenTurns(services.state),
         )
         worker.told = _deliver_now(services.state, telegram_notifier(application))
-        run_polling(application)
+        run(application, settings)
     finally:
         services.close()
     return 0

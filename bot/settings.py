@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import re
 import tomllib
 import typing
 from collections.abc import Iterable, Mapping
@@ -91,6 +92,14 @@ class Settings:
     groups: bool = False
     telegram_base_url: str = "https://api.telegram.org/bot"
     telegram_base_file_url: str = "https://api.telegram.org/file/bot"
+    # Webhook mode: Telegram posts each update to this address (a reverse proxy forwards it to
+    # the listen address and port below); empty: the bot long-polls.
+    telegram_webhook_url: str = ""
+    telegram_webhook_listen: str = "127.0.0.1"
+    telegram_webhook_port: int = 8766
+    telegram_webhook_path: str = ""  # the path served; "" = the webhook URL's own path
+    # Sent by Telegram with every post; "" = a new random one at each start (never stored).
+    telegram_webhook_secret_token: str = field(default="", repr=False)
     timezone: str = ""  # IANA name; "" means the machine's local zone
     log_level: str = "INFO"
     forget_undo_minutes: int = 10  # how long /undo takes back a /forget, /remember or /remind
@@ -126,7 +135,9 @@ class Settings:
 
 # The least context a prompt fits in: system text, tool schemas, a message, room for a reply.
 MIN_CONTEXT_TOKENS = 2048
-SECRETS = ("telegram_bot_token", "llm_api_key")
+SECRETS = ("telegram_bot_token", "llm_api_key", "telegram_webhook_secret_token")
+# Telegram's rule for a webhook's secret_token (setWebhook refuses any other).
+SECRET_TOKEN = re.compile(r"[A-Za-z0-9_-]{1,256}")
 # Environment names that do not follow the PCAI_ prefix.
 ENV_ALIASES = {"telegram_bot_token": "TELEGRAM_BOT_TOKEN", "ollama_host": "OLLAMA_HOST"}
 
@@ -208,6 +219,7 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
                 f"PCAI_USER must be a user key like cli_alice or telegram_42: {settings.user!r}"
             ) from exc
     _check_web(settings.web)
+    _check_webhook(settings)
     if not settings.reminders_snooze_minutes > 0:
         raise SettingsError("PCAI_REMINDERS_SNOOZE_MINUTES must be more than 0")
     if settings.conversation_turns < 0:
@@ -306,6 +318,28 @@ def _check_web(web: WebConfig) -> None:
         raise SettingsError(
             f"PCAI_WEB_PUBLIC_URL must be an http:// or https:// address like "
             f"https://pcai.example.org: {url!r}"
+        )
+
+
+def _check_webhook(settings: Settings) -> None:
+    url = settings.telegram_webhook_url
+    if url and (not url.startswith(("http://", "https://")) or any(c.isspace() for c in url)):
+        raise SettingsError(
+            f"PCAI_TELEGRAM_WEBHOOK_URL must be the https:// address Telegram posts to, like "
+            f"https://pcai.example.org/telegram: {url!r}"
+        )
+    if not 1 <= settings.telegram_webhook_port <= 65535:
+        raise SettingsError(
+            "PCAI_TELEGRAM_WEBHOOK_PORT must be a port number (1-65535): "
+            f"{settings.telegram_webhook_port}"
+        )
+    if any(c.isspace() for c in settings.telegram_webhook_path):
+        raise SettingsError("PCAI_TELEGRAM_WEBHOOK_PATH must be a URL path without spaces")
+    secret = settings.telegram_webhook_secret_token
+    if secret and not SECRET_TOKEN.fullmatch(secret):
+        raise SettingsError(
+            "PCAI_TELEGRAM_WEBHOOK_SECRET_TOKEN must be 1-256 characters of A-Z, a-z, 0-9, "
+            "_ and - (Telegram's rule)"
         )
 
 

@@ -1,4 +1,4 @@
-"""Builds the Telegram Application: handlers, lifecycle hooks, long polling.
+"""Builds the Telegram Application: handlers, lifecycle hooks, long polling or a webhook.
 
 Reads like python-telegram-bot's examples: a typed context, thin handlers per concern, one
 error handler, ``post_init`` (commands, the background worker) and ``post_shutdown`` (worker
@@ -42,6 +42,7 @@ from bot.telegram.presses import on_unknown_button
 from bot.telegram.queues import UserQueues
 from bot.telegram.reminders import add_reminder_handlers
 from bot.telegram.sending import set_menu_button as set_chat_menu_button
+from bot.telegram.webhook import run_webhook, webhook_of
 
 if TYPE_CHECKING:
     from bot.web.server import WebServer
@@ -187,6 +188,19 @@ def add_handlers(application: BotApp) -> None:
         MessageHandler(filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.COMMAND, on_other)
     )
     application.add_error_handler(on_error)
+
+
+def run(application: BotApp, settings: Settings) -> None:
+    """Take updates until SIGINT/SIGTERM: posted to the webhook when one is set, else polled.
+
+    Both feed the same per-user queues, and both stop the same way
+    (:func:`install_stop_signals`).
+    """
+    hook = webhook_of(settings)
+    if hook is None:
+        run_polling(application)
+    else:
+        run_webhook(application, hook)
 
 
 def run_polling(application: BotApp) -> None:

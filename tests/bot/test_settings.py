@@ -189,3 +189,27 @@ def test_the_api_key_is_masked_and_out_of_the_repr() -> None:
 def test_model_settings_are_checked(env: dict[str, str], needle: str) -> None:
     with pytest.raises(SettingsError, match=re.escape(needle)):
         load_settings(env)
+
+
+def test_the_webhook_settings_are_read_checked_and_the_secret_masked() -> None:
+    s = load_settings(
+        {
+            "PCAI_TELEGRAM_WEBHOOK_URL": "https://pcai.example.org/telegram",
+            "PCAI_TELEGRAM_WEBHOOK_LISTEN": "0.0.0.0",
+            "PCAI_TELEGRAM_WEBHOOK_PORT": "9443",
+            "PCAI_TELEGRAM_WEBHOOK_SECRET_TOKEN": "Zq8xT3bL-bk_FJ4a9s0d",
+        }
+    )
+    assert (s.telegram_webhook_listen, s.telegram_webhook_port) == ("0.0.0.0", 9443)
+    assert s.telegram_webhook_url == "https://pcai.example.org/telegram"
+    assert "Zq8x" not in str(settings_as_dict(s)) and "Zq8x" not in repr(s)
+    for env, needle in [
+        ({"PCAI_TELEGRAM_WEBHOOK_URL": "pcai.example.org"}, "PCAI_TELEGRAM_WEBHOOK_URL must be"),
+        ({"PCAI_TELEGRAM_WEBHOOK_PORT": "0"}, "PCAI_TELEGRAM_WEBHOOK_PORT must be a port"),
+        (
+            {"PCAI_TELEGRAM_WEBHOOK_SECRET_TOKEN": "has spaces!"},
+            "PCAI_TELEGRAM_WEBHOOK_SECRET_TOKEN must be 1-256 characters",
+        ),
+    ]:
+        with pytest.raises(SettingsError, match=re.escape(needle)):
+            load_settings(env)

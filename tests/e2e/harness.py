@@ -1,8 +1,9 @@
 """End-to-end harness: the Telegram stand-in, the real ``pcai run`` process, and test users.
 
 The stand-in (``tests/fakes/telegram_server.py``) is a Bot API on 127.0.0.1; the bot process
-polls it exactly as it would poll Telegram, and talks to a fake Ollama on 127.0.0.1 through the
-real ``ollama`` client. Users, in private chats or in groups, are played through its client API.
+polls it exactly as it would poll Telegram (in webhook mode the stand-in posts to it instead),
+and talks to a fake Ollama on 127.0.0.1 through the real ``ollama`` client. Users, in private
+chats or in groups, are played through its client API.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "User",
     "bot_env",
     "free_port",
+    "webhook_env",
 ]
 
 
@@ -177,6 +179,15 @@ def bot_env(emulator: Emulator, ollama_url: str, data_dir: Path, allowed: str) -
         PYTHONUNBUFFERED="1",
     )
     return env
+
+
+def webhook_env(port: int, secret: str = "e2e-secret_1") -> dict[str, str]:
+    """The settings that make the bot take updates on ``port`` as the stand-in's webhook."""
+    return {
+        "PCAI_TELEGRAM_WEBHOOK_URL": f"http://127.0.0.1:{port}/telegram",
+        "PCAI_TELEGRAM_WEBHOOK_PORT": str(port),
+        "PCAI_TELEGRAM_WEBHOOK_SECRET_TOKEN": secret,
+    }
 
 
 class Inbox:

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from agent.prompt import turn_message
-from tests.e2e.conftest import ALICE, BOB
+from tests.e2e.conftest import ALICE, BOB, MODES
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
@@ -102,6 +102,7 @@ def scene(
     return Scene(start_bot(), User(emulator, ALICE, "Alice"), tmp_path / "botmemory")
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_confirm_by_button_and_reply_then_recall_in_a_new_session(
     emulator: Emulator, ollama: FakeOllama, scene: Scene
 ) -> None:
@@ -165,6 +166,7 @@ def test_a_long_reply_arrives_in_pieces(scene: Scene) -> None:
     assert bot.terminate() == 0
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_sigterm_during_a_conversation_loses_nothing(
     ollama: FakeOllama, scene: Scene, start_bot: Callable[[], BotProcess]
 ) -> None:

@@ -15,7 +15,9 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from tests.e2e.conftest import ALICE, BOB
+import pytest
+
+from tests.e2e.conftest import ALICE, BOB, MODES
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.e2e.test_conversation import wait_until
 from tests.fakes.ollama_server import FakeOllama
@@ -71,6 +73,7 @@ def _stop_promptly(bot: BotProcess) -> float:
     return time.monotonic() - began
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_a_flood_of_300_messages_does_not_hold_up_another_user(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:

@@ -15,10 +15,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memory.base.db import connect
 from memory.base.logs import parse_log
 from memory.config import state_db_path
-from tests.e2e.conftest import ALICE
+from tests.e2e.conftest import ALICE, MODES
 from tests.e2e.harness import TOKEN, BotProcess, Emulator, User
 from tests.e2e.test_conversation import wait_until
 from tests.fakes.ollama_server import FakeOllama
@@ -76,6 +78,7 @@ def _kill_while_the_model_answers(bot: BotProcess, ollama: FakeOllama, model: St
     model.unstick()
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_a_message_in_hand_at_kill_9_is_answered_once_after_the_restart(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:
@@ -163,6 +166,7 @@ def test_a_message_too_old_to_answer_gets_one_sentence_after_the_restart(
     assert _answers(alice) == []
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_sigterm_while_the_model_hangs_exits_in_seconds_and_the_restart_answers(
     emulator: Emulator, ollama: FakeOllama, start_bot: Callable[[], BotProcess]
 ) -> None:

@@ -12,7 +12,9 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.e2e.conftest import ALICE
+import pytest
+
+from tests.e2e.conftest import ALICE, MODES
 from tests.e2e.harness import BotProcess, Emulator, User
 from tests.e2e.test_conversation import (
     button,
@@ -28,6 +30,7 @@ HOME = "我住在台中市西屯區"
 QUESTION = "明天要不要帶傘？"
 
 
+@pytest.mark.parametrize("mode", MODES)
 def test_updates_sent_while_the_bot_was_down_are_answered_after_it_restarts(
     emulator: Emulator,
     ollama: FakeOllama,

@@ -1,4 +1,5 @@
-"""A Telegram Bot API stand-in on 127.0.0.1: python-telegram-bot 22 polls it, tests play users.
+"""A Telegram Bot API stand-in on 127.0.0.1: python-telegram-bot 22 polls it or takes its
+webhook posts, tests play users.
 
 Bot side, ``/bot<token>/<method>`` (GET or POST; JSON, form or multipart bodies), answering as
 Telegram does: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code",
@@ -16,10 +17,12 @@ Telegram does: ``{"ok": true, "result": ...}`` or ``{"ok": false, "error_code",
   ``draft_id``; ``draft_retry_after`` makes the next one a 429 with ``retry_after``),
   sendDocument (multipart; the bytes are kept: getFile and
   ``GET /file/bot<token>/<file_path>`` give them back), set/get/deleteMyCommands (per scope
-  and language, validated like Telegram), getWebhookInfo, setWebhook, deleteWebhook
-  (``drop_pending_updates``), setChatMenuButton, setMyDescription, setMyShortDescription,
-  setMyName, setMessageReaction, logOut, close. Anything else: 400 "method X is not
-  supported". ``parse_mode`` is not interpreted.
+  and language, validated like Telegram), getWebhookInfo (``last_error_message`` of the last
+  failed post), setWebhook (``url``, ``secret_token`` checked as Telegram does,
+  ``allowed_updates``, ``drop_pending_updates``; an http:// address is taken too, since no
+  TLS is served here), deleteWebhook (``drop_pending_updates``), setChatMenuButton,
+  setMyDescription, setMyShortDescription, setMyName, setMessageReaction, logOut, close.
+  Anything else: 400 "method X is not supported". ``parse_mode`` is not interpreted.
 
 Client side (POST JSON; the shape of telegram-test-api's, which the tests used before):
 
@@ -37,6 +40,10 @@ Client side (POST JSON; the shape of telegram-test-api's, which the tests used b
 - ``/getUpdatesHistory`` ``{"token"}``: every bot message and user update, oldest first.
 - ``/getBotCalls`` ``{"token"?, "since"?, "method"?}``: every Bot API call with its
   parameters, ``seq`` above ``since``. ``/reset`` ``{}``: forget messages, updates, files, calls.
+
+While a webhook is set, each update is POSTed to it, oldest first, as Telegram does
+(``tests/fakes/telegram_webhook.py``): with the secret token's header, kept until the bot
+answers 2xx, tried again after a refusal or a failed connection.
 
 In tests: ``server = FakeTelegram()`` (a thread; ``server.url``, ``server.stop()``). As a
 process: ``python -m tests.fakes.telegram_server [PORT]`` prints "listening on <url>".
@@ -58,6 +65,7 @@ from http.server import ThreadingHTTPServer
 from typing import Any
 
 from tests.fakes.telegram_chats import BOT_USER, BOT_USERNAME, Chats
+from tests.fakes.telegram_webhook import RETRY_SECONDS, SECRET_TOKEN, Hook, post_update
 from tests.fakes.telegram_wire import ApiError, Upload, bad_request, make_handler
 
 __all__ = ["BOT_USER", "BOT_USERNAME", "FakeTelegram", "main"]
@@ -101,7 +109,9 @@ class FakeTelegram:
         self._history: list[dict[str, Any]] = []
         self._queries: set[str] = set()
         self._commands: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-        self._webhooks: dict[str, str] = {}
+        self._webhooks: dict[str, Hook] = {}
+        self._webhook_errors: dict[str, tuple[int, str]] = {}  # token: (date, message)
+        self._sender: threading.Thread | None = None  # posts to the webhooks once one is set
         self._allowed: dict[str, list[str]] = {}
         self.draft_retry_after = 0  # set: the next sendMessageDraft gets 429 with this wait
         self._methods: dict[str, Method] = {
@@ -144,6 +154,8 @@ class FakeTelegram:
         self._httpd.shutdown()
         self._httpd.server_close()
         self._thread.join(timeout=5)
+        if self._sender is not None:
+            self._sender.join(timeout=15)
 
     def __enter__(self) -> FakeTelegram:
         return self
@@ -195,7 +207,7 @@ class FakeTelegram:
         ]
 
     def _get_updates(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
-        if self._webhooks.get(token):
+        if token in self._webhooks:
             raise ApiError(
                 409,
                 "Conflict: can't use getUpdates method while webhook is active; "
@@ -203,8 +215,7 @@ class FakeTelegram:
             )
         limit = min(max(int(p.get("limit") or 100), 1), 100)
         deadline = time.monotonic() + min(max(float(p.get("timeout") or 0), 0.0), LONG_POLL_MAX)
-        if isinstance(p.get("allowed_updates"), list):
-            self._allowed[token] = [str(k) for k in p["allowed_updates"]]
+        self._set_allowed(token, p)
         self._confirm(token, int(p.get("offset") or 0))
         while True:
             pending = self._pending(token)
@@ -270,19 +281,80 @@ class FakeTelegram:
         self._commands.pop(self._scope(token, p), None)
         return True
 
+    def _set_allowed(self, token: str, p: dict[str, Any]) -> None:
+        if isinstance(p.get("allowed_updates"), list):
+            self._allowed[token] = [str(k) for k in p["allowed_updates"]]
+
     def _get_webhook_info(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
-        url, pending = self._webhooks.get(token, ""), len(self._pending(token))
-        return {"url": url, "has_custom_certificate": False, "pending_update_count": pending}
+        hook, pending = self._webhooks.get(token), len(self._pending(token))
+        info = {
+            "url": hook.url if hook else "",
+            "has_custom_certificate": False,
+            "pending_update_count": pending,
+        }
+        if hook and token in self._webhook_errors:
+            date, message = self._webhook_errors[token]
+            info |= {"last_error_date": date, "last_error_message": message}
+        return info
 
     def _set_webhook(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
-        self._webhooks[token] = str(p.get("url") or "")
+        url, secret = str(p.get("url") or ""), str(p.get("secret_token") or "")
+        if not url:  # Telegram: an empty url removes the webhook
+            return self._delete_webhook(token, p, f)
+        if not url.startswith(("http://", "https://")):
+            raise bad_request("bad webhook: An HTTPS URL must be provided for webhook")
+        if secret and not SECRET_TOKEN.fullmatch(secret):
+            raise bad_request("secret token contains unallowed characters")
+        self._set_allowed(token, p)
+        if p.get("drop_pending_updates"):
+            self._updates = [(t, u) for t, u in self._updates if t != token]
+        self._webhooks[token] = Hook(url, secret)
+        self._webhook_errors.pop(token, None)
+        if self._sender is None:
+            self._sender = threading.Thread(target=self._post_updates, daemon=True)
+            self._sender.start()
+        self._cond.notify_all()
         return True
 
     def _delete_webhook(self, token: str, p: dict[str, Any], f: dict[str, Upload]) -> Any:
         self._webhooks.pop(token, None)
+        self._webhook_errors.pop(token, None)
         if p.get("drop_pending_updates"):
             self._updates = [(t, u) for t, u in self._updates if t != token]
         return True
+
+    def _next_post(self) -> tuple[str, Hook, dict[str, Any]] | None:
+        """The oldest update of a bot with a webhook (under the lock), or None."""
+        for token, hook in self._webhooks.items():
+            pending = self._pending(token)
+            if pending:
+                return token, hook, copy.deepcopy(pending[0])
+        return None
+
+    def _post_updates(self) -> None:
+        """Post each update to its bot's webhook, one at a time, until the stand-in stops."""
+        while True:
+            with self._cond:
+                post = self._next_post()
+                while post is None and not self._closing:
+                    self._cond.wait(1.0)
+                    post = self._next_post()
+                if self._closing:
+                    return
+            assert post is not None
+            token, hook, update = post
+            error = post_update(hook, update)  # outside the lock: the bot calls back meanwhile
+            with self._cond:
+                if not error:
+                    self._updates = [
+                        (t, u)
+                        for t, u in self._updates
+                        if t != token or u["update_id"] != update["update_id"]
+                    ]
+                    continue
+                if self._webhooks.get(token) == hook:
+                    self._webhook_errors[token] = (int(time.time()), error)
+                self._cond.wait(RETRY_SECONDS)  # kept; tried again, as Telegram does
 
     # --- the client API (tests playing users) --------------------------------------------------
 
@@ -315,6 +387,8 @@ class FakeTelegram:
                 self.chats = Chats()
                 self.calls, self._updates, self._history = [], [], []
                 self._queries.clear()
+                self._webhooks.clear()
+                self._webhook_errors.clear()
                 return True
             raise ApiError(404, f"Not Found: no client route {path}")
 

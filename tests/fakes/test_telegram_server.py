@@ -8,6 +8,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
@@ -163,3 +164,75 @@ async def test_a_sent_document_can_be_read_back(tg: FakeTelegram) -> None:
     assert bytes(downloaded) == content
     (row,) = _post(f"{tg.url}/getUpdates", {"token": TOKEN, "chatId": 1001})["result"]
     assert row["message"]["document"]["file_id"] == sent.document.file_id
+
+
+class Receiver:
+    """A bot's webhook on 127.0.0.1: records each post; answers ``status`` (403 refuses)."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[dict[str, str], dict[str, Any]]] = []
+        self.status = 200
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                receiver.posts.append((dict(self.headers), body))
+                self.send_response(receiver.status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+
+    def texts(self) -> list[str]:
+        return [body["message"]["text"] for _, body in self.posts]
+
+
+def _until(check: Any, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def test_after_set_webhook_each_update_is_posted_with_the_secret_until_taken(
+    tg: FakeTelegram,
+) -> None:
+    hook = Receiver()
+    try:
+        bad = api(tg, "setWebhook", url=hook.url, secret_token="not allowed!")
+        assert bad["error_code"] == 400 and "secret token" in bad["description"]
+        assert api(tg, "setWebhook", url=hook.url, secret_token="s3cret_token-1")["ok"]
+        assert api(tg, "getUpdates")["error_code"] == 409  # no polling while a webhook is set
+        say(tg, "one")
+        say(tg, "two")
+        _until(lambda: hook.texts() == ["one", "two"])  # oldest first, one post each
+        headers, _ = hook.posts[0]
+        assert headers["Content-Type"] == "application/json"
+        assert headers["X-Telegram-Bot-Api-Secret-Token"] == "s3cret_token-1"
+        assert api(tg, "getWebhookInfo")["result"]["pending_update_count"] == 0
+
+        hook.status = 403  # refused: kept, tried again, the error shown
+        say(tg, "three")
+        _until(lambda: hook.texts().count("three") >= 2)
+        info = api(tg, "getWebhookInfo")["result"]
+        assert info["url"] == hook.url and info["pending_update_count"] == 1
+        assert info["last_error_message"].startswith("Wrong response from the webhook: 403")
+        hook.status = 200
+        _until(lambda: api(tg, "getWebhookInfo")["result"]["pending_update_count"] == 0)
+        taken = len(hook.posts)
+        time.sleep(0.5)
+        assert len(hook.posts) == taken  # taken once: never posted again
+
+        assert api(tg, "deleteWebhook")["ok"]
+        say(tg, "four")
+        assert texts(api(tg, "getUpdates")) == ["four"]  # polled again, not posted
+        assert "four" not in hook.texts()
+    finally:
+        hook.httpd.shutdown()
+        hook.httpd.server_close()
