@@ -11,7 +11,9 @@ folder and uses it again when it already holds the same shape.
 Then runs the real bot (``pcai run``, the Telegram stand-in, an instant fake Ollama as in
 ``bench/load.py``) with ``PCAI_CACHE_MB`` (``--cache-mb``, the shipped default unless set):
 
-1. one person's warm-up; the bot's RSS then is the fixed base, its open files the baseline;
+1. the warm-up: the 10 people, 2 messages each, 10 at once (the embedder's second model
+   handle is made only when two queries run at once, ~100 MB); the bot's RSS then is the
+   fixed base (it holds those 10 people's caches too, a few MB), its open files the baseline;
 2. the 10-person figure: 10 people, ``--ten-messages`` messages each, closed loop (10 at once);
 3. every one of the N people sends ``--messages`` messages, played by 10 players at once
    (each through its share of the people in turn), so most turns find the person's caches
@@ -225,7 +227,8 @@ def main() -> int:
             assert bot.proc is not None
             pid = bot.proc.pid
             poller.start()
-            play(replies, emulator, [0], 0, 3, args.timeout)  # e5 loads on the first query
+            # e5 loads on the first query, its second handle when two run at once.
+            play(replies, emulator, list(range(10)), 0, 2, args.timeout)
             wait_drained(db)
             base, fds0 = rss_mb(pid), open_files(pid)
             print(f"after the warm-up: RSS {base:.0f} MB, {fds0} open files")
