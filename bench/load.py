@@ -46,18 +46,32 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
 from tests.e2e.harness import BotProcess, Emulator, User, bot_env
 from tests.fakes.ollama_server import FakeOllama
 
 _TOKEN = re.compile(r"\[(u\d+-m\d+)\]")
+# A data block of the user's turn (this turn's memories and log lines, which carry the
+# tokens of older messages): the model reads what is inside as data, apart from the words.
+_DATA = re.compile(re.escape(MEMORY_OPEN) + ".*?" + re.escape(MEMORY_CLOSE), re.DOTALL)
 BASE = 200_000  # the first player's Telegram id
 
 
+def person_words(turn: str) -> str:
+    """What the person wrote in a user's turn: the turn without its data blocks."""
+    return _DATA.sub("", turn)
+
+
 def echo_model(request: dict[str, Any]) -> str:
-    """Answer instantly with the token of the last user message."""
+    """Answer instantly with the token the person wrote in the last user message.
+
+    Since the cache-friendly layout the turn also carries this turn's memories and log lines,
+    with older messages' tokens in them; the last token of the whole turn was often one of
+    those, so a player waited for a reply that never carried its token.
+    """
     for m in reversed(request.get("messages", [])):
         if m.get("role") == "user":
-            found = _TOKEN.findall(str(m.get("content", "")))
+            found = _TOKEN.findall(person_words(str(m.get("content", ""))))
             return f"收到 [{found[-1]}]" if found else "收到"
     return "收到"
 

@@ -116,6 +116,7 @@ def memory_config(settings: Settings) -> MemoryConfig:
         pending=settings.pending,
         lifecycle=settings.lifecycle,
         forget_undo_minutes=settings.forget_undo_minutes,
+        cache_mb=settings.cache_mb,
     )
 
 

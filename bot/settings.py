@@ -22,6 +22,7 @@ from bot.errors import SettingsError
 from history.config import HistoryConfig, TopicIndexConfig
 from memory.base.users import check_user_key
 from memory.config import (
+    DEFAULT_CACHE_MB,
     AdaptiveConfig,
     BudgetConfig,
     IndexConfig,
@@ -106,6 +107,7 @@ class Settings:
     user: str = ""  # the user key `pcai` commands use when --user is not given
     reminders_snooze_minutes: float = 10.0  # the short Snooze button (tests set 0.05)
     conversation_turns: int = 3  # the user's previous lines the search takes as context
+    cache_mb: int = DEFAULT_CACHE_MB  # the per-user caches' shared byte budget (LRU beyond)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     index: IndexConfig = field(default_factory=IndexConfig)
     adaptive: AdaptiveConfig = field(default_factory=AdaptiveConfig)
@@ -225,6 +227,8 @@ def load_settings(env: Mapping[str, str], config_file: Path | None = None) -> Se
     if settings.conversation_turns < 0:
         raise SettingsError("PCAI_CONVERSATION_TURNS must be 0 (off) or more")
     settings = _implied_backend(settings, env, toml)
+    if settings.cache_mb < 0:
+        raise SettingsError("PCAI_CACHE_MB must be 0 (no caching) or more")
     _check_llm(settings)
     if settings.backup.keep < 1:
         raise SettingsError("PCAI_BACKUP_KEEP must be 1 or more (the snapshots kept)")

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Literal, overload
 
 from memory.base.guards import FORGOTTEN
+from memory.base.lru import MB, CachePool
 from memory.base.markdown import Entry
 from memory.base.tokens import TokenCounter, load_counter
 from memory.config import MemoryConfig, index_path, state_db_path
@@ -119,7 +120,12 @@ class Memory:
         data_dir.mkdir(parents=True, exist_ok=True)
         self.counter: TokenCounter = load_counter()
         self.embedder: Embedder = embedder or E5Embedder(batch_size=cfg.index.embed_batch_size)
-        self.store = IndexStore(index_path(data_dir), self.embedder.name, self.embedder.dim)
+        # One byte budget for every per-user cache of this process, the agent's and the memory
+        # page's too (they take theirs from here): least recently used out first.
+        self.caches = CachePool(cfg.cache_mb * MB)
+        self.store = IndexStore(
+            index_path(data_dir), self.embedder.name, self.embedder.dim, self.caches
+        )
         try:
             self.state = StateDB(state_db_path(data_dir), migrations)
         except BaseException:
@@ -128,7 +134,8 @@ class Memory:
         self._closed = False
         self.indexer = Indexer(data_dir, self.store, self.embedder, self.counter, cfg.index)
         self.access = AccessCounter(self.state)
-        signals = MemorySignals(data_dir, self.access)  # the retrieval score ranks by these
+        # The retrieval score ranks by these.
+        signals = MemorySignals(data_dir, self.access, self.caches.cache("memory_weights"))
         self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval, signals)
         self.service = MemoryService(data_dir, self.indexer, self.searcher)
         self.pending = PendingStore(self.state, cfg.pending)

@@ -25,6 +25,11 @@ def state_db_path(data_dir: Path) -> Path:
     return data_dir / STATE_FILE
 
 
+# The byte budget every per-user cache of a process shares (``PCAI_CACHE_MB``): about 180
+# people's vectors at a thousand chunks each; past it, the least recently seen go first.
+DEFAULT_CACHE_MB = 256
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalConfig:
     """Retrieval settings (docs/retrieval.md, "Staged scoring"), search depth, fusion choice."""
@@ -169,3 +174,5 @@ class MemoryConfig:
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
     # How long the bot's /undo can bring back what /forget removed (the undo copies in pcai.db).
     forget_undo_minutes: int = 10
+    # The per-user caches' shared budget in MB (vectors, parsed MEMORY.md, term counts).
+    cache_mb: int = DEFAULT_CACHE_MB

@@ -13,6 +13,7 @@ from history.dailylog import DailyLog
 from history.sessions import SessionStore
 from memory.base.fsutil import file_stamp, read_text
 from memory.base.logs import LogRecord, parse_log
+from memory.base.lru import PoolCache
 from memory.base.markdown import STATUSES, Entry
 from memory.config import LifecycleConfig
 from memory.index.sources import KIND_MEMORY
@@ -25,6 +26,9 @@ from memory.write.proposals import Proposal
 
 PAGE_SIZE = 100
 LAYERS = ("L0", "L1", "L2")
+# What a cached list of entries costs: the list, and each entry beside 3x its text.
+ENTRIES_BYTES = 200
+ENTRY_BYTES = 600
 DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 
@@ -128,7 +132,10 @@ class EntryCache:
 
     def __init__(self, memory: MemoryService) -> None:
         self.memory = memory
-        self._cache: dict[str, tuple[tuple[int, int, int, int], list[Entry]]] = {}
+        # In the process's byte-budgeted pool: a person not seen for a while is parsed again.
+        self._cache: PoolCache[str, tuple[tuple[int, int, int, int], list[Entry]]] = (
+            memory.caches.cache("page_entries")
+        )
 
     def entries(self, user_key: str) -> list[Entry]:
         """The user's entries in file order."""
@@ -137,7 +144,8 @@ class EntryCache:
         if cached is not None and cached[0] == stamp:
             return cached[1]
         entries = self.memory.entries(user_key)
-        self._cache[user_key] = (stamp, entries)
+        size = ENTRIES_BYTES + sum(ENTRY_BYTES + 3 * len(e.text.encode()) for e in entries)
+        self._cache.put(user_key, (stamp, entries), size)
         return entries
 
 

@@ -20,6 +20,8 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.base.db import connect, is_damaged, set_aside
+from memory.base.lru import MB, CachePool
+from memory.config import DEFAULT_CACHE_MB
 from memory.index import fts
 from memory.index.schema import FTS_REFILL, SCHEMA_VERSION, Chunk, NewChunk, prepare, row_to_chunk
 from memory.index.text import space_cjk
@@ -33,17 +35,20 @@ __all__ = ["SCHEMA_VERSION", "Chunk", "IndexStore", "NewChunk"]
 class IndexStore:
     """Reads and writes the index database. Thread-safe behind one lock."""
 
-    def __init__(self, path: Path, model: str, dim: int) -> None:
+    def __init__(self, path: Path, model: str, dim: int, caches: CachePool | None = None) -> None:
         self.path = path
         self.model = model
         self.dim = dim
         self._lock = threading.RLock()
-        self._vec_cache = VectorCache(dim)
+        # The pool the process's per-user caches share (memory.open passes it): the vectors
+        # and the term counts here go in it.
+        self.caches = caches if caches is not None else CachePool(DEFAULT_CACHE_MB * MB)
+        self._vec_cache = VectorCache(dim, self.caches.cache("vectors"))
         self._vec_cache_version = -1
         self._rows: dict[str, int] = {}  # each user's chunk count, while nothing changed
         try:
             self.conn = connect(path)
-            self.fts = fts.UserFts(self.conn)
+            self.fts = fts.UserFts(self.conn, self.caches.cache("term_counts"))
             # True when the file is new or its schema/model changed: the caller must rebuild.
             self.needs_rebuild = self._prepare()
         except Exception as exc:
@@ -58,7 +63,7 @@ class IndexStore:
                 aside.name,
             )
             self.conn = connect(path)
-            self.fts = fts.UserFts(self.conn)
+            self.fts = fts.UserFts(self.conn, self.caches.cache("term_counts"))
             self.needs_rebuild = self._prepare()
 
     # -- schema (memory.index.schema) ------------------------------------------------------

@@ -12,9 +12,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from memory.base.lru import PoolCache
+
 # BM25 weight of the context column (a log record's neighbours) against its own text (1.0):
 # a neighbour's words should lift a record a little, never outrank the record that said them.
 FTS_CONTEXT_WEIGHT = 0.3
+
+# What a user's cached term counts cost: the entry, and each (token, count) in its dict.
+COUNTS_BYTES = 400
+TERM_BYTES = 120
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS fts_tables (
@@ -38,11 +44,12 @@ class UserFts:
     # (cheap: their doclists are short), so a word written a minute ago is never missed.
     DF_CACHE_MIN = 50
 
-    def __init__(self, conn: Any) -> None:
+    def __init__(self, conn: Any, counts: PoolCache[str, tuple[int, dict[str, int]]]) -> None:
         self.conn = conn
         self._names: dict[str, str] = {}
-        # user -> (the user's row count when taken, token -> document frequency)
-        self._df: dict[str, tuple[int, dict[str, int]]] = {}
+        # user -> (the user's row count when taken, token -> document frequency), in the
+        # process's byte-budgeted pool: an evicted user's counts are counted again.
+        self._df = counts
 
     def forget_cached(self) -> None:
         """Drop cached table names and counts (after a rollback, a drop or a scrub)."""
@@ -136,10 +143,9 @@ class UserFts:
         name = self.table(user_key)
         if name is None:
             return [0] * len(terms)
-        taken, cache = self._df.get(user_key, (-1, {}))
+        taken, cache = self._df.get(user_key) or (-1, {})
         if taken < 0 or abs(rows - taken) > 0.1 * max(taken, 1):
-            cache = {}
-            self._df[user_key] = (rows, cache)
+            taken, cache = rows, {}
         out: list[int] = []
         for term in terms:
             tokens = term.strip('"').replace('""', '"').split() or [term]
@@ -147,6 +153,7 @@ class UserFts:
             # A phrase that matches nothing stays at 0 (so it is dropped) only when one of
             # its tokens is absent; otherwise its cost is its most frequent token.
             out.append(0 if min(counts) == 0 else max(counts))
+        self._df.put(user_key, (taken, cache), COUNTS_BYTES + TERM_BYTES * len(cache))
         return out
 
     def _token_count(self, name: str, cache: dict[str, int], token: str) -> int:

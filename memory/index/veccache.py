@@ -16,6 +16,8 @@ import numpy as np
 import numpy.typing as npt
 from threadpoolctl import threadpool_limits
 
+from memory.base.lru import PoolCache
+
 Ids = npt.NDArray[np.int64]
 Matrix = npt.NDArray[np.float32]
 
@@ -26,6 +28,8 @@ def _normalised(rows: Matrix) -> Matrix:
     return rows
 
 
+# What an entry costs beside its arrays (the tuple, two array headers, the pool's key).
+ENTRY_BYTES = 400
 # A scan of more rows than this is split across the cores (:func:`nearest`).
 SPLIT_ROWS = 20_000
 _CORES = max(1, min(4, os.cpu_count() or 1))
@@ -56,14 +60,23 @@ def _similarities(matrix: Matrix, q: Matrix) -> Matrix:
 
 
 class VectorCache:
-    """Per-user (ids, unit-length vectors), sorted by id. Not locked: the store's lock is."""
+    """Per-user (ids, unit-length vectors), sorted by id, in a byte-budgeted cache.
 
-    def __init__(self, dim: int) -> None:
+    The least recently searched people go first when the pool's budget (``PCAI_CACHE_MB``) is
+    reached; a person not cached is loaded again from ``chunk_vec`` (the cold path), which
+    gives the same sorted matrix. Not locked: the store's lock is.
+    """
+
+    def __init__(self, dim: int, cache: PoolCache[str, tuple[Ids, Matrix]]) -> None:
         self.dim = dim
-        self._users: dict[str, tuple[Ids, Matrix]] = {}
+        self._users = cache
+
+    def _keep(self, user_key: str, ids: Ids, matrix: Matrix) -> tuple[Ids, Matrix]:
+        self._users.put(user_key, (ids, matrix), ids.nbytes + matrix.nbytes + ENTRY_BYTES)
+        return ids, matrix
 
     def get(self, user_key: str) -> tuple[Ids, Matrix] | None:
-        """The user's cached matrix, if loaded."""
+        """The user's cached matrix, if loaded (and not evicted since)."""
         return self._users.get(user_key)
 
     def load(self, user_key: str, rows: Sequence[Any]) -> tuple[Ids, Matrix]:
@@ -75,8 +88,7 @@ class VectorCache:
             matrix = _normalised(flat.reshape(len(ordered), self.dim).copy())
         else:
             matrix = np.zeros((0, self.dim), dtype=np.float32)
-        self._users[user_key] = (ids, matrix)
-        return ids, matrix
+        return self._keep(user_key, ids, matrix)
 
     def add(self, user_key: str, ids: list[int], vectors: Matrix) -> None:
         """Our own writes update a loaded matrix in place.
@@ -93,17 +105,17 @@ class VectorCache:
         all_ids = np.concatenate([cached[0], np.asarray(ids, dtype=np.int64)])
         matrix = np.vstack([cached[1], rows])
         order = np.argsort(all_ids, kind="stable")
-        self._users[user_key] = (all_ids[order], matrix[order])
+        self._keep(user_key, all_ids[order], matrix[order])
 
     def drop(self, ids: list[int]) -> None:
         """Forget these chunks wherever they are cached."""
         if not ids:
             return
         gone = np.asarray(ids, dtype=np.int64)
-        for user_key, (cached_ids, matrix) in list(self._users.items()):
+        for user_key, (cached_ids, matrix) in self._users.entries():
             keep = ~np.isin(cached_ids, gone)
             if not keep.all():
-                self._users[user_key] = (cached_ids[keep], matrix[keep])
+                self._keep(user_key, cached_ids[keep], matrix[keep])
 
     def clear(self) -> None:
         """Forget every user's matrix."""

@@ -7,18 +7,23 @@ changed (keyed by :func:`memory.base.fsutil.file_stamp`), so a query costs one s
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from memory.base.fsutil import file_stamp, read_text
+from memory.base.lru import MB, CachePool, PoolCache
 from memory.base.markdown import parse_memory
 from memory.base.users import UserPaths
 from memory.errors import UnreadableFileError
 from memory.search.scoring import NEUTRAL_WEIGHT
 from memory.state.usage import AccessCounter, AccessStat
+
+# What a user's cached weights cost: the entry, and each (entry id, weight) of its dict.
+ENTRY_BYTES = 400
+ID_BYTES = 150
+WEIGHTS_BYTES = 16 * MB  # a pool of its own when none is given
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,18 +45,22 @@ class SignalSource(Protocol):
 class MemorySignals:
     """Weights from each user's MEMORY.md and access counts from ``pcai.db``."""
 
-    def __init__(self, data_dir: Path, access: AccessCounter) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        access: AccessCounter,
+        cache: PoolCache[str, tuple[tuple[int, int, int, int], dict[str, int]]] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.access = access
-        self._weights: dict[str, tuple[tuple[int, int, int, int], dict[str, int]]] = {}
-        self._lock = threading.Lock()
+        # In the process's byte-budgeted pool (memory.open's); a pool of its own otherwise.
+        self._weights = cache if cache is not None else CachePool(WEIGHTS_BYTES).cache("w")
 
     def weights(self, user_key: str) -> dict[str, int]:
         """Entry id -> ``user_weight`` of the user's MEMORY.md, parsed once per change."""
         path = UserPaths.of(self.data_dir, user_key).memory_md
         stamp = file_stamp(path)
-        with self._lock:
-            hit = self._weights.get(user_key)
+        hit = self._weights.get(user_key)
         if hit is not None and hit[0] == stamp:
             return hit[1]
         try:
@@ -59,8 +68,7 @@ class MemorySignals:
         except UnreadableFileError:  # whoever reads the file for the answer reports it
             return {}
         weights = {e.id: e.user_weight for e in parse_memory(text).entries}
-        with self._lock:
-            self._weights[user_key] = (stamp, weights)
+        self._weights.put(user_key, (stamp, weights), ENTRY_BYTES + ID_BYTES * len(weights))
         return weights
 
     def signals(self, user_key: str) -> Mapping[str, EntrySignal]:

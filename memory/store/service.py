@@ -10,6 +10,7 @@ from typing import Any
 from memory.base.fsutil import atomic_write_text, read_text
 from memory.base.guards import mask
 from memory.base.locks import FileLock, user_lock
+from memory.base.lru import CachePool
 from memory.base.markdown import (
     DEFAULT_SECTION,
     Entry,
@@ -42,6 +43,12 @@ class MemoryService:
         another (``pcai remember``, the service), loses another's update.
         """
         return user_lock(self.data_dir, user_key)
+
+    @property
+    def caches(self) -> CachePool:
+        """The byte-budgeted pool every per-user cache of this process shares
+        (``PCAI_CACHE_MB``): the index's, and the agent's and the memory page's parses."""
+        return self.indexer.store.caches
 
     def paths(self, user_key: str) -> UserPaths:
         """The user's folder layout."""
