@@ -15,6 +15,7 @@ from bot.web import views
 from bot.web.i18n import word
 from bot.web.logins import PageSession
 from bot.web.render import lang_of, render
+from bot.web.routes_auth import safe_back
 from bot.web.security import WebDeps, deps_of, page, write
 from bot.web.shaping import EditForm, ShapeError, Shaper
 from memory.errors import EntryNotFoundError
@@ -159,6 +160,9 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
         return await _entry_view(request, session, entry_id, edit_form, exc.said(lang))
     new = entry.id != entry_id
     deps.flash(session, word("new_version", lang) + entry.id if new else word("saved", lang))
+    back = str(form.get("back", ""))
+    if back:  # edited in the list: back to the list, where the new text stands
+        return RedirectResponse(safe_back(back) + f"#e-{entry.id}", status_code=303)
     return _back(entry.id)
 
 

@@ -159,8 +159,8 @@ async def test_forget_and_undo(live: Live, browser: Browser) -> None:
         "main .section, main .empty"
     )
     await tab.click("#undo")
-    await tab.wait_for_selector("article.entry")
-    assert "118 號" in live.memory_md() and "118 號" in await tab.inner_text("article.entry")
+    await tab.wait_for_selector("li.entry")
+    assert "118 號" in live.memory_md() and "118 號" in await tab.inner_text("li.entry")
 
 
 async def test_restore_an_archived_entry(live: Live, browser: Browser) -> None:
@@ -184,7 +184,7 @@ async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser:
     await tab.click("#edit button[type=submit]")
     await tab.wait_for_selector(".flash")
     await tab.goto(f"{live.base}/")
-    assert await tab.locator("article.entry p.text").all_inner_texts() == [
+    assert await tab.locator("li.entry p.text").all_inner_texts() == [
         "My dentist is Dr. Chen near the station"  # one memory: the old version is history
     ]
     assert await tab.locator("button.keep").count() == 0  # new, used or not: not fading
@@ -197,7 +197,7 @@ async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser:
         "My dentist is Dr. Chen near the station": "deprecated",
     }
     await tab.goto(f"{live.base}/")
-    assert await tab.locator("article.entry p.text").all_inner_texts() == ["My dentist is Dr. Lin"]
+    assert await tab.locator("li.entry p.text").all_inner_texts() == ["My dentist is Dr. Lin"]
 
 
 async def test_confirm_a_pending_proposal_made_in_chat(live: Live, browser: Browser) -> None:
@@ -258,9 +258,9 @@ async def test_a_script_in_a_memory_shows_as_text(live: Live, browser: Browser) 
     text = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='x'\">"
     live.page.remember(ALICE, text)
     tab = await live.tab(browser)
-    assert await tab.inner_text("article.entry .text") == text
+    assert await tab.inner_text("li.entry .text") == text
     assert await tab.title() == "PCAI memory"
-    assert await tab.locator("article.entry img").count() == 0
+    assert await tab.locator("li.entry img").count() == 0
 
 
 async def test_the_mini_app_logs_in_with_telegrams_init_data(live: Live, browser: Browser) -> None:
@@ -314,7 +314,7 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     live: Live, browser: Browser, lang: str, width: int
 ) -> None:
     core = live.page.remember(ALICE, "Always answer me in Traditional Chinese", is_core=True)
-    live.page.remember(ALICE, "Deploy PCAI with systemd", scope="project:pcai")
+    deploy = live.page.remember(ALICE, "Deploy PCAI with systemd", scope="project:pcai")
     tea = live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
     services = live.page.services
     now = datetime.now().astimezone()
@@ -334,13 +334,15 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
 
     shown = await tab.inner_text("main")  # a closed <details> shows only its summary
     assert not CODES.search(shown), CODES.search(shown)
-    for key in ("L0", "L1", "L2", "global"):
-        assert words[key] in shown, key
     card = f"#e-{tea}"
     assert tea not in await tab.inner_text(card)
-    await tab.click(f"{card} details.tech summary")  # the codes, one click away
+    await tab.click(f"{card} details.more summary")  # the fields and codes, one click away
     opened = await tab.inner_text(card)
     assert tea in opened and "L2" in opened and "global" in opened
+    assert words["L2"] in opened and words["global"] in opened
+    for entry_id, key in ((core, "L0"), (deploy, "L1")):
+        await tab.click(f"#e-{entry_id} details.more summary")
+        assert words[key] in await tab.inner_text(f"#e-{entry_id}"), key
     assert await fits(tab, width)
 
     await tab.goto(f"{live.base}/why")
@@ -358,3 +360,35 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     assert words["import"] in shown and not CODES.search(shown)
     await tab.goto(f"{live.base}/logs/2026-11-21")
     assert await tab.locator(".records .who").all_inner_texts() == [words["you"]]
+
+
+LIST_WORDS = {"en": ["Edit", "Delete", "Details"], "zh": ["修改", "刪除", "詳細"]}
+SHOTS = Path("/tmp")  # screenshots of the new page items, to look at
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_the_plain_list_edits_and_deletes_a_memory(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    tea = live.page.remember(ALICE, "I prefer oolong tea in the afternoon", "偏好 Preferences")
+    car = live.page.remember(ALICE, "我的車位在 B2 的 118 號", "個人 Personal")
+    tab = await live.tab(browser, lang=lang, width=width)
+    # each memory is its sentence with Edit and Delete; the details stay closed
+    lines = (await tab.inner_text(f"#e-{car}")).split()
+    assert lines == ["我的車位在", "B2", "的", "118", "號", *LIST_WORDS[lang]]
+    await tab.screenshot(path=str(SHOTS / f"i30c-list-{lang}-{width}.png"), full_page=True)
+    await tab.click(f"#e-{tea} details.edit-inline summary")
+    await tab.fill(f"#e-{tea} textarea[name=text]", "I prefer jasmine tea now")
+    await tab.click(f"#e-{tea} button.save")
+    await tab.wait_for_selector(".flash")
+    assert tab.url.startswith(f"{live.base}/#e-")  # back on the list
+    assert "I prefer jasmine tea now" in await tab.locator("li.entry p.text").all_inner_texts()
+    assert "I prefer jasmine tea now" in live.memory_md()
+    await tab.click(f"#e-{car} button.forget")
+    await tab.wait_for_selector("#undo")
+    assert "118" not in live.memory_md()
+    assert await tab.locator("li.entry p.text").all_inner_texts() == ["I prefer jasmine tea now"]
+    assert await fits(tab, width)

@@ -281,3 +281,29 @@ def test_a_section_typed_as_a_heading_is_named_once(page: Page) -> None:
     )
     [entry] = page.services.memory.entries(ALICE)
     assert entry.section == "Good" and "\n## Good\n" in _doc(page) and "## #" not in _doc(page)
+
+
+def test_the_list_edits_a_memorys_text_in_place_and_keeps_its_other_fields(page: Page) -> None:
+    old = page.remember(
+        ALICE, TEA, "偏好 Preferences", canonical_topic="tea", user_weight=7, scope="project:pcai"
+    )
+    client = page.login(ALICE)
+    html = client.get("/").text
+    item = html[html.index(f'id="e-{old}"') :]
+    item = item[: item.index("</li>")]
+    # the list's item: the sentence, an Edit form for its text, Delete, the rest under Details
+    assert f'action="/m/{old}/edit"' in item and f'action="/m/{old}/forget"' in item
+    assert item.index("<summary>Details</summary>") < item.index(f'<dd class="id">{old}</dd>')
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', item))
+    form = {**hidden, "text": "I prefer jasmine tea now"}
+    r = client.post(f"/m/{old}/edit", data=form, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/#e-")  # back to the list
+    entries = {e.text: e for e in parse_memory(_doc(page)).entries}
+    new = entries["I prefer jasmine tea now"]
+    assert entries[TEA].status == "deprecated" and new.supersedes == (old,)
+    assert (new.section, new.canonical_topic, new.user_weight, new.scope) == (
+        "偏好 Preferences",
+        "tea",
+        7,
+        "project:pcai",
+    )
