@@ -195,7 +195,7 @@ async def undo(request: Request, session: PageSession, form: FormData) -> Respon
     deps = deps_of(request)
     said = await shaper_of(request).undo(session.user_key, now_of(deps), lang_of(request, session))
     deps.flash(session, said.text)
-    return RedirectResponse("/", status_code=303)
+    return RedirectResponse(safe_back(str(form.get("back", "/"))), status_code=303)
 
 
 @write

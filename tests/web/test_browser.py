@@ -20,6 +20,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 from playwright.async_api import Page as Tab
 
+from agent.reminders import store as rs
 from agent.types import InjectedMemory
 from agent.why import WhyLog
 from bot.web.logins import LINK_SECONDS
@@ -27,6 +28,7 @@ from bot.web.server import WebServer, login_url
 from memory.base.markdown import parse_memory
 from tests.web.conftest import Page
 from tests.web.test_initdata import fields_for, telegram_signs
+from tests.web.test_reminders_page import set_reminders
 
 ALICE, BOB = "telegram_111", "telegram_222"
 ARGS = [
@@ -392,3 +394,29 @@ async def test_the_plain_list_edits_and_deletes_a_memory(
     assert "118" not in live.memory_md()
     assert await tab.locator("li.entry p.text").all_inner_texts() == ["I prefer jasmine tea now"]
     assert await fits(tab, width)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_reminders_on_the_page_done_and_delete(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    coming, rang = await set_reminders(live.page)
+    store = live.page.services.reminders.store  # type: ignore[union-attr]
+    tab = await live.tab(browser, lang=lang, width=width)
+    await tab.click("nav a[href='/reminders']")
+    await tab.wait_for_selector(f"#r-{rang.id}")
+    assert "take the pills" in await tab.inner_text(f"#r-{rang.id}")
+    assert "call mom" in await tab.inner_text(f"#r-{coming.id}")
+    await tab.screenshot(path=str(SHOTS / f"i30c-reminders-{lang}-{width}.png"), full_page=True)
+    assert await fits(tab, width)
+    await tab.click(f"#r-{rang.id} button.done")
+    await tab.wait_for_selector(".flash")
+    assert store.get(ALICE, rang.id).status == rs.DONE
+    await tab.click(f"#r-{coming.id} button.delete")
+    await tab.wait_for_selector("#undo")  # the page's Undo, naming the cancel
+    assert store.get(ALICE, coming.id).status == rs.CANCELLED
+    assert f"#{coming.id}" in await tab.inner_text("#undo")
+    assert await tab.locator("li.reminder").count() == 0
