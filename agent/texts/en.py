@@ -57,7 +57,6 @@ TEXTS: dict[str, str] = {
         "takes it back."
     ),
     "reminder_set_now": "{said} (/undo within {minutes} minutes cancels it)",
-    "button_undo": "↩️ Undo",
     "rejected": "🗑 Discarded: ",
     "expired": "⌛ This proposal expired; nothing was saved.",
     "button_stale": "That button no longer works.",
@@ -201,6 +200,7 @@ TEXTS: dict[str, str] = {
     "act_remember": "remembering '{text}'",
     "act_forget": "forgetting '{text}'",
     "act_remind": "the reminder #{reminder_id}",
+    "act_remind_text": "reminder #{reminder_id} '{text}'",
     "act_revise": "the edit of '{text}'",
     "act_pin": "pinning '{text}'",
     "act_unpin": "unpinning '{text}'",

@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from agent.reminders import store as rs
 from agent.reminders.recurrence import Recurrence
 from agent.reminders.texts import span_zh_en, when_en, when_zh
+from agent.reminders.types import Reminder
 from bot.web.i18n import word
 from bot.web.logins import PageSession
 from bot.web.render import lang_of, render
@@ -29,7 +29,6 @@ from bot.web.security import deps_of, page, write
 # The page's buttons and the desk's press codes (the chat's buttons send the same).
 ACTS = {"done": "k", "delete": "x", "10m": "10m", "1h": "1h", "tomorrow": "tm"}
 RANG_FOR = timedelta(days=7)  # a reminder that rang is offered Done and Snooze for a week
-COMING = (rs.PROPOSED, rs.SCHEDULED, rs.FIRING, rs.UNKNOWN)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +43,7 @@ class ReminderRow:
     recurring: bool
 
 
-def _row(r: rs.Reminder, at: datetime, lang: str) -> ReminderRow:
+def _row(r: Reminder, at: datetime, lang: str) -> ReminderRow:
     local = at.astimezone(ZoneInfo(r.zone))
     when = word("reminder_when", lang).format(zh=when_zh(local), en=when_en(local), zone=r.zone)
     repeat = ""
@@ -62,17 +61,11 @@ async def reminders(request: Request, session: PageSession) -> Response:
     coming: list[ReminderRow] = []
     rang: list[ReminderRow] = []
     if service is not None:
-        user = session.user_key
-        rows = await asyncio.to_thread(service.store.of_user, user, (*COMING, rs.SENT))
-        since = now_of(deps) - RANG_FOR
-        for r in rows:
-            if r.status == rs.SENT:
-                at = r.occurrence or r.due
-                if (r.sent_at or at) >= since:
-                    rang.append(_row(r, at, lang))
-            else:
-                coming.append(_row(r, r.due, lang))
-        rang.reverse()  # the latest first
+        user, since = session.user_key, now_of(deps) - RANG_FOR
+        listed = await asyncio.to_thread(service.listing, user)
+        coming = [_row(i.reminder, i.reminder.due, lang) for i in listed]
+        rung = await asyncio.to_thread(service.rang, user, since)
+        rang = [_row(r, r.occurrence or r.due, lang) for r in rung]
     zh, en = span_zh_en(service.snooze_length) if service is not None else ("", "")
     return render(
         request,
