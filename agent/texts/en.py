@@ -218,6 +218,7 @@ TEXTS: dict[str, str] = {
     "act_discard": "discarding a proposal",
     "act_proposal_edit": "editing a proposal",
     "act_reminder_discard": "discarding reminder proposal #{reminder_id}",
+    "act_forget_all": "deleting all your memories",
     "act_unchanged": "your /{command}",
     "undo_rings_again": "↩️ Undone: {what} — it rings at {when} again.",
     "undo_waits_again": "↩️ Undone: {what} — it waits for your answer again.",
@@ -511,6 +512,17 @@ PAGE: dict[str, str] = {
     "forget": "Delete",
     "more": "Details",
     "all_fields": "All fields and versions",
+    "forget_all_link": "Delete all memories…",
+    "forget_all_head": "Delete all memories",
+    "forget_all_final": (
+        "This deletes all {n} of your memories, and every copy of them in your logs, "
+        "summaries, conversations and the search index. It is final: Undo cannot bring them "
+        "back."
+    ),
+    "forget_all_export": "Keep a copy first",
+    "forget_all_button": "Delete all {n} memories",
+    "forgot_all": "Deleted {n} memories and every copy of them. This cannot be undone.",
+    "cancel": "Cancel",
     "reminders": "Reminders",
     "no_reminders": "No reminders. Set one in the chat: /remind tomorrow 9am call mom",
     "reminders_rang": "Rang this week",

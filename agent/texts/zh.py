@@ -183,6 +183,7 @@ TEXTS: dict[str, str] = {
     "act_discard": "捨棄一個提議",
     "act_proposal_edit": "修改一個提議",
     "act_reminder_discard": "捨棄提醒提議 #{reminder_id}",
+    "act_forget_all": "刪除所有記憶",
     "act_unchanged": "你的 /{command}",
     "undo_rings_again": "↩️ 已復原：{what} — 它又會在 {when} 響。",
     "undo_waits_again": "↩️ 已復原：{what} — 它又在等你確認了。",
@@ -451,6 +452,16 @@ PAGE: dict[str, str] = {
     "forget": "刪除",
     "more": "詳細",
     "all_fields": "所有欄位與版本",
+    "forget_all_link": "刪除所有記憶…",
+    "forget_all_head": "刪除所有記憶",
+    "forget_all_final": (
+        "這會刪除你全部 {n} 條記憶，以及它們在日誌、摘要、對話和搜尋索引裡的每一份副本。"
+        "這是最終的：復原無法把它們找回來。"
+    ),
+    "forget_all_export": "先留一份備份",
+    "forget_all_button": "刪除全部 {n} 條記憶",
+    "forgot_all": "已刪除 {n} 條記憶及其所有副本。這無法復原。",
+    "cancel": "取消",
     "reminders": "提醒",
     "no_reminders": "沒有提醒。在對話裡設定：/remind 明天早上九點打電話給媽媽",
     "reminders_rang": "本週響過的",

@@ -17,7 +17,7 @@ from bot.web.logins import PageSession
 from bot.web.render import lang_of, render
 from bot.web.routes_auth import safe_back
 from bot.web.security import WebDeps, deps_of, page, write
-from bot.web.shaping import EditForm, ShapeError, Shaper
+from bot.web.shaping import EditForm, ShapeError, Shaper, shown
 from memory.errors import EntryNotFoundError
 
 
@@ -189,6 +189,30 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
     return RedirectResponse("/", status_code=303)
 
 
+@page
+async def forget_all_page(request: Request, session: PageSession) -> Response:
+    """Delete all: how many, the export offered first, and that it is final."""
+    deps = deps_of(request)
+    entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
+    return render(request, session, "forget_all.html", count=len(shown(entries)))
+
+
+@write
+async def forget_all(request: Request, session: PageSession, form: FormData) -> Response:
+    """Delete every memory, once the user confirmed the number the page showed them."""
+    deps, lang = deps_of(request), lang_of(request, session)
+    entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
+    if not entries or str(form.get("count", "")) != str(len(shown(entries))):
+        # the list changed since the page asked (or nothing is left): ask again
+        return RedirectResponse("/forget-all", status_code=303)
+    gone, problem = await shaper_of(request).forget_all(session.user_key, now_of(deps), lang)
+    if gone:
+        deps.flash(session, word("forgot_all", lang).format(n=gone))
+    if problem is not None:
+        deps.flash(session, problem.text)
+    return RedirectResponse("/", status_code=303)
+
+
 @write
 async def undo(request: Request, session: PageSession, form: FormData) -> Response:
     """The chat's /undo."""
@@ -234,4 +258,6 @@ ROUTES = [
     Route("/m/{entry_id}/restore", restore, methods=["POST"]),
     Route("/m/{entry_id}/keep", keep, methods=["POST"]),
     Route("/undo", undo, methods=["POST"]),
+    Route("/forget-all", forget_all_page, methods=["GET"]),
+    Route("/forget-all", forget_all, methods=["POST"]),
 ]

@@ -420,3 +420,28 @@ async def test_reminders_on_the_page_done_and_delete(
     assert store.get(ALICE, coming.id).status == rs.CANCELLED
     assert f"#{coming.id}" in await tab.inner_text("#undo")
     assert await tab.locator("li.reminder").count() == 0
+
+
+FINAL = {"en": "It is final", "zh": "這是最終的"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_delete_all_behind_a_confirmation_that_offers_the_export(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
+    live.page.remember(ALICE, "我的車位在 B2 的 118 號")
+    tab = await live.tab(browser, lang=lang, width=width)
+    await tab.click("#forget-all-link")
+    await tab.wait_for_selector("#forget-all")
+    assert FINAL[lang] in await tab.inner_text("#final")
+    assert await tab.locator("a[href='/export.json']").count() == 1
+    await tab.screenshot(path=str(SHOTS / f"i30c-delete-all-{lang}-{width}.png"), full_page=True)
+    assert await fits(tab, width)
+    await tab.click("#forget-all button.danger")
+    await tab.wait_for_selector(".flash")
+    assert await tab.locator("li.entry").count() == 0 and "118" not in live.memory_md()
+    assert await tab.locator("#undo").count() == 0  # final: no Undo is offered

@@ -307,3 +307,38 @@ def test_the_list_edits_a_memorys_text_in_place_and_keeps_its_other_fields(page:
         7,
         "project:pcai",
     )
+
+
+def _holding(page: Page, needle: str) -> list[str]:
+    """Every file of the data folder (files, both databases, their WAL) holding ``needle``."""
+    root = page.services.settings.data_dir
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def test_delete_all_asks_first_offers_the_export_and_is_final(page: Page) -> None:
+    old = page.remember(ALICE, "My dentist is Dr. Quillby", canonical_topic="dentist")
+    page.remember(ALICE, COFFEE)
+    when = datetime.now().astimezone()
+    page.services.daily_log.append(ALICE, "user", "My dentist is Dr. Quillby", when, "tg-1")
+    page.remember("telegram_222", WORK)
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{old}").text)
+    form = {"csrf": token, "text": "My dentist is Dr. Quillby-Chen", "section": "",
+            "topic": "dentist", "weight": "5", "scope": "global"}  # fmt: skip
+    client.post(f"/m/{old}/edit", data=form)  # a replaced version: history, not a memory
+    assert 'href="/forget-all"' in client.get("/").text
+    ask = client.get("/forget-all").text
+    assert "This deletes all 2 of your memories" in ask and "It is final" in ask
+    assert 'href="/export.md"' in ask and 'href="/export.json"' in ask  # the export first
+    assert len(page.services.memory.entries(ALICE)) == 3  # asking deleted nothing
+    stale = client.post("/forget-all", data={"csrf": token, "count": "7"})
+    assert "This deletes all 2" in stale.text and len(page.services.memory.entries(ALICE)) == 3
+
+    done = client.post("/forget-all", data={"csrf": token, "count": "2"})
+    assert "Deleted 2 memories and every copy of them. This cannot be undone." in done.text
+    assert page.services.memory.entries(ALICE) == [] and 'id="undo"' not in done.text
+    assert _holding(page, "Quillby") == [] and _holding(page, COFFEE) == []  # every copy
+    undo = client.post("/undo", data={"csrf": token})
+    assert "deleting all your memories, cannot be taken back" in undo.text
+    assert page.services.memory.entries(ALICE) == []
+    assert [e.text for e in page.services.memory.entries("telegram_222")] == [WORK]
