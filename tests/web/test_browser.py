@@ -284,7 +284,9 @@ PLAIN = {
         "L1": "when its scope comes up",
         "L2": "when the topic comes up",
         "global": "everywhere",
-        "asked": "You asked:",
+        "asked": "You:",
+        "pcai": "PCAI:",
+        "personal": "Personal",
         "log": "your log of 2026-11-21",
         "import": "from an imported file",
         "you": "you",
@@ -294,7 +296,9 @@ PLAIN = {
         "L1": "提到它的範圍時",
         "L2": "話題相關時",
         "global": "所有對話",
-        "asked": "你問：",
+        "asked": "你：",
+        "pcai": "PCAI：",
+        "personal": "個人",
         "log": "2026-11-21 的日誌",
         "import": "來自匯入的檔案",
         "you": "你",
@@ -324,10 +328,13 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     asked = datetime(2026, 11, 21, 9, 30).astimezone()
     session = services.sessions.load(ALICE)
     session.append("user", "用中文回答我好嗎？", asked)
+    session.append("assistant", "好的，之後都用中文。", asked)
     services.sessions.save(session)
+    overview = "## 個人 Personal\n- I walk the dog at seven"
     used = [
         InjectedMemory(core, "L0", 0.9, "Always answer me in Traditional Chinese", "MEMORY.md"),
         InjectedMemory("", "L2", 0.41, "昨天聊到泰國菜", "memory/2026-11-21.md"),
+        InjectedMemory("MEMORY.md", "fallback", 0.0, overview, "MEMORY.md"),
     ]
     WhyLog(services.state).record(ALICE, used, asked)
     services.daily_log.append(ALICE, "user", "昨天聊到泰國菜", asked, "tg-1")
@@ -349,7 +356,11 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
 
     await tab.goto(f"{live.base}/why")
     shown = await tab.inner_text("main")
-    assert f"{words['asked']} 用中文回答我好嗎？" in shown  # the question the reply answered
+    assert f"{words['asked']} 用中文回答我好嗎？" in shown  # the exchange, each by who said it
+    assert f"{words['pcai']} 好的，之後都用中文。" in shown
+    assert words["personal"] in await tab.inner_text(".overview h3")  # rendered, reader's half
+    assert "##" not in shown
+    await tab.screenshot(path=str(SHOTS / f"i30c-why-{lang}-{width}.png"), full_page=True)
     assert words["L0"] in shown and words["log"] in shown
     assert not CODES.search(shown) and "0.90" not in shown
     await tab.click("section.reply details.tech summary")
