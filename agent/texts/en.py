@@ -512,6 +512,7 @@ PAGE: dict[str, str] = {
     "forget": "Delete",
     "more": "Details",
     "all_fields": "All fields and versions",
+    "new_section": "or a new section",
     "forget_all_link": "Delete all memories…",
     "forget_all_head": "Delete all memories",
     "forget_all_final": (

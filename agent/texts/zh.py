@@ -452,6 +452,7 @@ PAGE: dict[str, str] = {
     "forget": "刪除",
     "more": "詳細",
     "all_fields": "所有欄位與版本",
+    "new_section": "或新的分類",
     "forget_all_link": "刪除所有記憶…",
     "forget_all_head": "刪除所有記憶",
     "forget_all_final": (

@@ -126,6 +126,7 @@ async def _entry_view(
         timeline=timeline,
         draft=draft,
         error=error,
+        sections=sorted({e.section for e in entries}),
     )
 
 
@@ -144,7 +145,8 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
     entry_id = _entry_id(request)
     edit_form = EditForm(
         text=str(form.get("text", "")),
-        section=str(form.get("section", "")),
+        # a new section typed beside the list of the ones there are wins
+        section=str(form.get("new_section", "")).strip() or str(form.get("section", "")),
         topic=str(form.get("topic", "")),
         weight=str(form.get("weight", "")),
         core=form.get("core") == "1",

@@ -342,3 +342,21 @@ def test_delete_all_asks_first_offers_the_export_and_is_final(page: Page) -> Non
     assert "deleting all your memories, cannot be taken back" in undo.text
     assert page.services.memory.entries(ALICE) == []
     assert [e.text for e in page.services.memory.entries("telegram_222")] == [WORK]
+
+
+def test_the_entry_page_names_sections_in_the_readers_half(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA, "個人 Personal")
+    page.remember(ALICE, WORK, "工作 Work")
+    client = page.login(ALICE)
+    html = client.get(f"/m/{entry_id}").text
+    assert '<option value="個人 Personal" selected>Personal</option>' in html
+    assert '<option value="工作 Work" >Work</option>' in html
+    assert "個人" not in re.sub(r'value="[^"]*"', "", html)  # only in what the form sends back
+    form = {"csrf": csrf_of(html), "text": TEA, "section": "個人 Personal", "new_section": "",
+            "topic": "", "weight": "6", "scope": "global"}  # fmt: skip
+    client.post(f"/m/{entry_id}/edit", data=form)
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert (entry.section, entry.user_weight) == ("個人 Personal", 6)  # the file keeps both
+    client.post(f"/m/{entry_id}/edit", data={**form, "new_section": "Health"})
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert entry.section == "Health"
