@@ -30,7 +30,7 @@ from agent.reminders.service import ReminderService
 from agent.reminders.store import Reminder
 from agent.reminders.texts import span_zh_en, when_en, when_zh
 from agent.reminders.zones import zone_change_text
-from agent.texts import say
+from agent.texts import say, short, undo_label
 from agent.types import ReminderView
 from memory.store.service import MemoryService
 
@@ -106,7 +106,9 @@ class ReminderDesk:
         pressed = await self._on_reminder(user_key, "c", row.id, lang, "command")
         made = f"reminder:{row.id}"
         minutes = await asyncio.to_thread(self.note_made, user_key, made) if self.note_made else 0
-        undo = Button(say("button_undo", lang), f"ud:{made}", "/undo")
+        # The button names what it takes back, before it is pressed.
+        what = say("act_remind_text", lang, reminder_id=row.id, text=short(row.text))
+        undo = Button(undo_label(what, lang), f"ud:{made}", "/undo")
         said = say("reminder_set_now", lang, said=pressed.text, minutes=minutes)
         return Card(said, ((undo,),)) if minutes else Card(pressed.text)
 

@@ -217,6 +217,12 @@ class ReminderService(ProposalsMixin, UserSettingsMixin):
             out.append(Listed(r, r.due.astimezone(ZoneInfo(r.zone)), rule))
         return out
 
+    def rang(self, user_key: str, since: datetime) -> list[Reminder]:
+        """One-off reminders that rang since ``since`` and wait for Done (or a snooze), the
+        latest first: what the memory page offers Done and Snooze for."""
+        rows = self.store.of_user(user_key, (rs.SENT,))
+        return [r for r in reversed(rows) if (r.sent_at or r.occurrence or r.due) >= since]
+
     def today(self, user_key: str) -> list[Listed]:
         """Scheduled reminders whose next time falls on the user's today."""
         today = self.clock().astimezone(self.zone(user_key)).date()

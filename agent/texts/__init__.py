@@ -52,6 +52,20 @@ def error_text(exc: CodedError, lang: str, **extra: object) -> str:
     return say(exc.code, lang, **fields)
 
 
+LABEL_CHARS = 24  # of a memory's or reminder's text in a button's label (a phone's width)
+
+
+def undo_label(what: str, lang: str) -> str:
+    """An Undo button's label naming the act it takes back: "↩️ Undo remembering '…'"."""
+    return say("undo_button", lang, what=what)
+
+
+def short(text: str, limit: int = LABEL_CHARS) -> str:
+    """``text`` on one line, cut to ``limit`` characters (an ellipsis says it was cut)."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip(" ,.;:，。、；：") + "…"
+
+
 def conflict_note(shown: str, lang: str) -> str:
     """The "add or replace?" line under a proposal with similar memories (``shown``)."""
     return say("conflict", lang, shown=shown) if shown else ""

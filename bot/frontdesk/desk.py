@@ -12,6 +12,7 @@ from datetime import datetime
 
 from agent.ids import number_id
 from agent.memory_view import file_problem_notice
+from agent.texts import short, undo_label
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
     Answer,
@@ -204,7 +205,9 @@ class Desk:
         if not minutes:  # not saved after all, or nothing here can undo: no Undo promised
             return Answer(outcome_text(done, lang), error=done.status != "confirmed")
         said = say("remembered_now", lang, text=done.text, entry_id=done.entry_id, minutes=minutes)
-        undo = () if self.typed else (((say("button_undo", lang), f"ud:{made}"[:64]),),)
+        # The button names what it takes back, before it is pressed.
+        label = undo_label(say("act_remember", lang, text=short(done.text)), lang)
+        undo = () if self.typed else (((label, f"ud:{made}"[:64]),),)
         return Answer(said, buttons=undo)
 
     async def cmd_forget(self, user_key: str, arg: str, lang: str) -> Answer:

@@ -15,7 +15,14 @@ from starlette.staticfiles import StaticFiles
 
 from agent.why import WhyLog
 from bot.app import Services
-from bot.web import routes_auth, routes_memories, routes_pending, routes_records
+from bot.frontdesk.reminder_desk import reminder_desk_for
+from bot.web import (
+    routes_auth,
+    routes_memories,
+    routes_pending,
+    routes_records,
+    routes_reminders,
+)
 from bot.web.logins import LoginStore
 from bot.web.render import STATIC, render
 from bot.web.secret import Signer, load_secret
@@ -59,6 +66,8 @@ def build_deps(
         allowed=frozenset(settings.allowed_users),
         throttle=throttle or Throttle(),
         clock=clock,
+        reminders=services.reminders,
+        reminder_desk=reminder_desk_for(services),
     )
 
 
@@ -75,6 +84,7 @@ def build_app(deps: WebDeps) -> Starlette:
         *routes_memories.ROUTES,
         *routes_pending.ROUTES,
         *routes_records.ROUTES,
+        *routes_reminders.ROUTES,
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.frontdesk.texts import section_label
 from bot.web.i18n import word
 
 _LOG_FILE = re.compile(r"^memory/(\d{4}-\d{2}-\d{2})\.md$")
@@ -45,9 +46,10 @@ class Plain:
         return self._w(f"from_{head}") if head in _ORIGINS else self._w("from_other")
 
     def source(self, source: str) -> str:
-        """Where a memory that shaped a reply was found ("MEMORY.md § 偏好", a log file)."""
+        """Where a memory that shaped a reply was found ("MEMORY.md § 偏好", a log file); a
+        section named in both languages reads in the reader's ("個人 Personal": "Personal")."""
         if source == "MEMORY.md" or source.startswith("MEMORY.md § "):
-            section = source.partition(" § ")[2]
+            section = section_label(source.partition(" § ")[2], self.lang)
             mine = self._w("src_memory")
             return f"{mine} › {section}" if section else mine
         day = _LOG_FILE.match(source)
@@ -58,6 +60,10 @@ class Plain:
         if source.startswith("short-term"):
             return self._w("src_short_term")
         return ""  # unknown: shown only under the technical details
+
+    def said(self, source: str, text: str) -> str:
+        """A memory that shaped a reply; one found in a log says who said it ("you: ...")."""
+        return self.hit_text("log", text) if _LOG_FILE.match(source) else text
 
     def who(self, role: str) -> str:
         """Who wrote a log record: "you", "PCAI", a summary."""

@@ -15,8 +15,9 @@ from bot.web import views
 from bot.web.i18n import word
 from bot.web.logins import PageSession
 from bot.web.render import lang_of, render
+from bot.web.routes_auth import safe_back
 from bot.web.security import WebDeps, deps_of, page, write
-from bot.web.shaping import EditForm, ShapeError, Shaper
+from bot.web.shaping import EditForm, ShapeError, Shaper, shown
 from memory.errors import EntryNotFoundError
 
 
@@ -125,6 +126,7 @@ async def _entry_view(
         timeline=timeline,
         draft=draft,
         error=error,
+        sections=sorted({e.section for e in entries}),
     )
 
 
@@ -143,7 +145,8 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
     entry_id = _entry_id(request)
     edit_form = EditForm(
         text=str(form.get("text", "")),
-        section=str(form.get("section", "")),
+        # a new section typed beside the list of the ones there are wins
+        section=str(form.get("new_section", "")).strip() or str(form.get("section", "")),
         topic=str(form.get("topic", "")),
         weight=str(form.get("weight", "")),
         core=form.get("core") == "1",
@@ -159,6 +162,9 @@ async def edit(request: Request, session: PageSession, form: FormData) -> Respon
         return await _entry_view(request, session, entry_id, edit_form, exc.said(lang))
     new = entry.id != entry_id
     deps.flash(session, word("new_version", lang) + entry.id if new else word("saved", lang))
+    back = str(form.get("back", ""))
+    if back:  # edited in the list: back to the list, where the new text stands
+        return RedirectResponse(safe_back(back) + f"#e-{entry.id}", status_code=303)
     return _back(entry.id)
 
 
@@ -185,13 +191,37 @@ async def forget(request: Request, session: PageSession, form: FormData) -> Resp
     return RedirectResponse("/", status_code=303)
 
 
+@page
+async def forget_all_page(request: Request, session: PageSession) -> Response:
+    """Delete all: how many, the export offered first, and that it is final."""
+    deps = deps_of(request)
+    entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
+    return render(request, session, "forget_all.html", count=len(shown(entries)))
+
+
+@write
+async def forget_all(request: Request, session: PageSession, form: FormData) -> Response:
+    """Delete every memory, once the user confirmed the number the page showed them."""
+    deps, lang = deps_of(request), lang_of(request, session)
+    entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
+    if not entries or str(form.get("count", "")) != str(len(shown(entries))):
+        # the list changed since the page asked (or nothing is left): ask again
+        return RedirectResponse("/forget-all", status_code=303)
+    gone, problem = await shaper_of(request).forget_all(session.user_key, now_of(deps), lang)
+    if gone:
+        deps.flash(session, word("forgot_all", lang).format(n=gone))
+    if problem is not None:
+        deps.flash(session, problem.text)
+    return RedirectResponse("/", status_code=303)
+
+
 @write
 async def undo(request: Request, session: PageSession, form: FormData) -> Response:
     """The chat's /undo."""
     deps = deps_of(request)
     said = await shaper_of(request).undo(session.user_key, now_of(deps), lang_of(request, session))
     deps.flash(session, said.text)
-    return RedirectResponse("/", status_code=303)
+    return RedirectResponse(safe_back(str(form.get("back", "/"))), status_code=303)
 
 
 @write
@@ -230,4 +260,6 @@ ROUTES = [
     Route("/m/{entry_id}/restore", restore, methods=["POST"]),
     Route("/m/{entry_id}/keep", keep, methods=["POST"]),
     Route("/undo", undo, methods=["POST"]),
+    Route("/forget-all", forget_all_page, methods=["GET"]),
+    Route("/forget-all", forget_all, methods=["POST"]),
 ]

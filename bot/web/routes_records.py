@@ -28,7 +28,9 @@ async def why(request: Request, session: PageSession) -> Response:
     replies = await asyncio.to_thread(deps.views.why, session.user_key)
     entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
     present = {e.id for e in entries}
-    return render(request, session, "why.html", replies=replies, present=present)
+    return render(
+        request, session, "why.html", replies=replies, present=present, overview=views.overview
+    )
 
 
 @page

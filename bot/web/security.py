@@ -29,6 +29,8 @@ from bot.web.logins import SESSION_SECONDS, LoginStore, PageSession
 from bot.web.secret import Signer
 
 if TYPE_CHECKING:
+    from agent.reminders.desk import ReminderDesk
+    from agent.reminders.service import ReminderService
     from bot.frontdesk.language import Languages
     from bot.web.shaping import Shaper
     from bot.web.views import PageViews
@@ -109,6 +111,8 @@ class WebDeps:
     allowed: frozenset[int] = frozenset()
     throttle: Throttle = field(default_factory=Throttle)
     clock: Callable[[], float] = time.time
+    reminders: ReminderService | None = None  # the reminders page reads these
+    reminder_desk: ReminderDesk | None = None  # and acts through the chat's desk
     # session id -> one-shot messages shown on the next page (kept in this process only)
     flashes: dict[str, list[str]] = field(default_factory=dict)
 

@@ -12,6 +12,7 @@ found, in a batch.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -87,6 +88,11 @@ def _line(value: str) -> str:
 
 def _refused(exc: ProposalRefusedError) -> ShapeError:
     return ShapeError("refused", exc)
+
+
+def shown(entries: list[Entry]) -> list[Entry]:
+    """The memories a person counts: replaced versions are their current one's history."""
+    return [e for e in entries if e.status != "deprecated"]
 
 
 class Shaper:
@@ -218,6 +224,30 @@ class Shaper:
     async def undo(self, user_key: str, now: datetime, lang: str) -> Said:
         """The chat's /undo."""
         return await self.forgetter.undo(user_key, now=now, lang=lang)
+
+    async def forget_all(self, user_key: str, now: datetime, lang: str) -> tuple[int, Said | None]:
+        """Delete every memory of the user through /forget's own path (every copy blanked:
+        logs, summaries, index, sessions, /why), keeping no undo copy: final, and said so.
+        Returns how many memories (replaced versions not counted) went, and the sentence of a
+        forget that could not finish (an unreadable file: what is left stays whole, to delete
+        again once it is fixed)."""
+        forgetter, memory = self.forgetter, self.memory
+        before = await asyncio.to_thread(memory.entries, user_key)
+        problem: Said | None = None
+        for _ in range(len(before)):  # each forget takes one entry at least: bounded
+            entries = await asyncio.to_thread(memory.entries, user_key)
+            if not entries:
+                break
+            said = await forgetter.forget(user_key, entries[-1].id, now=now, lang=lang, copy=False)
+            if said.error:
+                problem = said
+                break
+        left = {e.id for e in await asyncio.to_thread(memory.entries, user_key)}
+        if len(left) < len(before):
+            # Final: no older act can be undone past it, and no copy of theirs is kept.
+            await asyncio.to_thread(forgetter.undo_store.drop_user, user_key)
+            await asyncio.to_thread(forgetter.note_made, user_key, "final:forget_all:", now)
+        return sum(1 for e in shown(before) if e.id not in left), problem
 
     def undo_label(self, user_key: str, now: datetime, lang: str) -> str:
         """The Undo button's words, naming the user's last act ("" when none can be undone):

@@ -105,6 +105,53 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
+class WhyReply:
+    """A reply that used memories: when, its exchange ((who, text): "user" the person,
+    "assistant" PCAI), and the memories."""
+
+    at: str
+    said: tuple[tuple[str, str], ...]
+    used: Sequence[InjectedMemory]
+
+
+def _exchange(messages: Sequence[tuple[str, str, str]], at: str) -> tuple[tuple[str, str], ...]:
+    """From (time, who, text) in order: the person's message at ``at`` and the reply after it
+    (a message PCAI began, a reminder's, stands alone); empty when none is at ``at``."""
+    times = [m[0] for m in messages]
+    if at not in times:
+        return ()
+    start = next((i for i, m in enumerate(messages) if m[0] == at and m[1] == "user"), None)
+    if start is None:  # no message of the person's then: PCAI spoke first (a reminder's)
+        first = messages[times.index(at)]
+        return (("assistant", first[2]),) if first[1] == "assistant" else ()
+    said = [("user", messages[start][2])]
+    for _, who, text in messages[start + 1 :]:
+        if who == "user":
+            break
+        if who == "assistant":
+            said.append(("assistant", text))
+            break
+    return tuple(said)
+
+
+def overview(text: str) -> list[tuple[str, list[str]]]:
+    """The memory overview a reply was given when nothing was found (agent/selection.py's
+    ``fallback_text``: ``## section`` headings and ``- `` bullets) as (section, memories), for
+    the page to show as a list instead of its Markdown."""
+    groups: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            groups.append((line[3:].strip(), []))
+        elif line.startswith("- ") or not groups:
+            if not groups:
+                groups.append(("", []))
+            groups[-1][1].append(line[2:] if line.startswith("- ") else line)
+        elif line.startswith("  ") and groups[-1][1]:  # a memory's next line
+            groups[-1][1][-1] += "\n" + line[2:]
+    return [(section, items) for section, items in groups if items]
+
+
+@dataclass(frozen=True, slots=True)
 class Drop:
     """A candidate a stage dropped, and why."""
 
@@ -250,35 +297,34 @@ class PageViews:
             out.append(Hit(h.score, c.text, c.kind, source, row, dict(h.stages)))
         return out
 
-    def why(self, user_key: str) -> list[tuple[str, str, Sequence[InjectedMemory]]]:
-        """(time, the question it answered, memories) of the user's recent replies that used
-        memories, newest first; the question is the session's message of that time, or, once a
-        compaction trimmed it from the session, the daily log's record of it ("" if neither)."""
-        asked = {
-            m.time.isoformat(): m.content
+    def why(self, user_key: str) -> list[WhyReply]:
+        """The user's recent replies that used memories, newest first, each with the exchange
+        it belonged to: the message of that time and the reply after it, each by who said it
+        (the session's messages, or, once a compaction trimmed them, the daily log's)."""
+        messages = [
+            (m.time.isoformat(), m.role, m.content)
             for m in self.sessions.load(user_key).messages
-            if m.role == "user" and m.time is not None
-        }
-        days: dict[str, dict[str, str]] = {}
-        return [
-            (at[:16].replace("T", " "), asked.get(at) or self._logged(user_key, at, days), used)
-            for at, used in self.why_log.recent(user_key)
+            if m.time is not None
         ]
+        days: dict[str, list[tuple[str, str, str]]] = {}
+        out = []
+        for at, used in self.why_log.recent(user_key):
+            said = _exchange(messages, at) or self._logged(user_key, at, days)
+            out.append(WhyReply(at[:16].replace("T", " "), said, used))
+        return out
 
-    def _logged(self, user_key: str, at: str, days: dict[str, dict[str, str]]) -> str:
-        """The user's message logged at ``at`` (the log keeps whole seconds), else ""."""
+    def _logged(
+        self, user_key: str, at: str, days: dict[str, list[tuple[str, str, str]]]
+    ) -> tuple[tuple[str, str], ...]:
+        """The exchange logged at ``at`` (the log keeps whole seconds), else nothing."""
         try:
             local = self.daily_log.local(datetime.fromisoformat(at))
         except ValueError:
-            return ""
+            return ()
         day = f"{local:%Y-%m-%d}"
         if day not in days:
-            records = self.log_records(user_key, day) or []
-            days[day] = {}
-            for r in records:
-                if r.who == "user":
-                    days[day].setdefault(r.time, r.text)
-        return days[day].get(f"{local:%H:%M:%S}", "")
+            days[day] = [(r.time, r.who, r.text) for r in self.log_records(user_key, day) or []]
+        return _exchange(days[day], f"{local:%H:%M:%S}")
 
     def log_days(self, user_key: str) -> list[str]:
         """The days that have a log, newest first."""

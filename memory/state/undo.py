@@ -250,6 +250,16 @@ class UndoStore:
             conn.execute("DELETE FROM forget_undo WHERE id=?", (copy_id,))
         self.checkpoint()
 
+    def drop_user(self, user_key: str) -> int:
+        """Delete every copy of ``user_key`` (an act that is final for all their memories):
+        nothing older can be undone past it, so no text of theirs waits here for its time."""
+        check_user_key(user_key)
+        with self.state.transaction() as conn:
+            gone = conn.execute("DELETE FROM forget_undo WHERE user_key=?", (user_key,)).rowcount
+        if gone:
+            self.compact()
+        return int(gone)
+
     def drop_expired(self, now: datetime, user_key: str | None = None) -> list[UndoCopy]:
         """Delete every copy past its time (only ``user_key``'s if given); returns them."""
         mine, args = ("", ()) if user_key is None else (" AND user_key=?", (user_key,))

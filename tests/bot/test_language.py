@@ -54,7 +54,9 @@ async def test_lang_switches_everything_from_then_on(tg: Harness, services: Serv
     await tg.send(OWNER, "/undo", lang="en")  # nothing left to take back
     switched, saved, forget, undone, nothing = tg.api.texts()
     assert switched.startswith("好的，之後我都用中文")
-    assert saved.startswith("✅ 已記住：I like green tea") and labels == ["↩️ 復原"]
+    assert saved.startswith("✅ 已記住：I like green tea") and labels == [
+        "↩️ 復原記住「I like green tea」"
+    ]
     for said in (forget, undone, nothing):  # in the one language, not English + Chinese
         bare = re.sub(r"m-\d{8}-[0-9a-f]+|/undo|/forget|/remember|/remind|/edit|/pin", "", said)
         assert not any("a" <= ch.lower() <= "z" for ch in bare), said

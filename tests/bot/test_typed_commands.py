@@ -177,7 +177,7 @@ async def test_the_terminal_remembers_at_once_and_undo_takes_it_back(services: S
     assert [p.text for p in services.confirm.pending("cli_ann")] == ["I walk the dog at seven"]
 
     await chat.handle("/remind tomorrow 9am call mom")
-    assert "[↩️ Undo] /undo" in out.getvalue()
+    assert "[↩️ Undo reminder #" in out.getvalue() and "'call mom'] /undo" in out.getvalue()
     service = services.reminders
     assert service is not None
     [item] = service.listing("cli_ann")
@@ -187,3 +187,24 @@ async def test_the_terminal_remembers_at_once_and_undo_takes_it_back(services: S
     await chat.handle("/undo")  # nothing left: the model's proposal is not the user's act
     assert out.getvalue().rstrip().endswith("within 10 minutes.")
     assert [p.text for p in services.confirm.pending("cli_ann")] == ["I walk the dog at seven"]
+
+
+def undo_label(tg: Harness) -> str:
+    """The label of the last ↩️ Undo button the bot sent."""
+    for name, params, _ in reversed(tg.api.answered):
+        markup: Any = params.get("reply_markup") or {}
+        rows = markup.get("inline_keyboard") if isinstance(markup, dict) else None
+        if name == "sendMessage" and rows and rows[0][0]["callback_data"].startswith("ud:"):
+            return str(rows[0][0]["text"])
+    raise AssertionError(f"no Undo button in {tg.api.texts()}")
+
+
+async def test_the_undo_buttons_say_what_they_take_back(tg: Harness) -> None:
+    await tg.send(OWNER, "/remember I take my coffee black, no sugar, every single morning")
+    assert undo_label(tg) == "↩️ Undo remembering 'I take my coffee black…'"
+    await tg.send(OWNER, "/remind tomorrow 9am call mom")
+    label = undo_label(tg)
+    assert label.startswith("↩️ Undo reminder #") and label.endswith(" 'call mom'")
+    await tg.send(OWNER, "/lang zh")
+    await tg.send(OWNER, "/remember 我每天早上喝一杯黑咖啡")
+    assert undo_label(tg) == "↩️ 復原記住「我每天早上喝一杯黑咖啡」"

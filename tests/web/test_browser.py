@@ -20,6 +20,7 @@ import pytest
 from playwright.async_api import Browser, async_playwright
 from playwright.async_api import Page as Tab
 
+from agent.reminders import store as rs
 from agent.types import InjectedMemory
 from agent.why import WhyLog
 from bot.web.logins import LINK_SECONDS
@@ -27,6 +28,7 @@ from bot.web.server import WebServer, login_url
 from memory.base.markdown import parse_memory
 from tests.web.conftest import Page
 from tests.web.test_initdata import fields_for, telegram_signs
+from tests.web.test_reminders_page import set_reminders
 
 ALICE, BOB = "telegram_111", "telegram_222"
 ARGS = [
@@ -159,8 +161,8 @@ async def test_forget_and_undo(live: Live, browser: Browser) -> None:
         "main .section, main .empty"
     )
     await tab.click("#undo")
-    await tab.wait_for_selector("article.entry")
-    assert "118 號" in live.memory_md() and "118 號" in await tab.inner_text("article.entry")
+    await tab.wait_for_selector("li.entry")
+    assert "118 號" in live.memory_md() and "118 號" in await tab.inner_text("li.entry")
 
 
 async def test_restore_an_archived_entry(live: Live, browser: Browser) -> None:
@@ -184,7 +186,7 @@ async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser:
     await tab.click("#edit button[type=submit]")
     await tab.wait_for_selector(".flash")
     await tab.goto(f"{live.base}/")
-    assert await tab.locator("article.entry p.text").all_inner_texts() == [
+    assert await tab.locator("li.entry p.text").all_inner_texts() == [
         "My dentist is Dr. Chen near the station"  # one memory: the old version is history
     ]
     assert await tab.locator("button.keep").count() == 0  # new, used or not: not fading
@@ -197,7 +199,7 @@ async def test_restore_a_replaced_version_from_its_timeline(live: Live, browser:
         "My dentist is Dr. Chen near the station": "deprecated",
     }
     await tab.goto(f"{live.base}/")
-    assert await tab.locator("article.entry p.text").all_inner_texts() == ["My dentist is Dr. Lin"]
+    assert await tab.locator("li.entry p.text").all_inner_texts() == ["My dentist is Dr. Lin"]
 
 
 async def test_confirm_a_pending_proposal_made_in_chat(live: Live, browser: Browser) -> None:
@@ -258,9 +260,9 @@ async def test_a_script_in_a_memory_shows_as_text(live: Live, browser: Browser) 
     text = "<script>document.title='pwned'</script><img src=x onerror=\"document.title='x'\">"
     live.page.remember(ALICE, text)
     tab = await live.tab(browser)
-    assert await tab.inner_text("article.entry .text") == text
+    assert await tab.inner_text("li.entry .text") == text
     assert await tab.title() == "PCAI memory"
-    assert await tab.locator("article.entry img").count() == 0
+    assert await tab.locator("li.entry img").count() == 0
 
 
 async def test_the_mini_app_logs_in_with_telegrams_init_data(live: Live, browser: Browser) -> None:
@@ -282,7 +284,9 @@ PLAIN = {
         "L1": "when its scope comes up",
         "L2": "when the topic comes up",
         "global": "everywhere",
-        "asked": "You asked:",
+        "asked": "You:",
+        "pcai": "PCAI:",
+        "personal": "Personal",
         "log": "your log of 2026-11-21",
         "import": "from an imported file",
         "you": "you",
@@ -292,7 +296,9 @@ PLAIN = {
         "L1": "提到它的範圍時",
         "L2": "話題相關時",
         "global": "所有對話",
-        "asked": "你問：",
+        "asked": "你：",
+        "pcai": "PCAI：",
+        "personal": "個人",
         "log": "2026-11-21 的日誌",
         "import": "來自匯入的檔案",
         "you": "你",
@@ -314,7 +320,7 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     live: Live, browser: Browser, lang: str, width: int
 ) -> None:
     core = live.page.remember(ALICE, "Always answer me in Traditional Chinese", is_core=True)
-    live.page.remember(ALICE, "Deploy PCAI with systemd", scope="project:pcai")
+    deploy = live.page.remember(ALICE, "Deploy PCAI with systemd", scope="project:pcai")
     tea = live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
     services = live.page.services
     now = datetime.now().astimezone()
@@ -322,10 +328,13 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     asked = datetime(2026, 11, 21, 9, 30).astimezone()
     session = services.sessions.load(ALICE)
     session.append("user", "用中文回答我好嗎？", asked)
+    session.append("assistant", "好的，之後都用中文。", asked)
     services.sessions.save(session)
+    overview = "## 個人 Personal\n- I walk the dog at seven"
     used = [
         InjectedMemory(core, "L0", 0.9, "Always answer me in Traditional Chinese", "MEMORY.md"),
         InjectedMemory("", "L2", 0.41, "昨天聊到泰國菜", "memory/2026-11-21.md"),
+        InjectedMemory("MEMORY.md", "fallback", 0.0, overview, "MEMORY.md"),
     ]
     WhyLog(services.state).record(ALICE, used, asked)
     services.daily_log.append(ALICE, "user", "昨天聊到泰國菜", asked, "tg-1")
@@ -334,18 +343,24 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
 
     shown = await tab.inner_text("main")  # a closed <details> shows only its summary
     assert not CODES.search(shown), CODES.search(shown)
-    for key in ("L0", "L1", "L2", "global"):
-        assert words[key] in shown, key
     card = f"#e-{tea}"
     assert tea not in await tab.inner_text(card)
-    await tab.click(f"{card} details.tech summary")  # the codes, one click away
+    await tab.click(f"{card} details.more summary")  # the fields and codes, one click away
     opened = await tab.inner_text(card)
     assert tea in opened and "L2" in opened and "global" in opened
+    assert words["L2"] in opened and words["global"] in opened
+    for entry_id, key in ((core, "L0"), (deploy, "L1")):
+        await tab.click(f"#e-{entry_id} details.more summary")
+        assert words[key] in await tab.inner_text(f"#e-{entry_id}"), key
     assert await fits(tab, width)
 
     await tab.goto(f"{live.base}/why")
     shown = await tab.inner_text("main")
-    assert f"{words['asked']} 用中文回答我好嗎？" in shown  # the question the reply answered
+    assert f"{words['asked']} 用中文回答我好嗎？" in shown  # the exchange, each by who said it
+    assert f"{words['pcai']} 好的，之後都用中文。" in shown
+    assert words["personal"] in await tab.inner_text(".overview h3")  # rendered, reader's half
+    assert "##" not in shown
+    await tab.screenshot(path=str(SHOTS / f"i30c-why-{lang}-{width}.png"), full_page=True)
     assert words["L0"] in shown and words["log"] in shown
     assert not CODES.search(shown) and "0.90" not in shown
     await tab.click("section.reply details.tech summary")
@@ -358,3 +373,86 @@ async def test_plain_words_on_every_page_and_the_codes_under_details(
     assert words["import"] in shown and not CODES.search(shown)
     await tab.goto(f"{live.base}/logs/2026-11-21")
     assert await tab.locator(".records .who").all_inner_texts() == [words["you"]]
+
+
+LIST_WORDS = {"en": ["Edit", "Delete", "Details"], "zh": ["修改", "刪除", "詳細"]}
+SHOTS = Path("/tmp")  # screenshots of the new page items, to look at
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_the_plain_list_edits_and_deletes_a_memory(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    tea = live.page.remember(ALICE, "I prefer oolong tea in the afternoon", "偏好 Preferences")
+    car = live.page.remember(ALICE, "我的車位在 B2 的 118 號", "個人 Personal")
+    tab = await live.tab(browser, lang=lang, width=width)
+    # each memory is its sentence with Edit and Delete; the details stay closed
+    lines = (await tab.inner_text(f"#e-{car}")).split()
+    assert lines == ["我的車位在", "B2", "的", "118", "號", *LIST_WORDS[lang]]
+    await tab.screenshot(path=str(SHOTS / f"i30c-list-{lang}-{width}.png"), full_page=True)
+    await tab.click(f"#e-{tea} details.edit-inline summary")
+    await tab.fill(f"#e-{tea} textarea[name=text]", "I prefer jasmine tea now")
+    await tab.click(f"#e-{tea} button.save")
+    await tab.wait_for_selector(".flash")
+    assert tab.url.startswith(f"{live.base}/#e-")  # back on the list
+    assert "I prefer jasmine tea now" in await tab.locator("li.entry p.text").all_inner_texts()
+    assert "I prefer jasmine tea now" in live.memory_md()
+    await tab.click(f"#e-{car} button.forget")
+    await tab.wait_for_selector("#undo")
+    assert "118" not in live.memory_md()
+    assert await tab.locator("li.entry p.text").all_inner_texts() == ["I prefer jasmine tea now"]
+    assert await fits(tab, width)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_reminders_on_the_page_done_and_delete(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    coming, rang = await set_reminders(live.page)
+    store = live.page.services.reminders.store  # type: ignore[union-attr]
+    tab = await live.tab(browser, lang=lang, width=width)
+    await tab.click("nav a[href='/reminders']")
+    await tab.wait_for_selector(f"#r-{rang.id}")
+    assert "take the pills" in await tab.inner_text(f"#r-{rang.id}")
+    assert "call mom" in await tab.inner_text(f"#r-{coming.id}")
+    await tab.screenshot(path=str(SHOTS / f"i30c-reminders-{lang}-{width}.png"), full_page=True)
+    assert await fits(tab, width)
+    await tab.click(f"#r-{rang.id} button.done")
+    await tab.wait_for_selector(".flash")
+    assert store.get(ALICE, rang.id).status == rs.DONE
+    await tab.click(f"#r-{coming.id} button.delete")
+    await tab.wait_for_selector("#undo")  # the page's Undo, naming the cancel
+    assert store.get(ALICE, coming.id).status == rs.CANCELLED
+    assert f"#{coming.id}" in await tab.inner_text("#undo")
+    assert await tab.locator("li.reminder").count() == 0
+
+
+FINAL = {"en": "It is final", "zh": "這是最終的"}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+@pytest.mark.parametrize(
+    "width", [pytest.param(1280, id="desktop"), pytest.param(390, id="phone")]
+)
+async def test_delete_all_behind_a_confirmation_that_offers_the_export(
+    live: Live, browser: Browser, lang: str, width: int
+) -> None:
+    live.page.remember(ALICE, "I prefer oolong tea in the afternoon")
+    live.page.remember(ALICE, "我的車位在 B2 的 118 號")
+    tab = await live.tab(browser, lang=lang, width=width)
+    await tab.click("#forget-all-link")
+    await tab.wait_for_selector("#forget-all")
+    assert FINAL[lang] in await tab.inner_text("#final")
+    assert await tab.locator("a[href='/export.json']").count() == 1
+    await tab.screenshot(path=str(SHOTS / f"i30c-delete-all-{lang}-{width}.png"), full_page=True)
+    assert await fits(tab, width)
+    await tab.click("#forget-all button.danger")
+    await tab.wait_for_selector(".flash")
+    assert await tab.locator("li.entry").count() == 0 and "118" not in live.memory_md()
+    assert await tab.locator("#undo").count() == 0  # final: no Undo is offered

@@ -281,3 +281,82 @@ def test_a_section_typed_as_a_heading_is_named_once(page: Page) -> None:
     )
     [entry] = page.services.memory.entries(ALICE)
     assert entry.section == "Good" and "\n## Good\n" in _doc(page) and "## #" not in _doc(page)
+
+
+def test_the_list_edits_a_memorys_text_in_place_and_keeps_its_other_fields(page: Page) -> None:
+    old = page.remember(
+        ALICE, TEA, "偏好 Preferences", canonical_topic="tea", user_weight=7, scope="project:pcai"
+    )
+    client = page.login(ALICE)
+    html = client.get("/").text
+    item = html[html.index(f'id="e-{old}"') :]
+    item = item[: item.index("</li>")]
+    # the list's item: the sentence, an Edit form for its text, Delete, the rest under Details
+    assert f'action="/m/{old}/edit"' in item and f'action="/m/{old}/forget"' in item
+    assert item.index("<summary>Details</summary>") < item.index(f'<dd class="id">{old}</dd>')
+    hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)"', item))
+    form = {**hidden, "text": "I prefer jasmine tea now"}
+    r = client.post(f"/m/{old}/edit", data=form, follow_redirects=False)
+    assert r.status_code == 303 and r.headers["location"].startswith("/#e-")  # back to the list
+    entries = {e.text: e for e in parse_memory(_doc(page)).entries}
+    new = entries["I prefer jasmine tea now"]
+    assert entries[TEA].status == "deprecated" and new.supersedes == (old,)
+    assert (new.section, new.canonical_topic, new.user_weight, new.scope) == (
+        "偏好 Preferences",
+        "tea",
+        7,
+        "project:pcai",
+    )
+
+
+def _holding(page: Page, needle: str) -> list[str]:
+    """Every file of the data folder (files, both databases, their WAL) holding ``needle``."""
+    root = page.services.settings.data_dir
+    return [str(p) for p in root.rglob("*") if p.is_file() and needle.encode() in p.read_bytes()]
+
+
+def test_delete_all_asks_first_offers_the_export_and_is_final(page: Page) -> None:
+    old = page.remember(ALICE, "My dentist is Dr. Quillby", canonical_topic="dentist")
+    page.remember(ALICE, COFFEE)
+    when = datetime.now().astimezone()
+    page.services.daily_log.append(ALICE, "user", "My dentist is Dr. Quillby", when, "tg-1")
+    page.remember("telegram_222", WORK)
+    client = page.login(ALICE)
+    token = csrf_of(client.get(f"/m/{old}").text)
+    form = {"csrf": token, "text": "My dentist is Dr. Quillby-Chen", "section": "",
+            "topic": "dentist", "weight": "5", "scope": "global"}  # fmt: skip
+    client.post(f"/m/{old}/edit", data=form)  # a replaced version: history, not a memory
+    assert 'href="/forget-all"' in client.get("/").text
+    ask = client.get("/forget-all").text
+    assert "This deletes all 2 of your memories" in ask and "It is final" in ask
+    assert 'href="/export.md"' in ask and 'href="/export.json"' in ask  # the export first
+    assert len(page.services.memory.entries(ALICE)) == 3  # asking deleted nothing
+    stale = client.post("/forget-all", data={"csrf": token, "count": "7"})
+    assert "This deletes all 2" in stale.text and len(page.services.memory.entries(ALICE)) == 3
+
+    done = client.post("/forget-all", data={"csrf": token, "count": "2"})
+    assert "Deleted 2 memories and every copy of them. This cannot be undone." in done.text
+    assert page.services.memory.entries(ALICE) == [] and 'id="undo"' not in done.text
+    assert _holding(page, "Quillby") == [] and _holding(page, COFFEE) == []  # every copy
+    undo = client.post("/undo", data={"csrf": token})
+    assert "deleting all your memories, cannot be taken back" in undo.text
+    assert page.services.memory.entries(ALICE) == []
+    assert [e.text for e in page.services.memory.entries("telegram_222")] == [WORK]
+
+
+def test_the_entry_page_names_sections_in_the_readers_half(page: Page) -> None:
+    entry_id = page.remember(ALICE, TEA, "個人 Personal")
+    page.remember(ALICE, WORK, "工作 Work")
+    client = page.login(ALICE)
+    html = client.get(f"/m/{entry_id}").text
+    assert '<option value="個人 Personal" selected>Personal</option>' in html
+    assert '<option value="工作 Work" >Work</option>' in html
+    assert "個人" not in re.sub(r'value="[^"]*"', "", html)  # only in what the form sends back
+    form = {"csrf": csrf_of(html), "text": TEA, "section": "個人 Personal", "new_section": "",
+            "topic": "", "weight": "6", "scope": "global"}  # fmt: skip
+    client.post(f"/m/{entry_id}/edit", data=form)
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert (entry.section, entry.user_weight) == ("個人 Personal", 6)  # the file keeps both
+    client.post(f"/m/{entry_id}/edit", data={**form, "new_section": "Health"})
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert entry.section == "Health"

@@ -60,7 +60,7 @@ def test_why_shows_the_question_each_reply_answered(page: Page) -> None:
     used = [InjectedMemory("", "L0", 0.9, "我對花生過敏", "MEMORY.md")]
     WhyLog(page.services.state).record(ALICE, used, asked_at)
     html = page.login(ALICE).get("/why").text
-    assert "You asked: <q>晚餐可以吃花生醬麵嗎？</q>" in html
+    assert '<span class="who">You:</span> <q>晚餐可以吃花生醬麵嗎？</q>' in html
 
 
 def test_why_still_shows_the_question_once_the_session_was_compacted(page: Page) -> None:
@@ -72,4 +72,35 @@ def test_why_still_shows_the_question_once_the_session_was_compacted(page: Page)
     used = [InjectedMemory("", "L0", 0.9, "我對花生過敏", "MEMORY.md")]
     WhyLog(page.services.state).record(ALICE, used, asked_at)
     html = page.login(ALICE).get("/why").text
-    assert "You asked: <q>我可以吃花生醬嗎？</q>" in html
+    assert '<span class="who">You:</span> <q>我可以吃花生醬嗎？</q>' in html
+
+
+def test_why_labels_each_message_by_who_said_it_and_shows_the_overview_as_a_list(
+    page: Page,
+) -> None:
+    asked_at = datetime(2026, 11, 22, 12, 30).astimezone()
+    session = page.services.sessions.load(ALICE)
+    session.append("user", "What should I cook tonight?", asked_at)
+    session.append("assistant", "How about the peanut-free pad thai?", asked_at)
+    page.services.sessions.save(session)
+    overview = (
+        "## 個人 Personal\n- I am allergic to peanuts\n\n## 偏好 Preferences\n- I like Thai food"
+    )
+    used = [
+        InjectedMemory("MEMORY.md", "fallback", 0.0, overview, "MEMORY.md"),
+        InjectedMemory("", "L2", 0.4, "assistant: Try the green curry", "memory/2026-11-21.md"),
+        InjectedMemory("", "L2", 0.3, "user: I loved that curry", "memory/2026-11-21.md"),
+        InjectedMemory("m-1", "L2", 0.3, "I cook on Sundays", "MEMORY.md § 個人 Personal"),
+    ]
+    WhyLog(page.services.state).record(ALICE, used, asked_at)
+    html = page.login(ALICE).get("/why").text
+    assert '<span class="who">You:</span> <q>What should I cook tonight?</q>' in html
+    assert '<span class="who">PCAI:</span> <q>How about the peanut-free pad thai?</q>' in html
+    assert "PCAI: Try the green curry" in html and "you: I loved that curry" in html
+    # the overview as a list under the reader's half of each section name, not Markdown
+    assert "<h3>Personal</h3><ul><li>I am allergic to peanuts</li></ul>" in html
+    assert "<h3>Preferences</h3>" in html and "## " not in html.split("<details")[0]
+    assert "your memories › Personal" in html and "個人" not in html.split("<details")[0]
+    zh = page.login(ALICE, lang="zh").get("/why").text
+    assert '<span class="who">你：</span>' in zh and "<h3>個人</h3>" in zh
+    assert "Personal" not in zh.split("<details")[0]
