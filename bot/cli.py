@@ -19,7 +19,7 @@ from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.model_context import ContextTooSmallError
 from bot.schema import MIGRATIONS_ALL
-from bot.serve import chat, open_services, progress_bar, serve, user_key_of
+from bot.serve import chat, open_services, progress_bar, serve
 from bot.settings import (
     Settings,
     SettingsError,
@@ -27,6 +27,7 @@ from bot.settings import (
     settings_as_dict,
     unknown_variables,
 )
+from bot.user_pick import UserNotChosenError, pick_user, user_key_of
 from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
@@ -42,7 +43,6 @@ if TYPE_CHECKING:
     from memory.api import Memory
 
 log = logging.getLogger("pcai")
-USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
 _DEBUG_HINT = "PCAI_LOG_LEVEL=DEBUG shows where"
 
 
@@ -205,7 +205,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(exc)
     with service_lock:
         try:
-            return serve(settings)
+            return serve(settings, getattr(args, "user", None))
         except (StateTooNewError, StateSchemaError, ContextTooSmallError) as exc:
             return _fail(exc)  # pcai.db refused, unchanged; or a model context too small
 
@@ -240,17 +240,20 @@ def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
-    """``--user``, else ``PCAI_USER`` (never for reindex), as a checked user key."""
-    if args.command == "chat":  # PCAI_USER when it is a terminal user, else its own default
+    """Who the command acts as, by one rule (bot/user_pick.py): ``--user``, else
+    ``PCAI_USER``, else the only user there is; reindex without ``--user`` is everyone's."""
+    terminal = args.command == "chat" or (
+        args.command == "run" and not settings.telegram_bot_token
+    )
+    if terminal:  # PCAI_USER when it is a terminal user; else the only terminal user
         pcai_user = user_key_of(settings.user) if settings.user else ""
-        args.user = args.user or (pcai_user if pcai_user.startswith("cli_") else None)
+        named = getattr(args, "user", None) or (pcai_user if pcai_user.startswith("cli_") else "")
+        args.user = pick_user(args.command, named, settings.data_dir, terminal=True) or None
     elif args.command in ("remember", "search", "export", "web-link"):
-        args.user = args.user or settings.user
-        if not args.user:
-            raise UsageError(USER_MISSING.format(command=args.command))
-    if getattr(args, "user", None):
+        args.user = pick_user(args.command, args.user or settings.user, settings.data_dir)
+    elif getattr(args, "user", None):
         args.user = user_key_of(args.user)
-    if args.command == "chat" and args.user and not args.user.startswith("cli_"):
+    if terminal and args.user and not args.user.startswith("cli_"):
         # Another front end's user: its reminders and jobs belong to the service.
         raise UsageError(f"the terminal chat runs as a cli_ user, not {args.user}")
 
@@ -264,7 +267,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings(os.environ, Path(args.config) if args.config else None)
         _resolve_user(args, settings)
-    except (SettingsError, UsageError) as exc:
+    except (SettingsError, UsageError, UserNotChosenError) as exc:
         return _fail(exc, 2)
     except InvalidUserKeyError as exc:
         return _fail(exc)
