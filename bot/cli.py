@@ -168,14 +168,15 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
-    from bot.web.running import issue_link, running_page_url, service_running
+    from bot.web.running import issue_link, running_page_url
+    from memory.base.locks import service_holds
     from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")
     user = check_user_key(args.user)
     # The link is to the page the running bot serves, never to our own settings' port.
-    if not service_running(settings.data_dir):
+    if not service_holds(settings.data_dir):
         raise ValueError(f"no pcai run serves {settings.data_dir}: start it, then ask again")
     base = running_page_url(settings.data_dir)
     if base is None:

@@ -308,6 +308,17 @@ def test_with_several_users_the_error_lists_them(
     assert MEMORIES[0] not in err and MEMORIES[1] not in err
 
 
+def test_web_link_on_a_new_folder_leaves_no_lock_behind(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "web-link", "--user", ALICE)
+    assert (code, out) == (1, "") and "no pcai run serves" in err
+    assert sorted(p.name for p in data_dir.iterdir()) == []  # was: pcai.lock
+    with ServiceLock(data_dir):  # while a service holds the folder, the look sees it
+        (data_dir / "web.url").write_text("http://127.0.0.1:8123\n", encoding="utf-8")
+        assert run_json(capsys, "web-link", "--user", ALICE, "--json")["user_key"] == ALICE
+
+
 @pytest.mark.parametrize("command", ["search", "export", "web-link", "remember"])
 def test_the_help_says_the_rule(command: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([command, "--help"]) == 0
