@@ -257,6 +257,8 @@ TEXTS: dict[str, str] = {
     "layer_fallback": "fallback",
     "layer_short_term": "short-term",
     "chat_bye": "Bye.",
+    "reply_cut": "[stopped here: you pressed Ctrl-C]",
+    "chat_cut_hint": "Ctrl-C again at the prompt leaves.",
     "chat_quit": "/quit — leave",
     "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>",
     "chat_yes_no": "(type yes or no)",

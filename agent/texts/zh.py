@@ -214,6 +214,8 @@ TEXTS: dict[str, str] = {
     "layer_fallback": "備用",
     "layer_short_term": "短期",
     "chat_bye": "再見。",
+    "reply_cut": "［回覆停在這裡：你按了 Ctrl-C］",
+    "chat_cut_hint": "在提示符號再按一次 Ctrl-C 就會離開。",
     "chat_quit": "/quit — 離開",
     "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <新內容> · /forget <id>",
     "chat_yes_no": "（回覆「好」確認，「不要」略過）",
