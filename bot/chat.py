@@ -199,6 +199,8 @@ class TerminalChat:
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:
+        if p.conflicts_shown:  # add or replace: the card says how, with the words to type
+            return proposal_text(p, lang, typed=True)
         how = say("chat_how_to_answer", lang, id=p.proposal_id)
         return f"{proposal_text(p, lang)}\n{how}"
 

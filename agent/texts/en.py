@@ -268,6 +268,14 @@ TEXTS: dict[str, str] = {
     "unavailable_command": "That command is not available in this build yet.",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",
+    "conflict_buttons": (
+        "➕ Add keeps both; 🔁 Replace puts this one in place of the old (or reply add or "
+        "replace); 🗑 Discard drops it."
+    ),
+    "conflict_typed": (
+        "Type add to keep both, or replace to put this one in place of the old; "
+        "/discard {id} drops it."
+    ),
     "refused_too_long": "Too long for one memory ({length} characters, at most {limit}).",
     "refused_noise": "Not saved: that reads as {what}, not something to remember.",
     "refused_secret": "Not saved: it looks like it contains {what}, and secrets are never stored.",

@@ -225,6 +225,11 @@ TEXTS: dict[str, str] = {
     "unavailable_command": "這個版本還沒有這個指令。",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "已有相近的記憶（{shown}）。要新增，還是取代？",
+    "conflict_buttons": (
+        "按 ➕ 新增：兩則都保留；按 🔁 取代：用這則換掉舊的（也可以回覆「新增」或「取代」）；"
+        "按 🗑 捨棄：不要這則。"
+    ),
+    "conflict_typed": "輸入「新增」兩則都保留，輸入「取代」用這則換掉舊的；/discard {id} 捨棄。",
     "refused_too_long": "太長了，一條記憶最多 {limit} 字。",
     "refused_noise": "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
     "refused_secret": "不會記住：內容似乎含有{what}，敏感資料一律不儲存。",
