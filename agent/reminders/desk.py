@@ -295,6 +295,10 @@ class ReminderDesk:
             return Pressed(say("reminder_snoozed_toast", lang), said)
         return Pressed(say("reminder_button_stale", lang), "")
 
+    def coming(self, user_key: str) -> int:
+        """How many of the user's reminders are set to ring (what /stats counts as pending)."""
+        return len(self.service.store.of_user(user_key, (rs.SCHEDULED,)))
+
     def waiting(self, user_key: str) -> tuple[ReminderView, ...]:
         """The user's reminder proposals waiting for an answer, soonest first."""
         rows = self.service.store.of_user(user_key, (rs.PROPOSED,))

@@ -473,6 +473,7 @@ TEXTS: dict[str, str] = {
     "stats_row_memories": "memories",
     "stats_row_pending": "pending",
     "stats_row_pending_reminders": "pending reminders",
+    "stats_reminders_waiting": "{set} (+{waiting} waiting for your yes)",
     "stats_row_daily_logs": "daily logs",
     "stats_row_indexed_chunks": "indexed chunks",
     "stats_row_older_versions": "older versions",

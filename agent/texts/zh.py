@@ -409,6 +409,7 @@ TEXTS: dict[str, str] = {
     # -- /stats row labels (the backend names rows in English; bot/jobs.py names the jobs)
     "stats_row_memories": "記憶",
     "stats_row_pending": "待確認",
+    "stats_reminders_waiting": "{set}（另有 {waiting} 個等你確認）",
     "stats_row_pending_reminders": "待確認的提醒",
     "stats_row_daily_logs": "每日日誌",
     "stats_row_indexed_chunks": "索引片段",
