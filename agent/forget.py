@@ -74,6 +74,8 @@ def _short(text: str) -> str:
 _CHAT_SOURCE = "chat:"  # a proposal the model made during the user's message <id>
 # Cancels one reminder of a user (the reminder service's ``cancel``); raises ReminderError.
 CancelReminder = Callable[[str, int], Reminder]
+# A reminder's row id -> the number its owner knows it by (None: no such row of theirs).
+ReminderNumber = Callable[[str, int], int | None]
 # Puts back what an act on reminders changed (agent/reminders/acts.py's ``put_back``): the
 # rows as they are again, or None when they changed since (nothing written).
 PutBackReminders = Callable[[str, dict[str, Any]], "list[Reminder] | None"]
@@ -125,6 +127,15 @@ class Forgetter:
         self.daily_log = daily_log
         self.cancel_reminder: CancelReminder | None = None  # set by the composition root
         self.put_back_reminders: PutBackReminders | None = None  # and this
+        self.reminder_number: ReminderNumber | None = None  # and this: how a row is named
+
+    def _number(self, user_key: str, ident: object) -> object:
+        """The number the person knows a reminder by (a row id is never shown to them)."""
+        text = str(ident)
+        if self.reminder_number is None or not text.isdigit():
+            return ident
+        number = self.reminder_number(user_key, int(text))
+        return ident if number is None else number
 
     @property
     def minutes(self) -> int:
@@ -200,13 +211,13 @@ class Forgetter:
             if copy.act == "tz":
                 return say("act_tz", lang, zone=copy.extra.get("shown", ["", "?"])[1])
             rows = copy.extra.get("reminders") or [[0]]
-            return say(f"act_{copy.act}", lang, reminder_id=rows[0][0])
+            return say(f"act_{copy.act}", lang, reminder_id=self._number(user_key, rows[0][0]))
         if copy.made.startswith(("final:", "unchanged:")):
             kind, _, rest = copy.made.partition(":")
             act, _, ident = rest.partition(":")
             if kind == "unchanged":
                 return say("act_unchanged", lang, command=_COMMANDS.get(act, act))
-            return say(f"act_{act}", lang, reminder_id=ident)
+            return say(f"act_{act}", lang, reminder_id=self._number(user_key, ident))
         if copy.act and copy.gone:  # forgotten since: named by its id, no text is kept
             key = f"act_{copy.act}" if copy.act in _ACTS else "act_change"
             return say(key, lang, text=copy.gone[-1])
@@ -217,7 +228,7 @@ class Forgetter:
         if copy.made:
             kind, _, ident = copy.made.partition(":")
             if kind == "reminder":
-                return say("act_remind", lang, reminder_id=ident)
+                return say("act_remind", lang, reminder_id=self._number(user_key, ident))
             found = {e.id: e.text for e in self.memory.entries(user_key)}.get(ident, ident)
             return say("act_remember", lang, text=_short(found))
         return say("act_forget", lang, text=_short(copy.entries[-1].text))
@@ -304,7 +315,7 @@ class Forgetter:
                 row = await asyncio.to_thread(self.cancel_reminder, user_key, int(ident))
             except ReminderError as exc:  # done, rung or cancelled meanwhile
                 return Said(exc.text(lang), error=True)
-            return Said(say("undo_reminder", lang, reminder_id=row.id, text=row.text))
+            return Said(say("undo_reminder", lang, reminder_id=row.number, text=row.text))
         said = await self.forget(user_key, ident, now=now, lang=lang, copy=False)
         return said if said.error else Said(say("undo_saved", lang, entry_id=ident))
 

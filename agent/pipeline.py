@@ -275,6 +275,14 @@ class Agent:
                     self.max_tool_rounds,
                     guard,
                 )
+            except asyncio.CancelledError:
+                # Stopped by the person (Ctrl-C in the terminal) while the reply was written:
+                # what they saw of it is kept, marked as cut, so the next turn knows it.
+                shown = guard.shown if guard is not None else ""
+                if shown:
+                    cut = f"{mask(shown, known)} {say('reply_cut', lang)}"
+                    session.append(ROLE_ASSISTANT, cut, message.time)
+                raise
             except LLMError as exc:
                 log_llm_failure(log, key, exc)
                 if isinstance(exc, LLMContextError):  # the next turn starts compacted

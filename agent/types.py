@@ -46,10 +46,11 @@ class ProposalView:
 class ReminderView:
     """A proposed reminder the transport shows with Confirm / Discard; it rings once confirmed."""
 
-    reminder_id: int
+    reminder_id: int  # the row, inside (buttons' data)
     text: str
     understood_zh: str  # 我會在 2026-03-05（週四）09:00（Asia/Taipei）提醒你：打電話給媽媽
     understood_en: str
+    number: int = 0  # the owner's own number: what the card shows and a typed command names
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,6 +184,8 @@ def build_services(settings: Settings, embedder: Embedder | None = None) -> Serv
     )
     if services.reminders is not None:  # /undo cancels what a typed /remind set at once
         forgetter.cancel_reminder = services.reminders.cancel
+        # undo names a reminder by the number its owner knows, never by its row
+        forgetter.reminder_number = services.reminders.store.number_of
         service = services.reminders  # and puts back what a snooze, done or /tz changed
         forgetter.put_back_reminders = lambda user, note: reminder_acts.put_back(
             service, user, note

@@ -15,9 +15,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 import sys
+import threading
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -26,7 +28,7 @@ from typing import TextIO
 from agent.reminders.desk import Card, ReminderDesk
 from agent.reminders.scheduler import APSchedulerAdapter, NoScheduler
 from agent.reminders.types import Reminder
-from agent.types import IncomingMessage, ProposalView
+from agent.types import IncomingMessage, ProposalView, Reply
 from bot.frontdesk.desk import Desk, outcome_text
 from bot.frontdesk.ports import Answer, Backend
 from bot.frontdesk.shown import Shown
@@ -39,6 +41,7 @@ Notify = Callable[[str, str], Awaitable[None]]
 JobsFactory = Callable[[Notify], AbstractAsyncContextManager[object]]
 # Runs for as long as the chat lasts and is awaited on the way out (the deferred-work worker).
 Background = AbstractAsyncContextManager[object]
+PROMPT = "> "  # shown before each line the person types, when they type at a terminal
 
 
 class StreamPrinter:
@@ -89,6 +92,9 @@ class TerminalChat:
         self.user_key = user_key
         self.out = out
         self._counter = 0
+        self._replying: asyncio.Task[Reply] | None = None  # the reply being written
+        self._cut = False  # Ctrl-C stopped it
+        self._leave = asyncio.Event()  # Ctrl-C at the prompt
         self.shown = Shown()  # what the last printed line showed: a bare word may answer it
         # The terminal classifies any line (Telegram only short ones) and routes "/" lines here.
         self.front = FrontDesk(
@@ -145,7 +151,20 @@ class TerminalChat:
             language=line.lang,
         )
         printer = StreamPrinter(self.out or sys.stdout)
-        reply = await self.backend.respond(msg, printer)
+        self._replying = turn = asyncio.ensure_future(self.backend.respond(msg, printer))
+        try:
+            reply = await turn
+        except asyncio.CancelledError:
+            if not (self._cut and turn.cancelled()):
+                raise  # the chat itself is closing
+            # Ctrl-C: the reply stops where it is (the agent kept that much, marked as cut).
+            self._cut = False
+            if printer.printed:
+                print(file=self.out or sys.stdout)
+            self.say(say("reply_cut", line.lang) + "\n" + say("chat_cut_hint", line.lang))
+            return
+        finally:
+            self._replying = None
         self.shown.spoke(self.user_key)
         rest = printer.finish(reply.text)  # the part of the reply not printed yet
         self.show(
@@ -180,6 +199,8 @@ class TerminalChat:
 
     @staticmethod
     def _proposal(p: ProposalView, lang: str) -> str:
+        if p.conflicts_shown:  # add or replace: the card says how, with the words to type
+            return proposal_text(p, lang, typed=True)
         how = say("chat_how_to_answer", lang, id=p.proposal_id)
         return f"{proposal_text(p, lang)}\n{how}"
 
@@ -195,12 +216,53 @@ class TerminalChat:
             if self.jobs is not None:
                 await stack.enter_async_context(self.jobs(self._notify))
             await stack.enter_async_context(self._ringing())
-            loop = asyncio.get_running_loop()
+            stack.enter_context(self._ctrl_c())
+            lines = _lines(stdin)
+            prompt = PROMPT if _typed_at_terminal(stdin) else ""
             while True:
-                line = await loop.run_in_executor(None, stdin.readline)
+                if prompt:
+                    print(prompt, end="", file=self.out or sys.stdout, flush=True)
+                line = await self._next(lines)
                 if not line or not await self._handled(line):
                     break
         await self.backend.flush()
+
+    async def _next(self, lines: asyncio.Queue[str]) -> str:
+        """The next typed line; "" at the end of input or on Ctrl-C at the prompt."""
+        if self._leave.is_set():
+            return ""
+        typed = asyncio.ensure_future(lines.get())
+        leave = asyncio.ensure_future(self._leave.wait())
+        done, _ = await asyncio.wait((typed, leave), return_when=asyncio.FIRST_COMPLETED)
+        leave.cancel()
+        if typed in done:
+            return typed.result()
+        typed.cancel()
+        print(file=self.out or sys.stdout)  # the prompt's line ends before the goodbye
+        return ""
+
+    def interrupt(self) -> None:
+        """Ctrl-C: stop the reply being written, else (at the prompt) leave."""
+        if self._replying is not None and not self._replying.done():
+            self._cut = True
+            self._replying.cancel()
+        else:
+            self._leave.set()
+
+    @contextlib.contextmanager
+    def _ctrl_c(self) -> Iterator[None]:
+        """Ctrl-C goes to :meth:`interrupt` while the chat runs (the main thread's loop only:
+        elsewhere, as in a test's thread, the default stays)."""
+        loop = asyncio.get_running_loop()
+        try:
+            loop.add_signal_handler(signal.SIGINT, self.interrupt)
+        except (RuntimeError, ValueError, NotImplementedError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
 
     @contextlib.asynccontextmanager
     async def _ringing(self) -> AsyncIterator[None]:
@@ -246,6 +308,37 @@ class TerminalChat:
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(self.run_async(stdin or sys.stdin))
         self.say(say("chat_bye", self.backend.languages.of(self.user_key)))
+
+
+def _typed_at_terminal(stdin: TextIO) -> bool:
+    """Whether a person types the lines (a prompt helps) rather than a pipe or a file."""
+    try:
+        return stdin.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _lines(stdin: TextIO) -> asyncio.Queue[str]:
+    """The lines of ``stdin`` as they are typed ("" at its end), read by a daemon thread: a
+    read that waits at the prompt never keeps the process from leaving (Ctrl-C)."""
+    loop = asyncio.get_running_loop()
+    lines: asyncio.Queue[str] = asyncio.Queue()
+
+    def read() -> None:
+        while True:
+            try:
+                line = stdin.readline()
+            except Exception:  # a closed or broken input ends it, as its end does
+                line = ""
+            try:
+                loop.call_soon_threadsafe(lines.put_nowait, line)
+            except RuntimeError:  # the chat ended meanwhile
+                return
+            if not line:
+                return
+
+    threading.Thread(target=read, name="pcai-stdin", daemon=True).start()
+    return lines
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from bot.app import Services, hold_data_dir
 from bot.cli_parser import build_parser
 from bot.model_context import ContextTooSmallError
 from bot.schema import MIGRATIONS_ALL
-from bot.serve import chat, open_services, progress_bar, serve, user_key_of
+from bot.serve import chat, open_services, progress_bar, serve
 from bot.settings import (
     Settings,
     SettingsError,
@@ -28,6 +28,7 @@ from bot.settings import (
     settings_as_dict,
     unknown_variables,
 )
+from bot.user_pick import UserNotChosenError, pick_user, user_key_of
 from memory.base.users import check_user_key
 from memory.errors import (
     DataDirBusyError,
@@ -43,7 +44,6 @@ if TYPE_CHECKING:
     from memory.api import Memory
 
 log = logging.getLogger("pcai")
-USER_MISSING = "{command} needs a user: pass --user KEY or set PCAI_USER"
 _DEBUG_HINT = "PCAI_LOG_LEVEL=DEBUG shows where"
 
 
@@ -169,14 +169,15 @@ def cmd_export(services: Services, args: argparse.Namespace) -> int:
 def cmd_web_link(settings: Settings, args: argparse.Namespace) -> int:
     """Print a one-time login link to the memory page (pcai.db is shared with the service)."""
     from bot.web.logins import LoginStore
-    from bot.web.running import issue_link, running_page_url, service_running
+    from bot.web.running import issue_link, running_page_url
+    from memory.base.locks import service_holds
     from memory.state.statedb import StateDB
 
     if not settings.web.enabled:
         raise ValueError("the memory page is off (PCAI_WEB_ENABLED=false)")
     user = check_user_key(args.user)
     # The link is to the page the running bot serves, never to our own settings' port.
-    if not service_running(settings.data_dir):
+    if not service_holds(settings.data_dir):
         raise ValueError(f"no pcai run serves {settings.data_dir}: start it, then ask again")
     base = running_page_url(settings.data_dir)
     if base is None:
@@ -206,7 +207,7 @@ def cmd_run(settings: Settings, args: argparse.Namespace) -> int:
         return _fail(exc)
     with service_lock:
         try:
-            return serve(settings)
+            return serve(settings, getattr(args, "user", None))
         except (StateTooNewError, StateSchemaError, ContextTooSmallError) as exc:
             return _fail(exc)  # pcai.db refused, unchanged; or a model context too small
 
@@ -256,17 +257,20 @@ def _setup_logging(settings: Settings, args: argparse.Namespace) -> None:
 
 
 def _resolve_user(args: argparse.Namespace, settings: Settings) -> None:
-    """``--user``, else ``PCAI_USER`` (never for reindex), as a checked user key."""
-    if args.command == "chat":  # PCAI_USER when it is a terminal user, else its own default
+    """Who the command acts as, by one rule (bot/user_pick.py): ``--user``, else
+    ``PCAI_USER``, else the only user there is; reindex without ``--user`` is everyone's."""
+    terminal = args.command == "chat" or (
+        args.command == "run" and not settings.telegram_bot_token
+    )
+    if terminal:  # PCAI_USER when it is a terminal user; else the only terminal user
         pcai_user = user_key_of(settings.user) if settings.user else ""
-        args.user = args.user or (pcai_user if pcai_user.startswith("cli_") else None)
+        named = getattr(args, "user", None) or (pcai_user if pcai_user.startswith("cli_") else "")
+        args.user = pick_user(args.command, named, settings.data_dir, terminal=True) or None
     elif args.command in ("remember", "search", "export", "web-link"):
-        args.user = args.user or settings.user
-        if not args.user:
-            raise UsageError(USER_MISSING.format(command=args.command))
-    if getattr(args, "user", None):
+        args.user = pick_user(args.command, args.user or settings.user, settings.data_dir)
+    elif getattr(args, "user", None):
         args.user = user_key_of(args.user)
-    if args.command == "chat" and args.user and not args.user.startswith("cli_"):
+    if terminal and args.user and not args.user.startswith("cli_"):
         # Another front end's user: its reminders and jobs belong to the service.
         raise UsageError(f"the terminal chat runs as a cli_ user, not {args.user}")
 
@@ -280,7 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = load_settings(os.environ, Path(args.config) if args.config else None)
         _resolve_user(args, settings)
-    except (SettingsError, UsageError) as exc:
+    except (SettingsError, UsageError, UserNotChosenError) as exc:
         return _fail(exc, 2)
     except InvalidUserKeyError as exc:
         return _fail(exc)

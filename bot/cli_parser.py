@@ -6,6 +6,8 @@ import argparse
 from importlib.metadata import PackageNotFoundError, version
 from typing import NoReturn
 
+from bot.user_pick import RULE
+
 # What `pcai --help` ends with; the README's exit-code table says the same.
 EXIT_CODES = """\
 exit codes:
@@ -27,7 +29,9 @@ examples:
   pcai search --help                    a command's options and examples
 
 environment:
-  PCAI_USER       user key of the commands that take --user (e.g. cli_alice)
+  PCAI_USER       user key of the commands that take --user (e.g. cli_alice); without
+                  --user or PCAI_USER they act as the only user in the data folder, and
+                  with several they say so and list them
   PCAI_CONFIG     TOML settings file (what --config sets)
   PCAI_DATA_DIR   where the Markdown, sessions and index live
                   (default: $XDG_DATA_HOME/pcai, else ~/.local/share/pcai)
@@ -37,9 +41,7 @@ errors are one line on stderr, starting "pcai: ".
 
 {EXIT_CODES}"""
 
-USER_HELP = (
-    "user key, e.g. cli_alice or telegram_42; a bare name is cli_NAME (default: $PCAI_USER)"
-)
+USER_HELP = f"user key, e.g. cli_alice or telegram_42; a bare name is cli_NAME ({RULE})"
 
 
 class Parser(argparse.ArgumentParser):
@@ -130,14 +132,15 @@ def build_parser() -> Parser:
         "chat",
         "chat in the terminal",
         "Chat in the terminal as a user (type /help inside for the commands).",
-        "  pcai chat                     resume the latest terminal session\n"
+        "  pcai chat                     chat as the only terminal user there is\n"
         "  pcai chat --user cli_alice    chat as cli_alice (--user alice is the same)\n",
     )
     chat.add_argument(
         "--user",
         metavar="KEY",
         help="user key, e.g. cli_alice; a bare name is cli_NAME (default: $PCAI_USER, else "
-        "the latest terminal session's user, else cli_ and your login name)",
+        "the only cli_ user in the data folder, else a new cli_ and your login name; several "
+        "cli_ users: an error lists them)",
     )
 
     config = _command(

@@ -16,13 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 from bot.app import Services, build_agent, build_services, build_worker
 from bot.settings import Settings
-from memory.base.users import check_user_key
-from memory.errors import InvalidUserKeyError
 
 if TYPE_CHECKING:
     from bot.web.running import RunningPage
     from bot.web.server import WebServer
-    from history.sessions import SessionStore
     from memory.state.statedb import StateDB
 
 log = logging.getLogger("pcai")
@@ -69,9 +66,10 @@ def chat(
     *,
     backups: bool = False,
 ) -> int:
-    """Chat in the terminal as ``user_key`` (else the latest terminal user's, else
-    ``cli_<login>``); ``web``: also serve the memory page while the chat runs; ``backups``:
-    run the nightly backup (``pcai run`` holds the data folder; ``pcai chat`` does not)."""
+    """Chat in the terminal as ``user_key`` (the caller picked it by bot/user_pick.py's rule;
+    None: no terminal user yet, so ``cli_<login>``); ``web``: also serve the memory page while
+    the chat runs; ``backups``: run the nightly backup (``pcai run`` holds the data folder;
+    ``pcai chat`` does not)."""
     from agent.texts import say
     from bot.chat import TerminalChat
     from bot.frontdesk.backend import backend_for
@@ -81,7 +79,7 @@ def chat(
 
     if services.agent is None:
         build_agent(services)
-    key = user_key or _latest_cli_key(services.sessions) or f"cli_{_default_user()}"
+    key = user_key or f"cli_{_default_user()}"
     backend = backend_for(services, check_llm=True)
     runner = JobRunner(services, tz=services.tz)
     backend.job_status = runner.summary
@@ -115,8 +113,9 @@ def _running_page(settings: Settings, state: StateDB) -> RunningPage | None:
     return RunningPage(settings.data_dir, LoginStore(state))
 
 
-def serve(settings: Settings) -> int:
-    """Run the bot until stopped (the caller holds the data dir's lock)."""
+def serve(settings: Settings, user_key: str | None = None) -> int:
+    """Run the bot until stopped (the caller holds the data dir's lock); without a token,
+    the terminal chat as ``user_key`` (as :func:`chat` takes it)."""
     if not settings.telegram_bot_token:
         print(
             "No TELEGRAM_BOT_TOKEN set: starting the terminal chat. To connect Telegram, "
@@ -125,9 +124,7 @@ def serve(settings: Settings) -> int:
         )
         services = open_services(settings)
         try:
-            key = user_key_of(settings.user) if settings.user else ""
-            user = key if key.startswith("cli_") else None
-            return chat(services, user, _web(services), backups=True)
+            return chat(services, user_key, _web(services), backups=True)
         finally:
             services.close()
     from bot.frontdesk.backend import backend_for
@@ -161,22 +158,6 @@ def serve(settings: Settings) -> int:
     finally:
         services.close()
     return 0
-
-
-def user_key_of(value: str) -> str:
-    """``--user``'s one meaning in every command: a user key (``cli_alice``,
-    ``telegram_42``); a bare name (``alice``) is short for ``cli_alice``."""
-    key = value if "_" in value else f"cli_{value}"
-    try:
-        return check_user_key(key)
-    except InvalidUserKeyError:
-        raise InvalidUserKeyError(value) from None  # name what was typed, not our guess
-
-
-def _latest_cli_key(sessions: SessionStore) -> str:
-    # The terminal resumes the most recently updated session (docs/conversations.md, "Sessions").
-    latest = sessions.load_latest("cli_")
-    return latest.id if latest is not None else ""
 
 
 def _web(services: Services) -> WebServer | None:

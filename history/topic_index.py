@@ -28,8 +28,10 @@ from history.section_words import named, section_words
 from memory.base.fsutil import atomic_write_text
 from memory.base.guards import mask
 from memory.base.locks import user_lock
-from memory.base.users import UserPaths
+from memory.base.users import UserPaths, day_files
 
+# Days of conversation (daily logs) before a section is called unused: a week of life.
+PRUNE_AFTER_DAYS = 7
 log = logging.getLogger(__name__)
 
 
@@ -219,6 +221,13 @@ class TopicIndex:
         self.data_dir = data_dir
         self.config = config
 
+    def _prune(self, user_key: str, state: TopicState) -> tuple[str, ...]:
+        """The sections to suggest merging or dropping: none until the person has talked on
+        :data:`PRUNE_AFTER_DAYS` days (on day one every section but today's is "unused")."""
+        if len(day_files(self._paths(user_key))) < PRUNE_AFTER_DAYS:
+            return ()
+        return tuple(prune_suggestions(state.miss_count, self.config.miss_suggest_after))
+
     def _paths(self, user_key: str) -> UserPaths:
         return UserPaths.of(self.data_dir, user_key)
 
@@ -273,7 +282,7 @@ class TopicIndex:
             state = record_turn(
                 self.load(user_key) or self.fresh(), sections_hit, now, known_sections
             )
-            prune = tuple(prune_suggestions(state.miss_count, self.config.miss_suggest_after))
+            prune = self._prune(user_key, state)
             stable = stable_dominant(state, self.config.topic_stable_turns)
             summary = mask(summary or (by_section.get(stable, "") if stable else ""))
             written = False
@@ -321,7 +330,7 @@ class TopicIndex:
             share=state.proportions.get(state.current_topic, 0.0),
             dominant=dominant_section(state.proportions, state.dominant_threshold),
             proportions=dict(state.proportions),
-            prune=tuple(prune_suggestions(state.miss_count, self.config.miss_suggest_after)),
+            prune=self._prune(user_key, state),
             turns=len(state.turns),
         )
 

@@ -22,7 +22,7 @@ _NAMES = re.compile(
     r"|<id>|\[id\]|\b[mp]-[0-9a-z-]+"  # ids
     r"|\b(?:project|lang):\S*|\bglobal\b"  # scopes
     r"|\b[A-Z][a-z]+/[A-Za-z_]+\b"  # a time zone
-    r"|\b(?:PCAI(?:_[A-Z_]+)?|Ollama|Markdown|MEMORY(?:_FULL)?\.md|UTF-8|Ctrl-D|zh|en|id)\b"
+    r"|\b(?:PCAI(?:_[A-Z_]+)?|Ollama|Markdown|MEMORY(?:_FULL)?\.md|UTF-8|Ctrl-[CD]|zh|en|id)\b"
     r"|\b(?:README|JSON|Telegram|API|PIN|SQLite|sqlite-vec|pcai\.db|MB)\b"  # names
     r"|\bpcai [a-z-]+(?: --?[a-z]+)*|\bpip install -e"  # a shell command, unquoted
     r"|\b[a-z]+_[a-z_]+\b"  # a field's name (memory_class)

@@ -24,7 +24,7 @@ from agent.reminders import acts as reminder_acts
 from agent.reminders import store as rs
 from agent.reminders.cards import Button, Card, Pressed
 from agent.reminders.dates import DateOffer, find_recurring_date
-from agent.reminders.errors import ReminderError
+from agent.reminders.errors import ReminderError, ReminderNotFoundError
 from agent.reminders.morning import BriefingWriter
 from agent.reminders.service import ReminderService
 from agent.reminders.store import Reminder
@@ -121,9 +121,14 @@ class ReminderDesk:
         code = {"confirm": "c", "discard": "d", "cancel": "x", "done": "k"}.get(verb.lower())
         if not parts or (code is None and verb.lower() != "snooze"):
             return [await self.listing(user_key, lang)]
-        rid = number_id(parts[0])
-        if rid is None:  # "/reminders confirm ²": not a number the list shows
+        number = number_id(parts[0])
+        if number is None:  # "/reminders confirm ²": not a number the list shows
             return [Card(say("not_a_reminder_id", lang, what=_shown(parts[0])))]
+        # A typed number is the person's own (#1 their first); the row inside has its own id.
+        row = await asyncio.to_thread(self.service.store.numbered, user_key, number)
+        if row is None:
+            return [Card(ReminderNotFoundError("not_found", reminder_id=number).text(lang))]
+        rid = row.id
         if verb.lower() == "snooze":
             choice = parts[1].lower() if len(parts) > 1 else "10m"
             code = {"tomorrow": "tm", "10m": "10m", "1h": "1h"}.get(choice)
@@ -175,34 +180,34 @@ class ReminderDesk:
     # -- cards -----------------------------------------------------------------------------
     def proposal_card(self, view: ReminderView, lang: str) -> Card:
         """A proposal with ✅ / 🗑 (a bare yes / no typed next answers it too)."""
-        rid = view.reminder_id
+        rid, number = view.reminder_id, view.number or view.reminder_id
         # Both readings go in; the catalogue's sentence for ``lang`` takes its own.
         understood = {"understood_zh": view.understood_zh, "understood_en": view.understood_en}
-        text = say("reminder_proposal", lang, rid=rid, **understood)
+        text = say("reminder_proposal", lang, rid=number, **understood)
         hint = say("reminder_proposal_hint", lang)
         confirm, discard = (
             say("reminder_button_confirm", lang),
             say("reminder_button_discard", lang),
         )
         row = (
-            Button(confirm, f"rm:c:{rid}", f"/reminders confirm {rid}"),
-            Button(discard, f"rm:d:{rid}", f"/reminders discard {rid}"),
+            Button(confirm, f"rm:c:{rid}", f"/reminders confirm {number}"),
+            Button(discard, f"rm:d:{rid}", f"/reminders discard {number}"),
         )
         return Card(text, (row,), answers=f"r:{rid}", hint=hint)
 
     def alert_card(self, reminder: Reminder, text: str) -> Card:
         """A reminder ringing, with Done and the three snoozes, in its owner's language (a job
         sends it: bot/frontdesk/language.py's rule, English when nothing is known)."""
-        rid = reminder.id
+        rid, number = reminder.id, reminder.number or reminder.id
         lang = self.language_of(reminder.user_key) if self.language_of is not None else "en"
         zh, en = span_zh_en(self.service.snooze_length)
-        snooze = f"/reminders snooze {rid}"
+        snooze = f"/reminders snooze {number}"
         short = say("reminder_button_snooze", lang, span_zh=zh, span_en=en)
         done = say("reminder_button_done", lang)
         return Card(
             text,
             (
-                (Button(done, f"rm:k:{rid}", f"/reminders done {rid}"),),
+                (Button(done, f"rm:k:{rid}", f"/reminders done {number}"),),
                 (
                     Button(short, f"rm:10m:{rid}", f"{snooze} 10m"),
                     Button(say("reminder_button_hour", lang), f"rm:1h:{rid}", f"{snooze} 1h"),
@@ -222,9 +227,9 @@ class ReminderDesk:
         rows = tuple(
             (
                 Button(
-                    say("reminder_button_cancel", lang, rid=i.reminder.id),
+                    say("reminder_button_cancel", lang, rid=i.reminder.number),
                     f"rm:x:{i.reminder.id}",
-                    f"/reminders cancel {i.reminder.id}",
+                    f"/reminders cancel {i.reminder.number}",
                 ),
             )
             for i in listed[:MAX_LISTED]
@@ -278,7 +283,7 @@ class ReminderDesk:
         if code == "x":
             row = await asyncio.to_thread(service.cancel, user_key, rid)
             fresh = await self.listing(user_key, lang)
-            toast = say("reminder_cancelled", lang, rid=rid, text=row.text)
+            toast = say("reminder_cancelled", lang, rid=row.number, text=row.text)
             return Pressed(toast, f"{toast}\n\n{fresh.text}", fresh.buttons)
         if code == "k":
             row = await asyncio.to_thread(service.done, user_key, rid)
@@ -291,6 +296,10 @@ class ReminderDesk:
             said = say("reminder_snoozed", lang, text=row.text, **when)
             return Pressed(say("reminder_snoozed_toast", lang), said)
         return Pressed(say("reminder_button_stale", lang), "")
+
+    def coming(self, user_key: str) -> int:
+        """How many of the user's reminders are set to ring (what /stats counts as pending)."""
+        return len(self.service.store.of_user(user_key, (rs.SCHEDULED,)))
 
     def waiting(self, user_key: str) -> tuple[ReminderView, ...]:
         """The user's reminder proposals waiting for an answer, soonest first."""

@@ -127,6 +127,7 @@ class ProposalsMixin:
             row.text,
             understood_zh(due, row.text, rule, row.zone),
             understood_en(due, row.text, rule, row.zone),
+            row.number,
         )
 
     def offer_for_memory(

@@ -56,7 +56,20 @@ def reminders_001_adopt(conn: Any) -> None:
         conn.execute(sql)
 
 
+def reminders_002_numbers(conn: Any) -> None:
+    """``reminders.number``: each person's own numbering (their first reminder is #1), the
+    number they are shown and type; the row id stays inside. Older rows are numbered in the
+    order they were made, per person."""
+    conn.execute("ALTER TABLE reminders ADD COLUMN number INTEGER NOT NULL DEFAULT 0")
+    conn.execute(
+        "UPDATE reminders SET number = (SELECT COUNT(*) FROM reminders AS r "
+        "WHERE r.user_key = reminders.user_key AND r.id <= reminders.id)"
+    )
+    conn.execute("CREATE UNIQUE INDEX reminders_by_number ON reminders (user_key, number)")
+
+
 REMINDERS_SET: tuple[Migration, ...] = (
     Migration("m009_reminder_anchor", m009_reminder_anchor, "reminders"),
     Migration("reminders_001_adopt", reminders_001_adopt, "reminders"),
+    Migration("reminders_002_numbers", reminders_002_numbers, "reminders"),
 )

@@ -101,6 +101,7 @@ class Reminder:
     last_outcome: str = ""  # sent | late | unknown | retry | failed | expired
     message_id: str = ""
     anchor: str = WALL  # WALL or INSTANT: what a change of zone keeps
+    number: int = 0  # the owner's own number (#1 their first): what they see and type
 
     @property
     def key(self) -> str:
@@ -142,6 +143,7 @@ def _row(r: Any) -> Reminder:
         last_outcome=r["last_outcome"],
         message_id=r["message_id"],
         anchor=r["anchor"],
+        number=int(r["number"]),
     )
 
 
@@ -181,7 +183,9 @@ class ReminderStore:
         with self.state.transaction() as conn:
             row = conn.execute(
                 "INSERT INTO reminders (user_key, text, due_utc, due_ts, zone, recurrence, "
-                "status, source, created_at, confirmed_at, anchor) VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+                "status, source, created_at, confirmed_at, anchor, number) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,"
+                "(SELECT COALESCE(MAX(number), 0) + 1 FROM reminders WHERE user_key=?)) "
                 "RETURNING *",
                 (
                     user_key,
@@ -195,6 +199,7 @@ class ReminderStore:
                     _iso(now),
                     confirmed,
                     anchor,
+                    user_key,
                 ),
             ).fetchone()
         return _row(row)
@@ -208,6 +213,22 @@ class ReminderStore:
                 "SELECT * FROM reminders WHERE id=?", (reminder_id,)
             ).fetchone()
         return _row(row) if row else None
+
+    def numbered(self, user_key: str, number: int) -> Reminder | None:
+        """The reminder ``user_key`` knows as ``#number``, or None (another's is never found)."""
+        if not 0 < number <= _MAX_ID:
+            return None
+        with self.state.lock:
+            row = self.state.conn.execute(
+                "SELECT * FROM reminders WHERE user_key=? AND number=?",
+                (check_user_key(user_key), number),
+            ).fetchone()
+        return _row(row) if row else None
+
+    def number_of(self, user_key: str, reminder_id: int) -> int | None:
+        """The number ``user_key`` knows row ``reminder_id`` by; None if it is not theirs."""
+        found = self.by_id(reminder_id)
+        return found.number if found is not None and found.user_key == user_key else None
 
     def get(self, user_key: str, reminder_id: int) -> Reminder:
         """The reminder if it belongs to ``user_key``; someone else's is "not found"."""

@@ -54,4 +54,4 @@ class Listed:
     def line(self, lang: str = "zh") -> str:
         """The ``/reminders`` line of this reminder, in ``lang``."""
         r = self.reminder
-        return list_line(r.id, self.next_local, r.text, self.rule, r.status, lang, r.zone)
+        return list_line(r.number, self.next_local, r.text, self.rule, r.status, lang, r.zone)

@@ -266,6 +266,8 @@ TEXTS: dict[str, str] = {
     "layer_fallback": "fallback",
     "layer_short_term": "short-term",
     "chat_bye": "Bye.",
+    "reply_cut": "[stopped here: you pressed Ctrl-C]",
+    "chat_cut_hint": "Ctrl-C again at the prompt leaves.",
     "chat_quit": "/quit — leave",
     "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <text> · /forget <id>",
     "chat_yes_no": "(type yes or no)",
@@ -275,6 +277,14 @@ TEXTS: dict[str, str] = {
     "unavailable_command": "That command is not available in this build yet.",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "Similar memory exists ({shown}). Add as new, or replace it?",
+    "conflict_buttons": (
+        "➕ Add keeps both; 🔁 Replace puts this one in place of the old (or reply add or "
+        "replace); 🗑 Discard drops it."
+    ),
+    "conflict_typed": (
+        "Type add to keep both, or replace to put this one in place of the old; "
+        "/discard {id} drops it."
+    ),
     "refused_too_long": "Too long for one memory ({length} characters, at most {limit}).",
     "refused_noise": "Not saved: that reads as {what}, not something to remember.",
     "refused_secret": "Not saved: it looks like it contains {what}, and secrets are never stored.",
@@ -472,6 +482,7 @@ TEXTS: dict[str, str] = {
     "stats_row_memories": "memories",
     "stats_row_pending": "pending",
     "stats_row_pending_reminders": "pending reminders",
+    "stats_reminders_waiting": "{set} (+{waiting} waiting for your yes)",
     "stats_row_daily_logs": "daily logs",
     "stats_row_indexed_chunks": "indexed chunks",
     "stats_row_older_versions": "older versions",

@@ -222,6 +222,8 @@ TEXTS: dict[str, str] = {
     "layer_fallback": "備用",
     "layer_short_term": "短期",
     "chat_bye": "再見。",
+    "reply_cut": "［回覆停在這裡：你按了 Ctrl-C］",
+    "chat_cut_hint": "在提示符號再按一次 Ctrl-C 就會離開。",
     "chat_quit": "/quit — 離開",
     "chat_buttons": "/pin <id> · /unpin <id> · /edit <id> <新內容> · /forget <id>",
     "chat_yes_no": "（回覆「好」確認，「不要」略過）",
@@ -231,6 +233,11 @@ TEXTS: dict[str, str] = {
     "unavailable_command": "這個版本還沒有這個指令。",
     # -- memory errors and notes: codes from memory/errors.py, said here (memory/)
     "conflict": "已有相近的記憶（{shown}）。要新增，還是取代？",
+    "conflict_buttons": (
+        "按 ➕ 新增：兩則都保留；按 🔁 取代：用這則換掉舊的（也可以回覆「新增」或「取代」）；"
+        "按 🗑 捨棄：不要這則。"
+    ),
+    "conflict_typed": "輸入「新增」兩則都保留，輸入「取代」用這則換掉舊的；/discard {id} 捨棄。",
     "refused_too_long": "太長了，一條記憶最多 {limit} 字。",
     "refused_noise": "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
     "refused_secret": "不會記住：內容似乎含有{what}，敏感資料一律不儲存。",
@@ -410,6 +417,7 @@ TEXTS: dict[str, str] = {
     # -- /stats row labels (the backend names rows in English; bot/jobs.py names the jobs)
     "stats_row_memories": "記憶",
     "stats_row_pending": "待確認",
+    "stats_reminders_waiting": "{set}（另有 {waiting} 個等你確認）",
     "stats_row_pending_reminders": "待確認的提醒",
     "stats_row_daily_logs": "每日日誌",
     "stats_row_indexed_chunks": "索引片段",

@@ -195,7 +195,7 @@ class TurnTools:
             self.reminder_views.append(view)
         return {
             "status": "pending_confirmation",
-            "reminder_id": row.id,
+            "reminder_id": row.number,  # what the person sees on the card
             "understood": say(
                 "reminder_understood",
                 self.language,

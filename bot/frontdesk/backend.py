@@ -281,7 +281,7 @@ class ServicesBackend:
             *((("older versions", f"{older} (/history)"),) if older else ()),
             ("pending", str(len(self.pending(user_key)))),
             *(
-                (("pending reminders", str(len(self.reminders.waiting(user_key)))),)
+                (("pending reminders", self._reminders_now(user_key, lang)),)
                 if self.reminders
                 else ()
             ),
@@ -289,6 +289,14 @@ class ServicesBackend:
             ("indexed chunks", str(self.memory.indexer.store.count(user_key))),
             *(job_row(name, run, lang) for name, run in jobs),
         ]
+
+    def _reminders_now(self, user_key: str, lang: str) -> str:
+        """How many reminders are set to ring, and how many proposals wait for a yes."""
+        assert self.reminders is not None
+        coming, waiting = self.reminders.coming(user_key), len(self.reminders.waiting(user_key))
+        if not waiting:
+            return str(coming)
+        return say("stats_reminders_waiting", lang, set=coming, waiting=waiting)
 
     def web_link(self, user_key: str, lang: str) -> str:
         """A one-time login link to the memory page this process serves (``pcai chat``: the

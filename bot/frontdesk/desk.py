@@ -365,18 +365,26 @@ def history_lines(query: str, matches: Sequence[ChainMatch], lang: str = "en") -
     if not matches:
         return say("no_history_topic", lang, topic=query)
     out: list[str] = []
+    untitled: list[str] = []  # chains with no topic share one heading: the query's
     for match in matches:
-        if out:
-            out.append("")
-        if match.via != "id":
-            out.append(f"{query} → {match.topic}" if match.topic else f"{query}:")
+        lines = []
         for i, e in enumerate(match.chain):
             arrow = "  ↳ " if i else "  • "
             replaced = f"  (← {', '.join(e.supersedes)})" if e.supersedes else ""
             when = e.created_at[:16].replace("T", " ")
-            out.append(
+            lines.append(
                 f"{arrow}{when} [{named('status', e.status, lang)}] {e.id}: {e.text}{replaced}"
             )
+        if match.via != "id" and not match.topic:
+            untitled += lines
+            continue
+        if out:
+            out.append("")
+        if match.via != "id":
+            out.append(f"{query} → {match.topic}")
+        out += lines
+    if untitled:
+        out += [*([""] if out else []), f"{query}:", *untitled]
     return "\n".join(out)
 
 

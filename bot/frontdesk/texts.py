@@ -101,13 +101,17 @@ def help_text(lang: str, commands: tuple[str, ...] = COMMAND_NAMES) -> str:
     return "\n".join(lines)
 
 
-def proposal_text(p: ProposalView, lang: str, limit: int = 3000) -> str:
-    """How a pending memory is shown: the text, its section, and when it expires."""
+def proposal_text(p: ProposalView, lang: str, limit: int = 3000, *, typed: bool = False) -> str:
+    """How a pending memory is shown: the text, its section, and when it expires; one close
+    to a kept memory says what each answer does and how to give it (``typed``: the terminal's
+    words, else the buttons)."""
     body = p.text if len(p.text) <= limit else p.text[: limit - 1] + "…"
     when = p.expires_at.astimezone().strftime("%H:%M")
     lines = [say("propose_head", lang), "", body, ""]
     if p.conflicts_shown:
         lines.append(conflict_note(p.conflicts_shown, lang))
+        how = "conflict_typed" if typed else "conflict_buttons"
+        lines.append(say(how, lang, id=p.proposal_id))
     if p.weight:
         core = say("proposal_core", lang) if p.weight >= CORE_WEIGHT else ""
         lines.append(say("proposal_weight", lang, weight=p.weight) + core)

@@ -169,6 +169,22 @@ class ServiceLock:
         self.release()
 
 
+def service_holds(data_dir: Path) -> bool:
+    """Whether a running service holds ``data_dir`` now: a look that takes nothing and
+    creates nothing (``pcai web-link`` on a new folder leaves no ``pcai.lock`` behind)."""
+    try:
+        fd = os.open(data_dir / SERVICE_LOCK, os.O_RDONLY | os.O_CLOEXEC)
+    except FileNotFoundError:  # never served: no lock file, so nothing holds it
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # shared: never keeps a starter out long
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops the probe's own lock at once
+    return False
+
+
 def _read_pid(path: Path) -> str:
     try:
         text = path.read_text(encoding="ascii", errors="replace").strip()

@@ -36,6 +36,8 @@ KEEP_RATIO = 0.75
 MAX_CHAINS = 3
 SEARCH_K = 10
 _SEP = re.compile(r"[\s_:/.\-]+")
+_LATIN = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,7 +91,10 @@ def find_history(
     by_id = {e.id: e for e in entries}
     for hit in memory.search(user_key, key, SEARCH_K, qvec=qvec, statuses=STATUSES):
         if hit.chunk.kind == KIND_MEMORY and hit.chunk.unit_id in by_id:
-            credit(chain_tuple(entries, hit.chunk.unit_id), hit.score, "search")
+            chain = chain_tuple(entries, hit.chunk.unit_id)
+            # A text search lists what mentions the words (a topic may still match by meaning).
+            if any(mentions(e.text, key) for e in chain):
+                credit(chain, hit.score, "search")
     topics = sorted({e.canonical_topic for e in entries if e.canonical_topic})
     if topics:
         vectors = cache.vectors([topic_words(t) for t in topics])
@@ -102,6 +107,22 @@ def find_history(
             for chain in _chains(entries, members):
                 credit(chain, sim, "topic" if named else "meaning")
     return _best(scores, vias)
+
+
+def mentions(text: str, query: str) -> bool:
+    """Whether ``text`` mentions ``query``: the whole of it, a word of 3+ letters, or (Chinese,
+    no spaces between words) a character pair of it, or its one character."""
+    text, query = text.casefold(), " ".join(query.casefold().split())
+    if query in text:
+        return True
+    words = set(_LATIN.findall(text))
+    if any(len(w) >= 3 and w in words for w in _LATIN.findall(query)):
+        return True
+    for run in _CJK.findall(query):
+        pairs = [run[i : i + 2] for i in range(len(run) - 1)] or [run]
+        if any(p in text for p in pairs):
+            return True
+    return False
 
 
 def _names(topic: str, query_words: str) -> bool:

@@ -12,9 +12,10 @@ from bot.cli import main
 from history.sessions import Session, SessionStore
 
 
-def test_chat_without_user_resumes_the_latest_terminal_session(
+def test_chat_without_user_never_guesses_between_terminal_users(
     data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    # Was: the latest session's user (as root, another person's key). Now an error naming them.
     store = SessionStore(data_dir / "history")
     older, newer = Session("cli_ann"), Session("cli_zoe")
     older.append("user", "hello from ann")
@@ -24,10 +25,23 @@ def test_chat_without_user_resumes_the_latest_terminal_session(
     os.utime(data_dir / "history" / "cli_ann.json", (1, 1))  # ann's is clearly older
 
     monkeypatch.setattr("sys.stdin", io.StringIO("/remember 我喜歡在週末去陽明山爬山\n/quit\n"))
+    assert main(["chat"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.count("\n") == 1
+    assert "chat needs a user: pass --user KEY or set PCAI_USER" in err
+    assert "cli_ann, cli_zoe" in err
+    assert not (data_dir / "users").exists()  # nothing was written as anyone
+
+
+def test_chat_without_user_opens_the_only_terminal_user(
+    data_dir: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = SessionStore(data_dir / "history")
+    store.save(Session("cli_zoe"))
+    store.save(Session("telegram_42"))  # another front end's user: not a terminal user
+    monkeypatch.setattr("sys.stdin", io.StringIO("/quit\n"))
     assert main(["chat"]) == 0
-    out = capsys.readouterr().out
-    assert "cli_zoe" in out
-    assert "cli_ann" not in out
+    assert "PCAI terminal chat as cli_zoe." in capsys.readouterr().out
 
 
 def test_chat_user_flag_wins_over_the_latest_session(

@@ -282,6 +282,51 @@ def test_the_terminal_chat_takes_a_cli_pcai_user(
     assert code == 0 and shown in out and not_shown not in out
 
 
+# -- one rule for who a command acts as -----------------------------------------------------
+def test_without_user_a_command_acts_as_the_only_user(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    added = run_json(capsys, "remember", "--user", ALICE, "--json", MEMORIES[0])
+    hits = run_lines(capsys, "search", "--json", "咖啡")  # was: "search needs a user"
+    assert hits[0]["id"] == added["id"] and {h["user_key"] for h in hits} == {ALICE}
+    assert [e["text"] for e in run_lines(capsys, "export", "--json")] == [MEMORIES[0]]
+    # web-link gets past the user too: what stops it is that no pcai run serves the folder
+    code, out, err = run(capsys, "web-link")
+    assert (code, out) == (1, "") and "no pcai run serves" in err
+
+
+@pytest.mark.parametrize("command", [["search", "咖啡"], ["export"], ["web-link"]])
+def test_with_several_users_the_error_lists_them(
+    data_dir: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    run_json(capsys, "remember", "--user", ALICE, "--json", MEMORIES[0])
+    run_json(capsys, "remember", "--user", "telegram_42", "--json", MEMORIES[1])
+    code, out, err = run(capsys, *command)
+    assert (code, out) == (2, "") and err.count("\n") == 1
+    assert err.startswith(f"pcai: {command[0]} needs a user: pass --user KEY or set PCAI_USER")
+    assert "cli_alice, telegram_42" in err
+    assert MEMORIES[0] not in err and MEMORIES[1] not in err
+
+
+def test_web_link_on_a_new_folder_leaves_no_lock_behind(
+    data_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "web-link", "--user", ALICE)
+    assert (code, out) == (1, "") and "no pcai run serves" in err
+    assert sorted(p.name for p in data_dir.iterdir()) == []  # was: pcai.lock
+    with ServiceLock(data_dir):  # while a service holds the folder, the look sees it
+        (data_dir / "web.url").write_text("http://127.0.0.1:8123\n", encoding="utf-8")
+        assert run_json(capsys, "web-link", "--user", ALICE, "--json")["user_key"] == ALICE
+
+
+@pytest.mark.parametrize("command", ["search", "export", "web-link", "remember"])
+def test_the_help_says_the_rule(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([command, "--help"]) == 0
+    said = " ".join(capsys.readouterr().out.split())
+    assert "$PCAI_USER, else the only user in the data folder" in said
+    assert "several: an error lists them" in said
+
+
 # -- --json on every command that prints data, from the one helper ----------------------
 DATA_COMMANDS = {
     "config",

@@ -11,6 +11,7 @@ import pytest
 from bot.app import Services
 from bot.chat import TerminalChat
 from bot.frontdesk.backend import backend_for
+from bot.frontdesk.reminder_desk import reminder_desk_for
 from bot.telegram.application import build_application
 from history.topic_index import TopicIndex
 from tests.bot.conftest import OWNER, Harness, make_harness
@@ -30,6 +31,14 @@ async def real(services: Services) -> AsyncIterator[Harness]:
     await tg.app.initialize()
     yield tg
     await tg.app.shutdown()
+
+
+def _a_week_of_talk(services: Services, user: str) -> None:
+    """The person talked on seven days (their daily logs): advice on unused sections is due."""
+    logs = services.memory.paths(user).log_dir
+    logs.mkdir(parents=True, exist_ok=True)
+    for day in range(1, 8):
+        (logs / f"2026-10-{day:02d}.md").write_text("", encoding="utf-8")
 
 
 def _replace_latte(services: Services, user: str) -> tuple[str, str]:
@@ -65,6 +74,7 @@ async def test_stats_show_the_topic_and_the_sections_to_prune(
     real: Harness, services: Services
 ) -> None:
     topics = TopicIndex(services.settings.data_dir, services.settings.topic_index)
+    _a_week_of_talk(services, USER)
     known = ["偏好 Preferences", "工作 Work"]
     for i in range(4):
         topics.record(
@@ -87,6 +97,7 @@ async def test_the_terminal_chat_shows_the_same(services: Services) -> None:
     user = "cli_ann"
     _replace_latte(services, user)
     topics = TopicIndex(services.settings.data_dir, services.settings.topic_index)
+    _a_week_of_talk(services, user)
     for i in range(3):  # three turns that used no section: 工作 Work is missed three times
         topics.record(user, [], T0 + timedelta(minutes=i), ["工作 Work"])
     out = io.StringIO()
@@ -96,3 +107,23 @@ async def test_the_terminal_chat_shows_the_same(services: Services) -> None:
     printed = out.getvalue()
     assert "咖啡 → drink_preference" in printed and "我現在只喝綠茶" in printed
     assert "少用的區塊: 工作 — 連續多輪沒用到" in printed  # they wrote Chinese: Chinese
+
+
+async def test_day_one_stats_count_set_reminders_and_suggest_no_pruning(
+    services: Services,
+) -> None:
+    user = "cli_ann"
+    out = io.StringIO()
+    desk = reminder_desk_for(services)
+    chat = TerminalChat(backend_for(services), user, out=out, reminders=desk)
+    await chat.handle("/remind in 30 minutes call mom")
+    await chat.handle("/remind in 2 hours water the plants")
+    topics = TopicIndex(services.settings.data_dir, services.settings.topic_index)
+    for i in range(5):  # the first turns of day one use 偏好 only: 個人 Personal is "missed"
+        topics.record(user, ["偏好 Preferences"], T0 + timedelta(minutes=i), ["個人 Personal"])
+    mark = len(out.getvalue())
+    await chat.handle("/stats")
+    stats = out.getvalue()[mark:]
+    assert "pending reminders: 2\n" in stats  # was 0: only proposals were counted
+    assert "unused sections" not in stats and "Personal" not in stats
+    assert topics.overview(user).prune == ()  # the page's advice too

@@ -32,7 +32,7 @@ async def test_pending_and_stats_show_reminder_proposals(bot: Bot) -> None:
     data = [b["callback_data"] for r in card["reply_markup"]["inline_keyboard"] for b in r]
     assert data == [f"rm:c:{row.id}", f"rm:d:{row.id}"]
     await bot.send(OWNER, "/stats")
-    assert "pending reminders: 1" in bot.api.texts()[-1]
+    assert "pending reminders: 0 (+1 waiting for your yes)" in bot.api.texts()[-1]
 
 
 async def test_a_bare_yes_with_three_waiting_asks_which(bot: Bot) -> None:

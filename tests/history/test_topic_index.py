@@ -68,9 +68,18 @@ def test_miss_counts_reset_on_hit_and_grow_otherwise() -> None:
     assert counts == {"A": 1, "B": 0, "C": 2}
 
 
+def _a_week_of_talk(data_dir: Path, user: str) -> None:
+    """Seven days of daily logs: the advice on unused sections is due (not on day one)."""
+    logs = data_dir / "users" / user / "memory"
+    logs.mkdir(parents=True, exist_ok=True)
+    for day in range(1, 8):
+        (logs / f"2026-10-{day:02d}.md").write_text("", encoding="utf-8")
+
+
 def test_service_writes_state_topic_and_suggests_pruning(tmp_path: Path) -> None:
     index = TopicIndex(tmp_path, TopicIndexConfig())
     user = "telegram_1"
+    _a_week_of_talk(tmp_path, user)
     assert index.sections_to_query(user, "hi", SECTIONS) is None  # no state yet
     updates = [
         index.record(user, hit, T0 + timedelta(minutes=i), SECTIONS, summary="Ollama Fallback")
@@ -114,6 +123,7 @@ def test_overview_and_redaction_of_the_topic_summary(tmp_path: Path) -> None:
     index = TopicIndex(tmp_path, TopicIndexConfig())
     user = "cli_ann"
     assert index.overview(user) == TopicOverview()  # nothing recorded yet
+    _a_week_of_talk(tmp_path, user)
     for i in range(3):
         index.record(
             user,

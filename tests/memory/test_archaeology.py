@@ -80,3 +80,26 @@ def test_topic_words() -> None:
     assert topic_words("drink_preference") == "drink preference"
     assert topic_words("database:choice") == "database choice"
     assert topic_words(" Home/City ") == "home city"
+
+
+def test_history_of_a_word_lists_only_what_mentions_it_under_one_heading(
+    services: Services,
+) -> None:
+    from bot.frontdesk.desk import history_lines
+
+    for text in (
+        "我喜歡喝烏龍茶",
+        "下午會泡一壺紅茶",
+        "我喜歡喝拿鐵咖啡",
+        "我住在台北",
+        "我的貓叫小黑",
+    ):
+        _save(services, text, T0)
+    matches = services.governance.history(ALICE, "茶")
+    assert sorted(e.text for m in matches for e in m.chain) == [
+        "下午會泡一壺紅茶",
+        "我喜歡喝烏龍茶",
+    ]
+    shown = history_lines("茶", matches, "zh")
+    assert shown.count("茶:") == 1 and shown.startswith("茶:\n")  # was: "茶:" over each one
+    assert "咖啡" not in shown and "台北" not in shown

@@ -193,7 +193,10 @@ def test_a_file_from_before_languages_gains_the_table(tmp_path: Path) -> None:
 # -- 9: what a reminder's time is anchored to ------------------------------------------------
 def test_reminders_from_before_the_anchor_keep_their_clock_times(tmp_path: Path) -> None:
     """Every reminder was a clock time before migration 9: an old row reads as one."""
+    from agent.reminders.schema import REMINDERS_SET
     from agent.reminders.store import INSTANT, WALL, ReminderStore
+
+    [NUMBERS] = [m for m in REMINDERS_SET if m.name == "reminders_002_numbers"]
 
     db = tmp_path / "pcai.db"
     open_state(db, MIGRATIONS[:8])
@@ -208,15 +211,16 @@ def test_reminders_from_before_the_anchor_keep_their_clock_times(tmp_path: Path)
     finally:
         conn.close()
     assert open_state(db) == ["m009_reminder_anchor"]
-    state = StateDB(db)
+    state = StateDB(db, (*MIGRATIONS, NUMBERS))  # the reminders' own later column too
     try:
         store = ReminderStore(state)
         [old] = store.of_user(ALICE)
         new = store.add(ALICE, "tea", due=T0, zone="Asia/Taipei", now=T0, anchor=INSTANT)
         assert (old.text, old.anchor, new.anchor) == ("call mom", WALL, INSTANT)
+        assert (old.number, new.number) == (1, 2)  # an older row is numbered as it was made
     finally:
         state.close()
-    assert [name for name, _ in record_of(db)] == NAMES
+    assert [name for name, _ in record_of(db)] == [*NAMES, NUMBERS.name]
 
 
 # -- 4: the memory page --------------------------------------------------------------------

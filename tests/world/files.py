@@ -26,7 +26,7 @@ GONE = (MemoryStatus.DEPRECATED, MemoryStatus.ARCHIVED)
 class Row:
     """One reminder as ``pcai.db`` holds it."""
 
-    id: int
+    id: int  # the number the person knows it by (their first is #1), what they type
     text: str
     due: datetime
     zone: str
@@ -68,7 +68,8 @@ def reminders(data_dir: Path, user_key: str) -> list[Row]:
     conn = connect(path, vec=False)
     try:
         rows = conn.execute(
-            "SELECT id, text, due_utc, zone, status FROM reminders WHERE user_key=? ORDER BY id",
+            "SELECT number, text, due_utc, zone, status FROM reminders WHERE user_key=? "
+            "ORDER BY number",
             (user_key,),
         ).fetchall()
     finally:
