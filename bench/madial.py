@@ -22,8 +22,9 @@ published top-20 lists.
   dialogue history before the test turn as the query (as the paper queries): R@5 and R@10,
   beside the paper's published lists scored the same way.
 
-``--limit N`` runs the first N dialogues only (a quick look; the figures are the whole set's
-only without it). Last line:
+``PCAI_*`` settings in the environment apply (how a variant is measured). ``--limit N``
+runs the first N dialogues only (a quick look; the figures are the whole set's only without
+it). Last line:
 ``madial-en: prompt <p> (<n> injected a turn) search R@5 <s> (bge-m3 0.553, openai 0.695)``.
 """
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import re
 import sys
 import tempfile
@@ -84,6 +86,11 @@ class Tally:
     injected: list[int] = field(default_factory=list)
     r5: list[float] = field(default_factory=list)
     r10: list[float] = field(default_factory=list)
+
+
+def settings_env() -> dict[str, str]:
+    """The environment's ``PCAI_*`` settings (a variant measured: ``PCAI_BUDGET_L2_MAX=6``)."""
+    return {k: v for k, v in os.environ.items() if k.startswith("PCAI_") and k != "PCAI_DATA_DIR"}
 
 
 def mean(values: list[float] | list[int]) -> float:
@@ -152,7 +159,7 @@ async def run_person(
 ) -> None:
     """One person's data dir: memories confirmed, search alone, then every dialogue chatted."""
     key = f"madial_{user}"
-    settings = load_settings({"PCAI_DATA_DIR": str(work / key)})
+    settings = load_settings({**settings_env(), "PCAI_DATA_DIR": str(work / key)})
     services = build_services(settings, embedder=embedder)
     services.memory.ensure_index()
     texts: dict[str, str] = {}
@@ -175,7 +182,7 @@ async def run_person(
     clock = TALK_DAY
     try:
         for n, d in enumerate(dialogues, start=1):
-            clock += timedelta(hours=2)
+            clock += timedelta(days=1)  # one conversation a day, as they come
             await agent.new_session(key, now=clock)
             assert await worker.settle(600)
             prompt = ""
