@@ -21,5 +21,6 @@ def test_a_test_runs_in_an_empty_folder_of_its_own() -> None:
 
 def test_only_a_temporary_data_dir_is_set() -> None:
     settings = sorted(name for name in os.environ if name.startswith(SETTING_PREFIXES))
-    assert settings == ["PCAI_DATA_DIR"]
+    assert settings == ["PCAI_DATA_DIR", "PCAI_LLM_DISCOVER"]
     assert Path(os.environ["PCAI_DATA_DIR"]) == Path.cwd() / "botmemory"
+    assert os.environ["PCAI_LLM_DISCOVER"] == "127.0.0.1:9"  # no developer's model server

@@ -115,7 +115,7 @@ async def test_remind_tz_briefing_and_a_birthday_offer_in_the_terminal(services:
     assert "Asia/Taipei" in out.getvalue()
     await chat.handle("/remind 明天早上九點 打電話給媽媽")  # typed: set at once, /undo cancels
     assert "✅ 已設定。我會在" in out.getvalue() and "打電話給媽媽" in out.getvalue()
-    assert "[↩️ 復原] /undo" in out.getvalue()
+    assert "[↩️ 復原提醒 #1「打電話給媽媽」] /undo" in out.getvalue()  # says what it takes back
     await chat.handle("/undo")
     assert "已取消" in out.getvalue()
     assert services.reminders is not None and services.reminders.listing(KEY) == []

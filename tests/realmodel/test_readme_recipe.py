@@ -38,13 +38,20 @@ def recipe() -> list[str]:
 
 
 def _make(target: str, *flags: str) -> subprocess.CompletedProcess[str]:
+    # As a person types it at a shell: not as a sub-make of `make test` (which would print
+    # "make[1]: Entering directory" around what the recipe shows).
+    shell = {k: v for k, v in os.environ.items() if k not in _MAKE_VARS}
     return subprocess.run(
         ["make", *flags, target, f"VENV={VENV}"],
         cwd=ROOT,
+        env=shell,
         capture_output=True,
         text=True,
         timeout=1800,
     )
+
+
+_MAKE_VARS = frozenset({"MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES", "MAKE_TERMOUT"})
 
 
 def test_make_llama_server_ends_with_the_recipes_serve_command() -> None:
