@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.base.db import connect, is_damaged, set_aside
-from memory.base.lru import MB, CachePool
+from memory.base.lru import MB, CachePool, CappedMap
 from memory.config import DEFAULT_CACHE_MB
 from memory.index import fts
 from memory.index.schema import FTS_REFILL, SCHEMA_VERSION, Chunk, NewChunk, prepare, row_to_chunk
@@ -45,7 +45,8 @@ class IndexStore:
         self.caches = caches if caches is not None else CachePool(DEFAULT_CACHE_MB * MB)
         self._vec_cache = VectorCache(dim, self.caches.cache("vectors"))
         self._vec_cache_version = -1
-        self._rows: dict[str, int] = {}  # each user's chunk count, while nothing changed
+        # Each user's chunk count, while nothing changed (counted again once dropped).
+        self._rows: CappedMap[str, int] = CappedMap()
         try:
             self.conn = connect(path)
             self.fts = fts.UserFts(self.conn, self.caches.cache("term_counts"))
