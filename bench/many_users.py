@@ -22,7 +22,8 @@ Then runs the real bot (``pcai run``, the Telegram stand-in, an instant fake Oll
     .venv/bin/python bench/many_users.py [--people 1000] [--memories 300] [--days 30]
 
 Last line: ``many users: <n> people, RSS <n> MB (budget <b>), p95 <x>x the 10-person p95,
-fds <k>`` (``fds``: open files after the run minus after the warm-up). Bar: RSS at most the
+fds <k>`` (``fds``: open files after the run minus after the warm-up; sockets, the HTTP
+clients' keep-alive connections, are printed apart: their pools bound them). Bar: RSS at most the
 base plus the budget, p95 at most 1.5x, no growth of open files.
 """
 
@@ -146,12 +147,27 @@ def generate(data: Path, people: int, memories: int, days: int, lines: int) -> N
     print(f"indexed {chunks} chunks in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (``/proc/<pid>/status``)."""
+def status_mb(pid: int, field: str) -> float:
+    """One size of process ``pid``'s ``/proc/<pid>/status`` in MB (``VmRSS``, ``RssAnon``...)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB."""
+    return status_mb(pid, "VmRSS")
+
+
+def resident(pid: int) -> str:
+    """Resident memory, its anonymous part apart from mapped files' pages (the e5 model file,
+    libraries' code: the kernel may drop and re-read those, and they are bounded by the
+    files' sizes, not by people)."""
+    return (
+        f"RSS {rss_mb(pid):.0f} MB (anonymous {status_mb(pid, 'RssAnon'):.0f}, "
+        f"files {status_mb(pid, 'RssFile'):.0f})"
+    )
 
 
 @dataclass(frozen=True)
@@ -250,7 +266,7 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
     play(replies, emulator, list(range(10)), 0, 2, args.timeout)
     wait_drained(db)
     base, fds0 = rss_mb(pid), open_files(pid)
-    print(f"after the warm-up: RSS {base:.0f} MB, open {fds0}")
+    print(f"after the warm-up: {resident(pid)}, open {fds0}")
 
     ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
     wait_drained(db)
@@ -258,7 +274,7 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
     ten95 = percentile(ten_ms, 95)
     print(
         f"10 people: {len(ten)} messages, p50 {statistics.median(ten_ms):.0f} ms, "
-        f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}; RSS {rss_mb(pid):.0f} MB"
+        f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}; {resident(pid)}"
     )
 
     started = time.perf_counter()
@@ -271,7 +287,7 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
     print(
         f"{args.people} people: {len(many)} messages in "
         f"{time.perf_counter() - started:.0f} s, p50 {statistics.median(many_ms):.0f} ms, "
-        f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}; RSS {rss:.0f} MB "
+        f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}; {resident(pid)} "
         f"(base {base:.0f} + budget {args.cache_mb} = {base + args.cache_mb:.0f}); open {fds}; "
         f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores"
     )
