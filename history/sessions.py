@@ -277,15 +277,18 @@ class SessionStore:
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
             if len(self._locks) > LOCKS_KEPT:
-                self._drop_idle_locks()
+                self._drop_idle_locks(keep=session_id)
         self._locks.move_to_end(session_id)
         return lock
 
-    def _drop_idle_locks(self) -> None:
-        """Drop the oldest locks nobody holds or waits for, down to :data:`LOCKS_KEPT`."""
+    def _drop_idle_locks(self, keep: str) -> None:
+        """Drop the oldest locks nobody holds or waits for, down to :data:`LOCKS_KEPT`
+        (never ``keep``'s, just handed out)."""
         for sid, lock in list(self._locks.items()):
             if len(self._locks) <= LOCKS_KEPT:
                 return
+            if sid == keep:
+                continue
             # Just released, a lock is unlocked while the waiter it woke has yet to run: that
             # waiter is still in its queue, so it counts as wanted (asyncio has no public way
             # to ask).

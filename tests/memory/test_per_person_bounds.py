@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from bot.frontdesk.language import Languages
 from bot.frontdesk.language_book import LanguageBook
@@ -72,5 +73,19 @@ def test_idle_session_locks_go_but_a_held_one_is_never_replaced(tmp_path: Path) 
                     pass
             assert len(store._locks) <= sessions.LOCKS_KEPT  # unbounded: 1,225
             assert store.lock("telegram_1") is held  # held: kept, so still one lock per session
+
+    asyncio.run(scenario())
+
+
+def test_a_lock_just_handed_out_stays_when_every_older_one_is_held(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sessions, "LOCKS_KEPT", 2)
+    store = SessionStore(tmp_path)
+
+    async def scenario() -> None:
+        async with store.lock("telegram_1"), store.lock("telegram_2"):
+            fresh = store.lock("telegram_3")  # over the cap, and nothing else is idle
+            assert store.lock("telegram_3") is fresh
 
     asyncio.run(scenario())
