@@ -32,59 +32,18 @@ import argparse
 import os
 import queue
 import random
-import re
-import sqlite3
 import statistics
 import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.prompt import MEMORY_CLOSE, MEMORY_OPEN
-from tests.e2e.harness import BotProcess, Emulator, User, bot_env
-from tests.fakes.ollama_server import FakeOllama
-
-_TOKEN = re.compile(r"\[(u\d+-m\d+)\]")
-# A data block of the user's turn (this turn's memories and log lines, which carry the
-# tokens of older messages): the model reads what is inside as data, apart from the words.
-_DATA = re.compile(re.escape(MEMORY_OPEN) + ".*?" + re.escape(MEMORY_CLOSE), re.DOTALL)
-BASE = 200_000  # the first player's Telegram id
-
-
-def person_words(turn: str) -> str:
-    """What the person wrote in a user's turn: the turn without its data blocks."""
-    return _DATA.sub("", turn)
-
-
-def echo_model(request: dict[str, Any]) -> str:
-    """Answer instantly with the token the person wrote in the last user message.
-
-    Since the cache-friendly layout the turn also carries this turn's memories and log lines,
-    with older messages' tokens in them; the last token of the whole turn was often one of
-    those, so a player waited for a reply that never carried its token.
-    """
-    for m in reversed(request.get("messages", [])):
-        if m.get("role") == "user":
-            found = _TOKEN.findall(person_words(str(m.get("content", ""))))
-            return f"收到 [{found[-1]}]" if found else "收到"
-    return "收到"
-
-
-def percentile(values: list[float], q: float) -> float:
-    """The q-th percentile (nearest rank)."""
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * len(ordered)) - 1))]
-
-
-def question(n: int, token: str) -> str:
-    """A message that searches memory (a question, not a "remember this")."""
-    return f"第 {n} 則訊息：我們上次說的進度怎麼樣了？ [{token}]"
+from bench.chatload import BASE, Replies, percentile, stand_in, wait_drained
+from tests.e2e.harness import User
 
 
 def cpu_seconds(pid: int) -> float:
@@ -105,97 +64,6 @@ def machine_busy_seconds() -> float:
 def cores() -> int:
     """The cores this process may run on."""
     return len(os.sched_getaffinity(0))
-
-
-def deferred_rows(db: Path) -> int:
-    """Rows waiting in the bot's deferred-work queue (read from outside, as SQLite allows)."""
-    try:
-        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
-        return 0
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM deferred_work").fetchone()[0])
-    except sqlite3.Error:
-        return 0
-    finally:
-        conn.close()
-
-
-def wait_drained(db: Path, timeout: float = 300.0) -> float:
-    """Wait until the bot's deferred work is done; returns when (perf_counter)."""
-    deadline = time.perf_counter() + timeout
-    while deferred_rows(db) and time.perf_counter() < deadline:
-        time.sleep(0.02)
-    return time.perf_counter()
-
-
-@dataclass
-class Replies:
-    """One poller for every user: the bot's sendMessage calls, read from the stand-in's log.
-
-    Polling the stand-in once per user would make the load generator, not the bot, the
-    bottleneck on a 2-core machine; the call log gives every chat's replies in one request.
-    Each reply carrying a token is matched to the time that token was sent.
-    """
-
-    emu: Emulator
-    sent: dict[str, float] = field(default_factory=dict)
-    latency: dict[str, float] = field(default_factory=dict)  # token -> seconds
-    crossed: int = 0
-    since: int = 0
-    boxes: dict[int, queue.Queue[str]] = field(default_factory=dict)
-    stop: threading.Event = field(default_factory=threading.Event)
-    guard: threading.Lock = field(default_factory=threading.Lock)
-
-    def box(self, chat_id: int) -> queue.Queue[str]:
-        """The tokens answered in ``chat_id``, in order."""
-        with self.guard:
-            return self.boxes.setdefault(chat_id, queue.Queue())
-
-    def send(self, user: User, index: int, n: int) -> str:
-        """Send message ``n`` of player ``index``; returns its token."""
-        token = f"u{index}-m{n}"
-        with self.guard:
-            self.sent[token] = time.perf_counter()
-        for attempt in range(3):  # the stand-in may drop a connection under this load
-            try:
-                user.send(question(n, token))
-                break
-            except OSError:
-                if attempt == 2:
-                    raise
-                time.sleep(0.1)
-        return token
-
-    def run(self) -> None:
-        while not self.stop.is_set():
-            try:
-                got = self.emu.call("getBotCalls", {"since": self.since, "method": "sendMessage"})
-            except OSError:  # a dropped connection under load: ask again
-                time.sleep(0.05)
-                continue
-            now = time.perf_counter()
-            for call in got.get("result", []) if isinstance(got, dict) else []:
-                self.since = max(self.since, int(call["seq"]))
-                params = call.get("params", {})
-                chat = int(params.get("chat_id", 0))
-                found = _TOKEN.search(str(params.get("text", "")))
-                if found is None:
-                    continue  # a notice, not a reply
-                token = found.group(1)
-                with self.guard:
-                    if int(token[1:].split("-")[0]) + BASE != chat:
-                        self.crossed += 1  # another user's reply: a privacy failure
-                        continue
-                    if token in self.sent and token not in self.latency:
-                        self.latency[token] = now - self.sent[token]
-                self.box(chat).put(token)
-            time.sleep(0.005)
-
-    def ms(self, tokens: list[str]) -> list[float]:
-        """The latencies of ``tokens`` that were answered, in milliseconds."""
-        with self.guard:
-            return [self.latency[t] * 1000 for t in tokens if t in self.latency]
 
 
 def closed_loop(
@@ -287,105 +155,89 @@ def main() -> int:
     )
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp, FakeOllama() as ollama:
-        ollama.chat_handler = echo_model
-        emulator = Emulator(own_process=True)  # its HTTP work stays off the players' GIL
-        data = Path(tmp) / "botmemory"
-        allowed = ",".join(str(BASE + i) for i in range(args.users))
-        bot = BotProcess(bot_env(emulator, ollama.url, data, allowed))
-        replies = Replies(emulator)
-        poller = threading.Thread(target=replies.run, daemon=True)
-        db = data / "pcai.db"
-        try:
-            bot.start()
-            assert bot.proc is not None
-            pid = bot.proc.pid
-            players = [User(emulator, BASE + i, f"User{i}") for i in range(args.users)]
-            poller.start()
-            # Warm-up: the e5 model loads on the first query.
-            closed_loop(replies, players[:1], 0, 3, args.timeout)
-            wait_drained(db)
+    with tempfile.TemporaryDirectory() as tmp, stand_in(Path(tmp) / "botmemory", args.users) as on:
+        replies, emulator, pid, db = on.replies, on.emulator, on.pid, on.db
+        players = [User(emulator, BASE + i, f"User{i}") for i in range(args.users)]
+        # Warm-up: the e5 model loads on the first query.
+        closed_loop(replies, players[:1], 0, 3, args.timeout)
+        wait_drained(db)
 
-            harness = [os.getpid(), *([emulator.proc.pid] if emulator.proc else [])]
-            rest0 = [cpu_seconds(p) for p in harness]
-            busy0 = machine_busy_seconds()
-            cpu0, started = cpu_seconds(pid), time.perf_counter()
-            tokens = closed_loop(replies, players, 100, args.messages, args.timeout)
-            ms, to_last, to_done = measured(
-                "closed loop", replies, tokens, lambda: wait_drained(db), started
-            )
-            bot_s = cpu_seconds(pid) - cpu0
-            cpu_ms = bot_s * 1000 / len(tokens)
-            rest_s = [cpu_seconds(p) - c for p, c in zip(harness, rest0, strict=True)]
-            # What other processes (not the bot, not this harness) ran over the same span.
-            others_s = max(0.0, machine_busy_seconds() - busy0 - bot_s - sum(rest_s))
-            rest = [r * 1000 / len(tokens) for r in rest_s]
-            print(
-                "harness CPU ms/msg (same span, same cores): players + fake Ollama "
-                + " + ".join(f"{r:.1f}" for r in rest)
-                + " (Telegram stand-in)"
-            )
-            lost = len(tokens) - len(ms)
-            p95 = percentile(ms, 95) if ms else float("nan")
-            print(
-                f"load: {len(ms) / to_last:.1f} msg/s, p95 {p95:.0f} ms, "
-                f"lost {lost + replies.crossed} ({args.users} users x {args.messages} messages, "
-                f"closed loop, to the last reply)"
-            )
-            done_rate = len(ms) / to_done
-            print(
-                f"deferred work done {1000 * (to_done - to_last):.0f} ms after the last reply; "
-                f"{cores()} cores"
-            )
-            possible = cores() * 1000 / cpu_ms
-            # The machine is shared: the cores the harness and other processes left to the
-            # bot over the same span, for reading a loaded run (on a saturated machine the
-            # others take whatever the bot leaves idle, so this share reads high by itself).
-            left = max(0.0, cores() - (sum(rest_s) + others_s) / to_done)
-            print(
-                f"cores used over the span: harness {sum(rest_s) / to_done:.2f}, other processes "
-                f"{others_s / to_done:.2f}, left to the bot {left:.2f}: "
-                f"{left * 1000 / cpu_ms:.1f} msg/s possible on them, measured = "
-                f"{100 * done_rate * cpu_ms / 1000 / max(left, 1e-9):.0f}%"
-            )
-            capacity = (
-                f"capacity: {cpu_ms:.1f} CPU ms/msg, {possible:.1f} msg/s possible, "
-                f"measured {done_rate:.1f} msg/s = {100 * done_rate / possible:.0f}%"
-            )
-            failed = lost + replies.crossed
-            if not args.open_loop:
-                print(capacity)
-                return 0 if failed == 0 else 1
+        harness = [os.getpid(), *([emulator.proc.pid] if emulator.proc else [])]
+        rest0 = [cpu_seconds(p) for p in harness]
+        busy0 = machine_busy_seconds()
+        cpu0, started = cpu_seconds(pid), time.perf_counter()
+        tokens = closed_loop(replies, players, 100, args.messages, args.timeout)
+        ms, to_last, to_done = measured(
+            "closed loop", replies, tokens, lambda: wait_drained(db), started
+        )
+        bot_s = cpu_seconds(pid) - cpu0
+        cpu_ms = bot_s * 1000 / len(tokens)
+        rest_s = [cpu_seconds(p) - c for p, c in zip(harness, rest0, strict=True)]
+        # What other processes (not the bot, not this harness) ran over the same span.
+        others_s = max(0.0, machine_busy_seconds() - busy0 - bot_s - sum(rest_s))
+        rest = [r * 1000 / len(tokens) for r in rest_s]
+        print(
+            "harness CPU ms/msg (same span, same cores): players + fake Ollama "
+            + " + ".join(f"{r:.1f}" for r in rest)
+            + " (Telegram stand-in)"
+        )
+        lost = len(tokens) - len(ms)
+        p95 = percentile(ms, 95) if ms else float("nan")
+        print(
+            f"load: {len(ms) / to_last:.1f} msg/s, p95 {p95:.0f} ms, "
+            f"lost {lost + replies.crossed} ({args.users} users x {args.messages} messages, "
+            f"closed loop, to the last reply)"
+        )
+        done_rate = len(ms) / to_done
+        print(
+            f"deferred work done {1000 * (to_done - to_last):.0f} ms after the last reply; "
+            f"{cores()} cores"
+        )
+        possible = cores() * 1000 / cpu_ms
+        # The machine is shared: the cores the harness and other processes left to the
+        # bot over the same span, for reading a loaded run (on a saturated machine the
+        # others take whatever the bot leaves idle, so this share reads high by itself).
+        left = max(0.0, cores() - (sum(rest_s) + others_s) / to_done)
+        print(
+            f"cores used over the span: harness {sum(rest_s) / to_done:.2f}, other processes "
+            f"{others_s / to_done:.2f}, left to the bot {left:.2f}: "
+            f"{left * 1000 / cpu_ms:.1f} msg/s possible on them, measured = "
+            f"{100 * done_rate * cpu_ms / 1000 / max(left, 1e-9):.0f}%"
+        )
+        capacity = (
+            f"capacity: {cpu_ms:.1f} CPU ms/msg, {possible:.1f} msg/s possible, "
+            f"measured {done_rate:.1f} msg/s = {100 * done_rate / possible:.0f}%"
+        )
+        failed = lost + replies.crossed
+        if not args.open_loop:
             print(capacity)
+            return 0 if failed == 0 else 1
+        print(capacity)
 
-            single = closed_loop(replies, players[:1], 1000, args.single, args.timeout)
-            single_ms, _, _ = measured(
-                "single user", replies, single, lambda: wait_drained(db), time.perf_counter()
-            )
-            p50 = statistics.median(single_ms)
-            crossed_before = replies.crossed
-            total = args.open_messages or args.users * args.messages
-            rate = possible / 2
-            opened, offered = open_loop(replies, players, rate, total, 2000, args.timeout)
-            open_ms, _, _ = measured(
-                f"open loop at {rate:.1f} msg/s",
-                replies,
-                opened,
-                lambda: wait_drained(db),
-                time.perf_counter(),
-            )
-            open_lost = len(opened) - len(open_ms)
-            crossed = replies.crossed - crossed_before
-            open95 = percentile(open_ms, 95) if open_ms else float("nan")
-            print(
-                f"open loop: {offered:.1f} msg/s offered, p95 {open95:.0f} ms = "
-                f"{open95 / p50:.2f}x single-user p50, lost {open_lost}, crossed {crossed}"
-            )
-            return 0 if failed + open_lost + crossed == 0 else 1
-        finally:
-            replies.stop.set()
-            bot.kill()
-            emulator.stop()
+        single = closed_loop(replies, players[:1], 1000, args.single, args.timeout)
+        single_ms, _, _ = measured(
+            "single user", replies, single, lambda: wait_drained(db), time.perf_counter()
+        )
+        p50 = statistics.median(single_ms)
+        crossed_before = replies.crossed
+        total = args.open_messages or args.users * args.messages
+        rate = possible / 2
+        opened, offered = open_loop(replies, players, rate, total, 2000, args.timeout)
+        open_ms, _, _ = measured(
+            f"open loop at {rate:.1f} msg/s",
+            replies,
+            opened,
+            lambda: wait_drained(db),
+            time.perf_counter(),
+        )
+        open_lost = len(opened) - len(open_ms)
+        crossed = replies.crossed - crossed_before
+        open95 = percentile(open_ms, 95) if open_ms else float("nan")
+        print(
+            f"open loop: {offered:.1f} msg/s offered, p95 {open95:.0f} ms = "
+            f"{open95 / p50:.2f}x single-user p50, lost {open_lost}, crossed {crossed}"
+        )
+        return 0 if failed + open_lost + crossed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -22,7 +22,8 @@ Then runs the real bot (``pcai run``, the Telegram stand-in, an instant fake Oll
     .venv/bin/python bench/many_users.py [--people 1000] [--memories 300] [--days 30]
 
 Last line: ``many users: <n> people, RSS <n> MB (budget <b>), p95 <x>x the 10-person p95,
-fds <k>`` (``fds``: open files after the run minus after the warm-up). Bar: RSS at most the
+fds <k>`` (``fds``: open files after the run minus after the warm-up; sockets, the HTTP
+clients' keep-alive connections, are printed apart: their pools bound them). Bar: RSS at most the
 base plus the budget, p95 at most 1.5x, no growth of open files.
 """
 
@@ -37,6 +38,8 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -46,7 +49,7 @@ import numpy.typing as npt
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import memory
-from bench.load import BASE, Replies, echo_model, percentile, wait_drained
+from bench.chatload import BASE, Replies, percentile, stand_in, wait_drained
 from bench.pipeline import EN, SECTIONS, WORDS, ZH
 from memory.base.fsutil import atomic_write_text
 from memory.base.logs import format_record, log_header
@@ -54,8 +57,7 @@ from memory.base.markdown import Entry, MemoryDocument, render_memory
 from memory.base.users import UserPaths
 from memory.config import DEFAULT_CACHE_MB
 from memory.index.embedders import E5Embedder
-from tests.e2e.harness import BotProcess, Emulator, User, bot_env
-from tests.fakes.ollama_server import FakeOllama
+from tests.e2e.harness import Emulator, User
 
 Matrix = npt.NDArray[np.float32]
 NOISE = 0.013  # per dimension: |noise| ~ 0.25, cosine ~0.97 to the bank vector
@@ -73,7 +75,7 @@ class NearE5:
     def embed_query(self, text: str) -> Matrix:
         return self.embed_passages([text])[0]
 
-    def embed_passages(self, texts: list[str]) -> Matrix:
+    def embed_passages(self, texts: Sequence[str]) -> Matrix:
         out = np.empty((len(texts), self.dim), dtype=np.float32)
         for i, text in enumerate(texts):
             seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest())
@@ -145,17 +147,57 @@ def generate(data: Path, people: int, memories: int, days: int, lines: int) -> N
     print(f"indexed {chunks} chunks in {time.perf_counter() - started:.0f} s", file=sys.stderr)
 
 
-def rss_mb(pid: int) -> float:
-    """Resident memory of process ``pid`` in MB (``/proc/<pid>/status``)."""
+def status_mb(pid: int, field: str) -> float:
+    """One size of process ``pid``'s ``/proc/<pid>/status`` in MB (``VmRSS``, ``RssAnon``...)."""
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return float("nan")
 
 
-def open_files(pid: int) -> int:
-    """File descriptors process ``pid`` holds."""
-    return len(os.listdir(f"/proc/{pid}/fd"))
+def rss_mb(pid: int) -> float:
+    """Resident memory of process ``pid`` in MB."""
+    return status_mb(pid, "VmRSS")
+
+
+def resident(pid: int) -> str:
+    """Resident memory, its anonymous part apart from mapped files' pages (the e5 model file,
+    libraries' code: the kernel may drop and re-read those, and they are bounded by the
+    files' sizes, not by people)."""
+    return (
+        f"RSS {rss_mb(pid):.0f} MB (anonymous {status_mb(pid, 'RssAnon'):.0f}, "
+        f"files {status_mb(pid, 'RssFile'):.0f})"
+    )
+
+
+@dataclass(frozen=True)
+class Open:
+    """What process ``pid`` holds open: files (and pipes), and sockets."""
+
+    files: int
+    sockets: int
+
+    def __str__(self) -> str:
+        return f"{self.files} files, {self.sockets} sockets"
+
+
+def open_files(pid: int) -> Open:
+    """File descriptors process ``pid`` holds, files apart from sockets.
+
+    Sockets are the HTTP clients' keep-alive connections (to the model server, to Telegram),
+    bounded by their pools, not by how many people wrote: a busier phase keeps a few more.
+    """
+    files = sockets = 0
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            target = os.readlink(f"/proc/{pid}/fd/{fd}")
+        except OSError:
+            continue  # closed meanwhile
+        if target.startswith("socket:"):
+            sockets += 1
+        else:
+            files += 1
+    return Open(files, sockets)
 
 
 def play(
@@ -210,63 +252,51 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=120.0)
     args = parser.parse_args()
 
-    with tempfile.TemporaryDirectory() as tmp, FakeOllama() as ollama:
+    with tempfile.TemporaryDirectory() as tmp:
         data = args.data or Path(tmp) / "botmemory"
         generate(data, args.people, args.memories, args.days, args.lines)
-        ollama.chat_handler = echo_model
-        emulator = Emulator(own_process=True)
-        allowed = ",".join(str(BASE + i) for i in range(args.people))
-        env = bot_env(emulator, ollama.url, data, allowed)
-        env["PCAI_CACHE_MB"] = str(args.cache_mb)
-        bot = BotProcess(env)
-        replies = Replies(emulator)
-        poller = threading.Thread(target=replies.run, daemon=True)
-        db = data / "pcai.db"
-        try:
-            bot.start()
-            assert bot.proc is not None
-            pid = bot.proc.pid
-            poller.start()
-            # e5 loads on the first query, its second handle when two run at once.
-            play(replies, emulator, list(range(10)), 0, 2, args.timeout)
-            wait_drained(db)
-            base, fds0 = rss_mb(pid), open_files(pid)
-            print(f"after the warm-up: RSS {base:.0f} MB, {fds0} open files")
+        env = {"PCAI_CACHE_MB": str(args.cache_mb)}
+        with stand_in(data, args.people, env) as on:
+            return run(on.replies, on.emulator, on.pid, on.db, args)
 
-            ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
-            wait_drained(db)
-            ten_ms = replies.ms(ten)
-            ten95 = percentile(ten_ms, 95)
-            print(
-                f"10 people: {len(ten)} messages, p50 {statistics.median(ten_ms):.0f} ms, "
-                f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}; RSS {rss_mb(pid):.0f} MB"
-            )
 
-            started = time.perf_counter()
-            many = play(
-                replies, emulator, list(range(args.people)), 200, args.messages, args.timeout
-            )
-            wait_drained(db)
-            many_ms = replies.ms(many)
-            many95 = percentile(many_ms, 95)
-            rss, fds = rss_mb(pid), open_files(pid)
-            lost = len(many) - len(many_ms)
-            print(
-                f"{args.people} people: {len(many)} messages in "
-                f"{time.perf_counter() - started:.0f} s, p50 {statistics.median(many_ms):.0f} ms, "
-                f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}; RSS {rss:.0f} MB "
-                f"(base {base:.0f} + budget {args.cache_mb} = {base + args.cache_mb:.0f})"
-            )
-            print(
-                f"many users: {args.people} people, RSS {rss:.0f} MB (budget {args.cache_mb}), "
-                f"p95 {many95 / ten95:.2f}x the 10-person p95, fds {fds - fds0}"
-            )
-            ok = rss <= base + args.cache_mb and many95 <= 1.5 * ten95 and fds <= fds0
-            return 0 if ok and lost == 0 and replies.crossed == 0 else 1
-        finally:
-            replies.stop.set()
-            bot.kill()
-            emulator.stop()
+def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse.Namespace) -> int:
+    """The three phases against the running bot; 0 when every bar holds."""
+    # e5 loads on the first query, its second handle when two run at once.
+    play(replies, emulator, list(range(10)), 0, 2, args.timeout)
+    wait_drained(db)
+    base, fds0 = rss_mb(pid), open_files(pid)
+    print(f"after the warm-up: {resident(pid)}, open {fds0}")
+
+    ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
+    wait_drained(db)
+    ten_ms = replies.ms(ten)
+    ten95 = percentile(ten_ms, 95)
+    print(
+        f"10 people: {len(ten)} messages, p50 {statistics.median(ten_ms):.0f} ms, "
+        f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}; {resident(pid)}"
+    )
+
+    started = time.perf_counter()
+    many = play(replies, emulator, list(range(args.people)), 200, args.messages, args.timeout)
+    wait_drained(db)
+    many_ms = replies.ms(many)
+    many95 = percentile(many_ms, 95)
+    rss, fds = rss_mb(pid), open_files(pid)
+    lost = len(many) - len(many_ms)
+    print(
+        f"{args.people} people: {len(many)} messages in "
+        f"{time.perf_counter() - started:.0f} s, p50 {statistics.median(many_ms):.0f} ms, "
+        f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}; {resident(pid)} "
+        f"(base {base:.0f} + budget {args.cache_mb} = {base + args.cache_mb:.0f}); open {fds}; "
+        f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores"
+    )
+    print(
+        f"many users: {args.people} people, RSS {rss:.0f} MB (budget {args.cache_mb}), "
+        f"p95 {many95 / ten95:.2f}x the 10-person p95, fds {fds.files - fds0.files}"
+    )
+    ok = rss <= base + args.cache_mb and many95 <= 1.5 * ten95 and fds.files <= fds0.files
+    return 0 if ok and lost == 0 and replies.crossed == 0 else 1
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ import asyncio
 import json
 import logging
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -37,6 +38,7 @@ log = logging.getLogger(__name__)
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _GROUP_SESSION = re.compile(r"^[a-z]+_group_-?\d+$")
 
+LOCKS_KEPT = 1024  # sessions whose asyncio lock is kept while idle
 ROLE_USER = "user"
 ROLE_ASSISTANT = "assistant"
 ROLE_SYSTEM = "system"
@@ -211,7 +213,10 @@ class SessionStore:
 
     def __init__(self, sessions_dir: Path) -> None:
         self.dir = sessions_dir
-        self._locks: dict[str, asyncio.Lock] = {}
+        # Past LOCKS_KEPT, idle locks go (oldest first): a session's lock is made again when
+        # next wanted. Safe because every caller takes the lock it gets with no await between
+        # (``async with self.lock(...)``): no other coroutine can hold a dropped one unlocked.
+        self._locks: OrderedDict[str, asyncio.Lock] = OrderedDict()
 
     def path(self, session_id: str) -> Path:
         """The file of one session."""
@@ -271,7 +276,24 @@ class SessionStore:
         lock = self._locks.get(session_id)
         if lock is None:
             lock = self._locks[session_id] = asyncio.Lock()
+            if len(self._locks) > LOCKS_KEPT:
+                self._drop_idle_locks(keep=session_id)
+        self._locks.move_to_end(session_id)
         return lock
+
+    def _drop_idle_locks(self, keep: str) -> None:
+        """Drop the oldest locks nobody holds or waits for, down to :data:`LOCKS_KEPT`
+        (never ``keep``'s, just handed out)."""
+        for sid, lock in list(self._locks.items()):
+            if len(self._locks) <= LOCKS_KEPT:
+                return
+            if sid == keep:
+                continue
+            # Just released, a lock is unlocked while the waiter it woke has yet to run: that
+            # waiter is still in its queue, so it counts as wanted (asyncio has no public way
+            # to ask).
+            if not lock.locked() and not getattr(lock, "_waiters", None):
+                del self._locks[sid]
 
     @asynccontextmanager
     async def locked(self, session_id: str) -> AsyncIterator[Session]:

@@ -29,6 +29,7 @@ from types import TracebackType
 from typing import Literal, overload
 
 from memory.base.guards import FORGOTTEN
+from memory.base.heap import release_freed_blocks
 from memory.base.lru import MB, CachePool
 from memory.base.markdown import Entry
 from memory.base.tokens import TokenCounter, load_counter
@@ -117,6 +118,8 @@ class Memory:
         self.data_dir = data_dir
         self.settings = cfg = settings or MemoryConfig()
         one_blas_thread()
+        # What the caches' budget evicts must leave the process too (memory/base/heap.py).
+        release_freed_blocks()
         data_dir.mkdir(parents=True, exist_ok=True)
         self.counter: TokenCounter = load_counter()
         self.embedder: Embedder = embedder or E5Embedder(batch_size=cfg.index.embed_batch_size)

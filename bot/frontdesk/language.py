@@ -17,6 +17,7 @@ import threading
 
 from agent.prompt import detect_language
 from bot.frontdesk.language_book import LanguageBook, UserLanguage
+from memory.base.lru import CappedMap
 
 log = logging.getLogger(__name__)
 
@@ -63,13 +64,14 @@ class Languages:
 
     def __init__(self, book: LanguageBook | None = None) -> None:
         self.book = book
-        self._known: dict[str, UserLanguage | None] = {}
+        # A fixed number of people (read again from pcai.db past it).
+        self._known: CappedMap[str, UserLanguage | None] = CappedMap()
         self._lock = threading.Lock()
 
     def _stored(self, user_key: str) -> UserLanguage | None:
         with self._lock:
             if user_key in self._known:
-                return self._known[user_key]
+                return self._known.get(user_key)
         found = self.book.get(user_key) if self.book is not None else None
         with self._lock:
             self._known[user_key] = found

@@ -100,3 +100,48 @@ class PoolCache(Generic[K, V]):
     def clear(self) -> None:
         """Drop every entry of this cache."""
         self.pool.clear(self.name)
+
+
+# How many people a small per-person map (a table name, a count, a language) keeps: a few
+# hundred bytes each, so a fixed count bounds them; one not kept is read again (exact).
+KEPT_PEOPLE = 1024
+
+
+class CappedMap(Generic[K, V]):
+    """A map of at most ``cap`` keys: past it, the least recently used key is dropped.
+
+    For per-person values too small to weigh against ``PCAI_CACHE_MB`` one by one, which
+    would otherwise grow with every person the process ever served. Not locked: its owner's
+    lock is.
+    """
+
+    def __init__(self, cap: int = KEPT_PEOPLE) -> None:
+        self.cap = max(1, cap)
+        self._items: OrderedDict[K, V] = OrderedDict()
+
+    def get(self, key: K) -> V | None:
+        """The value (now the most recently used), or None."""
+        found = self._items.get(key)
+        if found is not None:
+            self._items.move_to_end(key)
+        return found
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._items
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __setitem__(self, key: K, value: V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.cap:
+            self._items.popitem(last=False)
+
+    def pop(self, key: K, default: V | None = None) -> V | None:
+        """Drop ``key``; its value, or ``default``."""
+        return self._items.pop(key, default)
+
+    def clear(self) -> None:
+        """Drop every key."""
+        self._items.clear()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from memory.base.lru import PoolCache
+from memory.base.lru import CappedMap, PoolCache
 
 # BM25 weight of the context column (a log record's neighbours) against its own text (1.0):
 # a neighbour's words should lift a record a little, never outrank the record that said them.
@@ -46,7 +46,7 @@ class UserFts:
 
     def __init__(self, conn: Any, counts: PoolCache[str, tuple[int, dict[str, int]]]) -> None:
         self.conn = conn
-        self._names: dict[str, str] = {}
+        self._names: CappedMap[str, str] = CappedMap()  # read again from fts_tables past it
         # user -> (the user's row count when taken, token -> document frequency), in the
         # process's byte-budgeted pool: an evicted user's counts are counted again.
         self._df = counts
