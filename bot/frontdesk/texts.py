@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 
+from agent.selection import fallback_groups
 from agent.texts import CATALOGUES, LANGUAGES, conflict_note, say
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, MemoryLine
@@ -81,6 +82,17 @@ def section_label(section: str, lang: str) -> str:
     if m:
         return m.group(1) if lang == "zh" else m.group(2)
     return SECTION_ZH.get(section, section) if lang == "zh" else section
+
+
+def overview_text(text: str, lang: str) -> str:
+    """The memory overview a reply was given (``## section`` headings, ``- `` bullets) as the
+    chat shows it: each section under its name in ``lang``, its memories below."""
+    lines: list[str] = []
+    for section, items in fallback_groups(text):
+        if section:
+            lines.append(f"{section_label(section, lang)}:")
+        lines += ["- " + item.replace("\n", "\n  ") for item in items]
+    return "\n".join(lines)
 
 
 def detect_language(language_code: str | None, text: str = "") -> str:
