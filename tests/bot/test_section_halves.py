@@ -1,14 +1,18 @@
 """A section named in both languages ("個人 Personal") reads in the reader's half wherever a
-person reads section names in the chat: /memory, and /why's memory overview."""
+person reads section names in the chat: /memory, and /why's memory overview; and either half
+names the section when one is typed."""
 
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 from agent.ollama_client import OllamaChat
 from bot.app import Services, build_agent
 from bot.chat import TerminalChat
+from bot.cli import main
 from bot.frontdesk.backend import backend_for
+from memory.base.users import UserPaths
 from tests.fakes.ollama_server import FakeOllama
 
 EN, ZH = "cli_emma", "cli_mei"
@@ -50,3 +54,15 @@ async def test_why_and_memory_name_each_section_by_the_readers_half(
         assert "Personal" not in reply and "General" not in reply and "##" not in reply, reply
     assert "[Personal] I live in Oslo with my wife" in en["/memory"]
     assert "[個人] 我住在台北" in zh["/memory"]
+
+
+def test_a_section_named_by_one_half_is_the_section_of_both_names(data_dir: Path) -> None:
+    # Was: `pcai remember --section Personal` (or 偏好, as `pcai remember --help` shows) made
+    # a second section beside "個人 Personal", and the English reader saw "Personal" twice.
+    assert main(["remember", "--user", "ann", "I live in Oslo with my wife"]) == 0
+    assert main(["remember", "--user", "ann", "--section", "personal", "My son plays chess"]) == 0
+    assert main(["remember", "--user", "ann", "--section", "偏好", "Aisle seats on trains"]) == 0
+    assert main(["remember", "--user", "ann", "--section", "Travel", "Oslo in June"]) == 0
+    md = UserPaths.of(data_dir, "cli_ann").memory_md.read_text("utf-8")
+    headings = [line for line in md.splitlines() if line.startswith("## ")]
+    assert headings == ["## 個人 Personal", "## 偏好 Preferences", "## Travel"], md
