@@ -181,6 +181,23 @@ def fallback_text(entries: Iterable[Entry]) -> str:
     return "\n".join(lines)
 
 
+def fallback_groups(text: str) -> list[tuple[str, list[str]]]:
+    """The memory overview a reply was given when nothing was found (:func:`fallback_text`:
+    ``## section`` headings and ``- `` bullets) as (section, memories), for a reader to see as
+    a list under each section's name in their language, not as Markdown (the page, /why)."""
+    groups: list[tuple[str, list[str]]] = []
+    for line in text.splitlines():
+        if line.startswith("## "):
+            groups.append((line[3:].strip(), []))
+        elif line.startswith("- ") or not groups:
+            if not groups:
+                groups.append(("", []))
+            groups[-1][1].append(line[2:] if line.startswith("- ") else line)
+        elif line.startswith("  ") and groups[-1][1]:  # a memory's next line
+            groups[-1][1][-1] += "\n" + line[2:]
+    return [(section, items) for section, items in groups if items]
+
+
 def fallback_candidate(entries: Iterable[Entry], cfg: BudgetConfig) -> Candidate | None:
     """The static fallback: the first 4,000 characters of the live memories, if any."""
     text = fallback_text(entries)[: cfg.static_fallback_chars].strip()

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from agent.context_fit import ContextFit, tools_tokens
+from agent.context_fit import DEFAULT_CONTEXT_TOKENS, ContextFit, tools_tokens
 from agent.tools import SCHEMAS
-from bot.model_backends import model_backend
+from bot.model_backends import model_backend, none_found
 from bot.settings import Settings
 from memory.base.tokens import TokenCounter
 
@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 def context_length(settings: Settings) -> int:
     """The model's context length: the setting, or the server's own, or 8192."""
+    if none_found(settings):
+        # Discovery asked every usual place and its one sentence already says what to start:
+        # asking the default server again would only warn of the same absence, in a log line.
+        return settings.context_tokens or DEFAULT_CONTEXT_TOKENS
     return model_backend(settings).context(settings)
 
 

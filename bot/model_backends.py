@@ -394,11 +394,17 @@ class ModelServer:
     def down(self, lang: str) -> str:
         """The one sentence naming the server, its address and what to start (every kind of
         server, when none was named and none was found running)."""
-        if not self.settings.llm_backend and self.settings.llm_discover.strip():
+        if none_found(self.settings):
             from bot.model_discovery import none_answers
 
             return none_answers(self.settings, lang)
         return self.backend.down(self.settings, lang)
+
+
+def none_found(settings: Settings) -> bool:
+    """Whether these are the settings discovery left when no server answered: none named, and
+    places to look at (a found server names its backend in the settings it returns)."""
+    return not settings.llm_backend and bool(settings.llm_discover.strip())
 
 
 def model_server(settings: Settings) -> ModelServer:

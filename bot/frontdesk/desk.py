@@ -12,6 +12,7 @@ from datetime import datetime
 
 from agent.ids import number_id
 from agent.memory_view import file_problem_notice
+from agent.selection import FALLBACK
 from agent.texts import short, undo_label
 from bot.frontdesk.language import parse_choice
 from bot.frontdesk.ports import (
@@ -30,6 +31,7 @@ from bot.frontdesk.texts import (
     memory_buttons,
     memory_line,
     named,
+    overview_text,
     proposal_text,
     say,
     section_label,
@@ -282,10 +284,12 @@ class Desk:
         if not used:
             return Answer(say("no_why", lang))
         lines = [say("why_head", lang)]
-        lines += [
-            f"[{named('layer', m.layer, lang)} {m.score:.2f}] {m.text}  ({m.id or m.source})"
-            for m in used
-        ]
+        for m in used:
+            # The overview (nothing found) names sections: each in the reader's half.
+            text = overview_text(m.text, lang) if m.layer == FALLBACK else m.text
+            lines.append(
+                f"[{named('layer', m.layer, lang)} {m.score:.2f}] {text}  ({m.id or m.source})"
+            )
         return Answer("\n".join(lines))
 
     async def cmd_history(self, user_key: str, arg: str, lang: str) -> Answer:

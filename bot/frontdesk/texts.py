@@ -6,12 +6,13 @@ here for the bot's modules).
 
 from __future__ import annotations
 
-import re
 from datetime import datetime
 
+from agent.selection import fallback_groups
 from agent.texts import CATALOGUES, LANGUAGES, conflict_note, say
 from agent.types import ProposalView
 from bot.frontdesk.ports import Button, MemoryLine
+from memory.base.sections import section_halves
 
 TELEGRAM_LIMIT = 4096
 CORE_WEIGHT = 9  # L0: a weight of 9 or more is core
@@ -71,16 +72,26 @@ MEMORY_BUTTONS = {"pin": "📌", "unpin": "📍", "edit": "✏️", "forget": "�
 
 
 # A section named in both languages ("偏好 Preferences") shows the reader's half.
-_TWO_NAMES = re.compile(r"^([^\x00-\x7f][^\x00-\x7f ]*)\s+([\x00-\x7f]+)$")
 SECTION_ZH = {"General": "一般"}
 
 
 def section_label(section: str, lang: str) -> str:
     """How a section's name reads in ``lang``: ``偏好`` / ``Preferences``; others as named."""
-    m = _TWO_NAMES.match(section)
-    if m:
-        return m.group(1) if lang == "zh" else m.group(2)
+    halves = section_halves(section)
+    if halves:
+        return halves[0] if lang == "zh" else halves[1]
     return SECTION_ZH.get(section, section) if lang == "zh" else section
+
+
+def overview_text(text: str, lang: str) -> str:
+    """The memory overview a reply was given (``## section`` headings, ``- `` bullets) as the
+    chat shows it: each section under its name in ``lang``, its memories below."""
+    lines: list[str] = []
+    for section, items in fallback_groups(text):
+        if section:
+            lines.append(f"{section_label(section, lang)}:")
+        lines += ["- " + item.replace("\n", "\n  ") for item in items]
+    return "\n".join(lines)
 
 
 def detect_language(language_code: str | None, text: str = "") -> str:

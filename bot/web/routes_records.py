@@ -11,6 +11,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from agent.selection import fallback_groups
 from bot.web import views
 from bot.web.i18n import word
 from bot.web.logins import PageSession
@@ -29,7 +30,7 @@ async def why(request: Request, session: PageSession) -> Response:
     entries = await asyncio.to_thread(deps.views.memory.entries, session.user_key)
     present = {e.id for e in entries}
     return render(
-        request, session, "why.html", replies=replies, present=present, overview=views.overview
+        request, session, "why.html", replies=replies, present=present, overview=fallback_groups
     )
 
 

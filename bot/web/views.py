@@ -134,23 +134,6 @@ def _exchange(messages: Sequence[tuple[str, str, str]], at: str) -> tuple[tuple[
     return tuple(said)
 
 
-def overview(text: str) -> list[tuple[str, list[str]]]:
-    """The memory overview a reply was given when nothing was found (agent/selection.py's
-    ``fallback_text``: ``## section`` headings and ``- `` bullets) as (section, memories), for
-    the page to show as a list instead of its Markdown."""
-    groups: list[tuple[str, list[str]]] = []
-    for line in text.splitlines():
-        if line.startswith("## "):
-            groups.append((line[3:].strip(), []))
-        elif line.startswith("- ") or not groups:
-            if not groups:
-                groups.append(("", []))
-            groups[-1][1].append(line[2:] if line.startswith("- ") else line)
-        elif line.startswith("  ") and groups[-1][1]:  # a memory's next line
-            groups[-1][1][-1] += "\n" + line[2:]
-    return [(section, items) for section, items in groups if items]
-
-
 @dataclass(frozen=True, slots=True)
 class Drop:
     """A candidate a stage dropped, and why."""

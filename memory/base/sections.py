@@ -46,3 +46,25 @@ def choose_section(text: str, existing: Iterable[str] = ()) -> str:
                     return section
             return name
     return DEFAULT_SECTION
+
+
+# A section named in both languages: its Chinese half, a space, its English half.
+_TWO_NAMES = re.compile(r"^([^\x00-\x7f][^\x00-\x7f ]*)\s+([\x00-\x7f]+)$")
+
+
+def section_halves(section: str) -> tuple[str, str] | None:
+    """The two halves of a section named in both languages ("個人 Personal": 個人, Personal),
+    else None."""
+    m = _TWO_NAMES.match(section)
+    return (m.group(1), m.group(2)) if m else None
+
+
+def known_section(typed: str, existing: Iterable[str]) -> str:
+    """The section ``typed`` names: an existing one, else a rule's, written the same way (case
+    aside) or as either half of a name in both languages ("Personal" and 個人 name "個人
+    Personal", so no second section is made beside it); else ``typed`` as it is."""
+    want = typed.casefold()
+    for name in (*existing, *(rule for rule, _ in SECTION_RULES)):
+        if want == name.casefold() or want in (h.casefold() for h in section_halves(name) or ()):
+            return name
+    return typed

@@ -5,7 +5,10 @@ A query is matched three ways, strongest first:
 1. an entry id, or a ``canonical_topic`` written the same way (case, ``_``/``:`` and spaces
    aside): those chains, and nothing else;
 2. hybrid search (the same pipeline as every search) over the user's entries of every status,
-   so an old version's words find its chain too: a chain scores its best hit;
+   so an old version's words find its chain too: a chain scores its best hit, and is listed
+   only when one of its versions mentions the query's most telling term (its word or Chinese
+   character that the fewest of the person's memories hold: "tea I drink" -> tea, 我的茶 -> 茶),
+   since the search also finds what only shares a common word or a meaning;
 3. the topics' names by meaning and words (``drink_preference`` reads "drink preference"): a
    topic whose name is in the query scores 1, else its calibrated similarity to the query if
    that reaches ``TOPIC_MIN``; every chain of the topic gets it.
@@ -89,11 +92,12 @@ def find_history(
     searcher = memory.searcher
     qvec = searcher.embedder.embed_query(key)
     by_id = {e.id: e for e in entries}
+    telling = telling_terms(key, [e.text for e in entries])
     for hit in memory.search(user_key, key, SEARCH_K, qvec=qvec, statuses=STATUSES):
         if hit.chunk.kind == KIND_MEMORY and hit.chunk.unit_id in by_id:
             chain = chain_tuple(entries, hit.chunk.unit_id)
             # A text search lists what mentions the words (a topic may still match by meaning).
-            if any(mentions(e.text, key) for e in chain):
+            if any(mentions(e.text, telling) for e in chain):
                 credit(chain, hit.score, "search")
     topics = sorted({e.canonical_topic for e in entries if e.canonical_topic})
     if topics:
@@ -109,20 +113,32 @@ def find_history(
     return _best(scores, vias)
 
 
-def mentions(text: str, query: str) -> bool:
-    """Whether ``text`` mentions ``query``: the whole of it, a word of 3+ letters, or (Chinese,
-    no spaces between words) a character pair of it, or its one character."""
-    text, query = text.casefold(), " ".join(query.casefold().split())
-    if query in text:
-        return True
-    words = set(_LATIN.findall(text))
-    if any(len(w) >= 3 and w in words for w in _LATIN.findall(query)):
-        return True
-    for run in _CJK.findall(query):
-        pairs = [run[i : i + 2] for i in range(len(run) - 1)] or [run]
-        if any(p in text for p in pairs):
-            return True
-    return False
+def query_terms(query: str) -> tuple[str, ...]:
+    """The query's terms: its words of 3+ letters (every word when none is that long), and
+    each Chinese character (no spaces mark Chinese words, and a pair may span two)."""
+    words = _LATIN.findall(query.casefold())
+    long = [w for w in words if len(w) >= 3]
+    chars = [c for run in _CJK.findall(query) for c in run]
+    return tuple(dict.fromkeys([*(long or words), *chars]))
+
+
+def telling_terms(query: str, texts: Sequence[str]) -> tuple[str, ...]:
+    """The query's terms that the fewest of ``texts`` hold (a term none holds aside): the ones
+    that tell its memories from the rest ("drink tea": tea; 我的茶: 茶)."""
+    held = {t: sum(1 for text in texts if _holds(text, t)) for t in query_terms(query)}
+    counts = [n for n in held.values() if n]
+    return tuple(t for t, n in held.items() if counts and n == min(counts))
+
+
+def mentions(text: str, terms: Sequence[str]) -> bool:
+    """Whether ``text`` holds one of ``terms`` (a whole word, or a Chinese character)."""
+    return any(_holds(text, t) for t in terms)
+
+
+def _holds(text: str, term: str) -> bool:
+    if _CJK.fullmatch(term):
+        return term in text
+    return term in _LATIN.findall(text.casefold())
 
 
 def _names(topic: str, query_words: str) -> bool:

@@ -29,7 +29,7 @@ from typing import Any
 
 from memory.base.guards import mask, scan, secrets_in
 from memory.base.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
-from memory.base.sections import choose_section
+from memory.base.sections import choose_section, known_section
 from memory.errors import (
     DuplicateMemoryError,
     InvalidProposalError,
@@ -253,9 +253,9 @@ class ConfirmationService:
             ids, shown = tuple(replaces), ""
         else:
             ids, shown = self._conflict(user_key, text, str(clean.get("canonical_topic", "")))
-        chosen = mask(section_name(section or ""), known) or choose_section(
-            text, self.memory.document(user_key).sections
-        )
+        sections = self.memory.document(user_key).sections
+        typed = mask(section_name(section or ""), known)
+        chosen = known_section(typed, sections) if typed else choose_section(text, sections)
         return self.store.add(
             user_key,
             text,

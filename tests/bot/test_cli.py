@@ -95,12 +95,12 @@ def test_remember_search_and_export(data_dir: Path, capsys: pytest.CaptureFixtur
     added = run_json(
         capsys, "remember", "--user", ALICE, "--section", "偏好", "--json", MEMORIES[0]
     )
-    assert added["section"] == "偏好"
+    assert added["section"] == "偏好 Preferences"  # either half names the two-name section
     code, out, _ = run(capsys, "remember", "--user", "telegram_42", MEMORIES[1])
     assert code == 0 and "remembered" in out
 
     rows = run_lines(capsys, "search", "--user", ALICE, "--json", "--explain", "咖啡")
-    assert rows and rows[0]["id"] == added["id"] and rows[0]["section"] == "偏好"
+    assert rows and rows[0]["id"] == added["id"] and rows[0]["section"] == "偏好 Preferences"
     assert {"score", "text", "kind", "path", "refs", "explain"} <= set(rows[0])
     assert all(r["user_key"] == ALICE for r in rows)
 

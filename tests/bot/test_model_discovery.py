@@ -8,6 +8,9 @@ and for llama.cpp's server; ``127.0.0.1:9`` is a place where nothing answers.
 from __future__ import annotations
 
 import io
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +25,7 @@ from tests.fakes.ollama_server import FakeOllama
 from tests.fakes.openai_server import FakeOpenAI
 
 NOWHERE = "127.0.0.1:9"  # nothing answers here
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -134,3 +138,32 @@ def test_the_doctor_says_which_server_it_found(tmp_path: Path, fake_openai: Fake
         f"an OpenAI-compatible server at {fake_openai.url}, model smollm2 present "
         "(found running: no PCAI_LLM_BACKEND set)"
     )
+
+
+@pytest.mark.parametrize("command", ["chat", "run"])
+def test_with_no_server_found_the_start_says_one_sentence_and_no_warning(
+    clean_environment: Path, command: str
+) -> None:
+    # Was: a log warning "the model's context length unknown (Ollama is not reachable ...)"
+    # before the sentence that already says what to start (the context asked of the default
+    # backend that discovery had just found absent).
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "PCAI_LLM_DISCOVER": f"{NOWHERE} 127.0.0.1:1",
+        "PCAI_WEB_ENABLED": "false",
+        "PCAI_USER": "cli_ann",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "bot.cli", command],
+        input="/remember I take my tea with milk\n/quit\n",
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    said = done.stdout + done.stderr
+    assert said.count("No model server answers at 127.0.0.1:9, 127.0.0.1:1") == 1, said
+    assert "WARNING" not in done.stderr and "context length" not in said, done.stderr
+    assert "Remembered: I take my tea with milk" in done.stdout  # the chat itself worked

@@ -103,3 +103,43 @@ def test_history_of_a_word_lists_only_what_mentions_it_under_one_heading(
     shown = history_lines("茶", matches, "zh")
     assert shown.count("茶:") == 1 and shown.startswith("茶:\n")  # was: "茶:" over each one
     assert "咖啡" not in shown and "台北" not in shown
+
+
+def test_history_lists_no_memory_the_search_found_by_a_shared_character_or_meaning(
+    services: Services,
+) -> None:
+    # 喝茶 "drink tea": the search finds every drink by the character 喝 and by meaning, and
+    # those that do not mention tea were listed under "喝茶:" beside the one that does.
+    from bot.frontdesk.desk import history_lines
+
+    for text in ("我每天下午都喝茶", "我喜歡喝拿鐵咖啡", "我每天早上喝一杯熱可可", "我住在台北"):
+        _save(services, text, T0)
+    found = [h.chunk.text for h in services.memory.search(ALICE, "喝茶", 10)]
+    assert "我喜歡喝拿鐵咖啡" in found  # the search does find it: the guard is what drops it
+    assert _texts(services, ALICE, "喝茶") == [["我每天下午都喝茶"]]
+    shown = history_lines("喝茶", services.governance.history(ALICE, "喝茶"), "zh")
+    assert "咖啡" not in shown and "可可" not in shown and "我每天下午都喝茶" in shown
+
+
+def test_a_query_of_several_words_lists_what_mentions_its_most_telling_one(
+    services: Services,
+) -> None:
+    # Was: any word of 3+ letters (or any character pair) was enough, so "tea I drink" listed
+    # the coffee memory by "drink", and 我的茶 ("my tea") listed nothing: no memory holds the
+    # pair 我的 or 的茶, though one names the tea. Now the query's rarest word among the
+    # person's memories (茶, tea) is the one a listed memory must mention (two as rare: either).
+    for text in (
+        "I like green tea",
+        "I drink coffee at noon",
+        "I drink a glass of water before bed",
+        "我每天下午都喝茶",
+        "我喜歡喝拿鐵咖啡",
+        "我的貓叫小黑",
+        "我的車是藍色的",
+    ):
+        _save(services, text, T0)
+    found = [h.chunk.text for h in services.memory.search(ALICE, "tea I drink", 10)]
+    assert "I drink coffee at noon" in found  # found by its word "drink"
+    assert _texts(services, ALICE, "tea I drink") == [["I like green tea"]]
+    assert _texts(services, ALICE, "我的茶") == [["我每天下午都喝茶"]]
+    assert _texts(services, ALICE, "我喝的茶") == [["我每天下午都喝茶"]]
