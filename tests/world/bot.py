@@ -34,6 +34,7 @@ from bot.telegram.context import DEPS, BotApp
 from bot.telegram.open_turns import OpenTurns
 from memory.index.embedders import Embedder
 from tests.bot.telegram_doubles import RecordingRequest, Updates
+from tests.world.page import Page
 
 OWNER = 1001  # the Telegram person's id
 TELEGRAM_KEY = f"telegram_{OWNER}"
@@ -82,6 +83,7 @@ class Process:
         assert reminders is not None, "the composition root builds the reminder service"
         self.terminal = TerminalChat(backend, TERMINAL_KEY, self.out, reminders=reminders)
         self._idle: set[asyncio.Task[Any]] = set()
+        self._pages: dict[str, Page] = {}
         self.fronts = {
             TELEGRAM_KEY: Front(TELEGRAM_KEY, "en", app.bot_data[DEPS].desk, reminders, self._tg),
             TERMINAL_KEY: Front(TERMINAL_KEY, "zh", self.terminal.desk, reminders, self._terminal),
@@ -117,6 +119,12 @@ class Process:
         await self.terminal.handle(text)
         return ""
 
+    def page(self, key: str) -> Page:
+        """The person's browser on this process's memory page (opened on first use)."""
+        if key not in self._pages:
+            self._pages[key] = Page(self.services, key, self.fronts[key].lang)
+        return self._pages[key]
+
     def send_telegram(self, text: str) -> str:
         """Put a message on the update queue without waiting for its answer; its id."""
         update = self.updates.message(self.app.bot, OWNER, text, lang="en")
@@ -149,6 +157,8 @@ class Process:
     async def stop(self) -> None:
         """Stop as ``pcai run`` does on SIGTERM: the queues, the app, the flush, the files."""
         try:
+            for page in self._pages.values():
+                await page.close()
             await self.app.bot_data[QUEUES].stop()
             await self.app.stop()
             await self.app.shutdown()
