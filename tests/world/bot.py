@@ -1,12 +1,12 @@
 """One PCAI process on the world's data folder, as a restarted or killed process would run it.
 
 Built the way ``pcai run`` builds it: the composition root's services (real SQLite, real
-Markdown, the embedded e5 embedder), the agent on the configured OpenAI-compatible server (the
-scripted model), and both front ends over one backend: Telegram's Application (its update
-queue, the per-user queues that keep each message in ``open_turns`` until it is handled, its
-handlers, the Desk) on an offline Bot API, and the terminal chat. Starting runs what a process
-does at start: ``recover_at_start`` (in the composition root) and the replay of the turns the
-last process never finished.
+Markdown, the embedded e5 embedder), the agent on the configured model server (the scripted
+model, OpenAI-compatible or Ollama), and both front ends over one backend: Telegram's
+Application (its update queue, the per-user queues that keep each message in ``open_turns``
+until it is handled, its handlers, the Desk) on an offline Bot API, and the terminal chat.
+Starting runs what a process does at start: ``recover_at_start`` (in the composition root) and
+the replay of the turns the last process never finished.
 
 A person reaches the process through a :class:`Front`: the Desk and the reminder desk their
 front end calls for commands, and their chat line. Everything the process showed (Bot API
@@ -42,13 +42,14 @@ TERMINAL_KEY = "cli_ann"
 SETTLE_SECONDS = 60.0
 
 
-def world_settings(data_dir: Path, model_url: str, zone: str) -> Settings:
-    """``pcai run``'s settings for the world: Telegram on, the OpenAI-compatible model."""
+def world_settings(data_dir: Path, backend: str, model_url: str, zone: str) -> Settings:
+    """``pcai run``'s settings for the world: Telegram on, the model on ``backend``'s wire."""
+    where = "PCAI_LLM_BASE_URL" if backend == "openai" else "OLLAMA_HOST"
     return load_settings(
         {
             "PCAI_DATA_DIR": str(data_dir),
-            "PCAI_LLM_BACKEND": "openai",
-            "PCAI_LLM_BASE_URL": model_url,
+            "PCAI_LLM_BACKEND": backend,
+            where: model_url,
             "PCAI_TIMEZONE": zone,
             "TELEGRAM_BOT_TOKEN": "123:TEST",
             "PCAI_ALLOWED_USERS": str(OWNER),

@@ -71,11 +71,11 @@ class PageRules(LifeRules):
         # The next turn: the model is asked with no trace of what was deleted.
         began, plan = self.turn_began(key), Plan("ok")
         self.model.script(plan)
-        asked = len(self.model.requests)
+        asked = len(self.model.bodies())
         probe = PROBE[person.lang]
         mid = self.call(f"the message {probe!r}", self.front(key).chat(probe))
         self.turn_ended(key, probe, plan, began, mid)
-        problems += checks.prompt_problems(self.model.requests[asked:], texts)
+        problems += checks.prompt_problems(self.model.bodies()[asked:], texts)
         assert not problems, "\n".join(problems)
 
     @on("page_reminder", having("reminders"))

@@ -28,7 +28,7 @@ from memory.index.embedders import E5Embedder
 from tests.world import checks, options
 from tests.world.backup_rules import BackupRules
 from tests.world.base import Env
-from tests.world.scripted_model import ScriptedModel
+from tests.world.scripted_model import Model, ScriptedModel, ScriptedOllama
 
 
 class World(BackupRules):
@@ -58,17 +58,18 @@ class World(BackupRules):
 
 
 @pytest.fixture
-def model() -> Iterator[ScriptedModel]:
-    """The person's model server, on 127.0.0.1."""
-    server = ScriptedModel()
-    yield server
-    server.stop()
+def models() -> Iterator[dict[str, Model]]:
+    """The person's model server on 127.0.0.1, on each wire (each run draws one)."""
+    servers: list[Model] = [ScriptedModel(), ScriptedOllama()]
+    yield {s.backend: s for s in servers}
+    for server in servers:
+        server.stop()
 
 
 def test_every_sequence_of_acts_keeps_the_persons_world(
-    embedder: E5Embedder, model: ScriptedModel, tmp_path: Path
+    embedder: E5Embedder, models: dict[str, Model], tmp_path: Path
 ) -> None:
-    env = Env(embedder, model, tmp_path)
+    env = Env(embedder, models, tmp_path)
     machine = type("World", (World,), {"env": env})
     try:
         run_state_machine_as_test(
