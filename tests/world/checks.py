@@ -150,8 +150,8 @@ def telling(texts: set[str]) -> set[str]:
 def forgotten_problems(
     data_dir: Path, services: Services, user_key: str, texts: set[str]
 ) -> list[str]:
-    """After Delete all: no MEMORY*.md holds an entry or a text of theirs, the index holds no
-    memory of theirs, and a search for each text finds none of it."""
+    """After Delete all: MEMORY.md has no entry, no MEMORY*.md holds a text of theirs, the
+    index holds nothing of MEMORY.md nor any of the texts, and a search for each finds none."""
     out = []
     root = UserPaths.of(data_dir, user_key).root
     for path in sorted(root.glob("MEMORY*.md")):
@@ -160,7 +160,7 @@ def forgotten_problems(
     if files.entries(data_dir, user_key):
         out.append(f"{user_key}: MEMORY.md still has entries")
     for source, text in files.index_texts(data_dir, user_key):
-        if source.startswith("MEMORY"):
+        if source == "MEMORY.md":  # (MEMORY_FULL.md holds the conversations' summaries)
             out.append(f"{user_key}: the index still holds {source}: {text!r}")
         out += [
             f"{user_key}: the index holds {t!r} in {source}" for t in telling(texts) if t in text
@@ -170,7 +170,7 @@ def forgotten_problems(
         out += [
             f"{user_key}: a search for {t!r} found {h.chunk.path}: {h.chunk.text!r}"
             for h in hits
-            if h.chunk.path.startswith("MEMORY") or t in h.chunk.text
+            if h.chunk.path == "MEMORY.md" or t in h.chunk.text
         ]
     return out
 
