@@ -254,10 +254,25 @@ class MemoryRules(Ground):
             for r in every:
                 if r.id == rid and r.status == "proposed":
                     person.proposed[rid] = Reminder(r.id, r.text, r.due, True, r.zone)
-        by = {(r.text, instant(r.due)): r.id for r in rows}
-        person.reminders = {
-            by.get((r.text, instant(r.due)), r.id): r for r in person.reminders.values()
-        }
+        # A reminder keeps its number while its row still holds it; one given back as a new
+        # row takes the first free row with its text and instant (two may share both).
+        same = {r.id: (r.text, instant(r.due)) for r in rows}
+        claimed: set[int] = set()
+        kept: dict[int, Reminder] = {}
+        for rid, r in person.reminders.items():
+            if same.get(rid) == (r.text, instant(r.due)):
+                kept[rid] = r
+                claimed.add(rid)
+        for rid, r in person.reminders.items():
+            if rid in kept and kept[rid] is r:
+                continue
+            free = [
+                i for i, tw in same.items() if i not in claimed and tw == (r.text, instant(r.due))
+            ]
+            new_id = free[0] if free else rid
+            claimed.add(new_id)
+            kept[new_id] = r
+        person.reminders = kept
         moved = {r.id: rid for rid, r in person.reminders.items() if r.id != rid}
         for rid, r in person.reminders.items():
             r.id = rid
