@@ -87,10 +87,19 @@ def take_snapshot(
 
 
 def snapshots(dest: Path) -> list[Path]:
-    """The whole snapshots in ``dest``, oldest first (their names sort by time)."""
+    """The whole snapshots in ``dest``, oldest first (by the time in the name, then by the
+    number of a second taken within the same second: ``-2`` after the bare name, ``-10``
+    after ``-9``)."""
     if not dest.is_dir():
         return []
-    return sorted(p for p in dest.iterdir() if p.name.startswith(PREFIX) and p.is_dir())
+    found = (p for p in dest.iterdir() if p.name.startswith(PREFIX) and p.is_dir())
+    return sorted(found, key=_order)
+
+
+def _order(path: Path) -> tuple[str, int]:
+    """(the time in a snapshot's name, its number within that second: 1 for the bare name)."""
+    stamp, _, n = path.name[len(PREFIX) :].partition("-")
+    return stamp, int(n) if n.isdigit() else 1
 
 
 def latest_snapshot(dest: Path) -> tuple[Path, datetime] | None:
@@ -247,9 +256,15 @@ def _remove_hidden(dest: Path) -> None:
 
 
 def _free_name(dest: Path, name: str) -> Path:
-    path, n = dest / name, 2
+    """A name that sorts after every snapshot of ``dest``: a number after the highest one of
+    that second, never a name rotation freed (it would sort first and be rotated away)."""
+    stamp = name[len(PREFIX) :]
+    same = [n for s, n in map(_order, snapshots(dest)) if s == stamp]
+    n = max(same, default=0) + 1
+    path = dest / (name if n == 1 else f"{name}-{n}")
     while path.exists():
-        path, n = dest / f"{name}-{n}", n + 1
+        n += 1
+        path = dest / f"{name}-{n}"
     return path
 
 

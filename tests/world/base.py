@@ -20,7 +20,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from hypothesis.stateful import RuleBasedStateMachine
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize
 
 from memory.base.markdown import Entry
 from memory.index.embedders import Embedder
@@ -28,11 +29,12 @@ from tests.bot.telegram_doubles import Updates
 from tests.world import files
 from tests.world.bot import TELEGRAM_KEY, TERMINAL_KEY, Front, Process, world_settings
 from tests.world.person import Person, Reminder, instant
-from tests.world.scripted_model import Plan, ScriptedModel
+from tests.world.scripted_model import Model, Plan
 
 T = TypeVar("T")
 DEFAULT_ZONE = "Asia/Taipei"  # PCAI_TIMEZONE of the world's process
 KEYS = (TELEGRAM_KEY, TERMINAL_KEY)
+BACKENDS = ("openai", "ollama")  # PCAI_LLM_BACKEND of the world's process, drawn per run
 
 
 @dataclass
@@ -49,7 +51,7 @@ class Env:
     """What every run shares: the embedder, the model server, a folder, the counts."""
 
     embedder: Embedder
-    model: ScriptedModel
+    models: dict[str, Model]  # the model server of each backend, by PCAI_LLM_BACKEND
     root: Path
     stats: Stats = field(default_factory=Stats)
 
@@ -75,11 +77,7 @@ class Ground(RuleBasedStateMachine):
         self.loop = asyncio.new_event_loop()
         self.dir = Path(tempfile.mkdtemp(dir=self.env.root))
         self.data = self.dir / "data"
-        self.model = self.env.model
-        self.model.script(Plan())
-        self.settings = world_settings(self.data, self.model.url, DEFAULT_ZONE)
         self.updates = Updates()  # Telegram's ids keep growing across restarts
-        self.proc = self.run(Process.start(self.settings, self.env.embedder, self.updates))
         self.shown = 0  # how much of this process's screen was checked
         self.people = {
             TELEGRAM_KEY: Person(TELEGRAM_KEY, "en", DEFAULT_ZONE),
@@ -87,10 +85,19 @@ class Ground(RuleBasedStateMachine):
         }
         self.seen: set[str] = set()  # every proposal id a person was shown
 
+    @initialize(backend=st.sampled_from(BACKENDS))
+    def begin(self, backend: str) -> None:
+        """The run's model server (drawn: each wire its share of runs), and the first start."""
+        self.model = self.env.models[backend]
+        self.model.script(Plan())
+        self.settings = world_settings(self.data, backend, self.model.url, DEFAULT_ZONE)
+        self.proc = self.run(Process.start(self.settings, self.env.embedder, self.updates))
+
     def teardown(self) -> None:
         """Stop the process and remove the folder."""
         try:
-            self.run(self.proc.stop())
+            if hasattr(self, "proc"):
+                self.run(self.proc.stop())
         finally:
             self.loop.close()
             shutil.rmtree(self.dir, ignore_errors=True)

@@ -1,12 +1,12 @@
 """One PCAI process on the world's data folder, as a restarted or killed process would run it.
 
 Built the way ``pcai run`` builds it: the composition root's services (real SQLite, real
-Markdown, the embedded e5 embedder), the agent on the configured OpenAI-compatible server (the
-scripted model), and both front ends over one backend: Telegram's Application (its update
-queue, the per-user queues that keep each message in ``open_turns`` until it is handled, its
-handlers, the Desk) on an offline Bot API, and the terminal chat. Starting runs what a process
-does at start: ``recover_at_start`` (in the composition root) and the replay of the turns the
-last process never finished.
+Markdown, the embedded e5 embedder), the agent on the configured model server (the scripted
+model, OpenAI-compatible or Ollama), and both front ends over one backend: Telegram's
+Application (its update queue, the per-user queues that keep each message in ``open_turns``
+until it is handled, its handlers, the Desk) on an offline Bot API, and the terminal chat.
+Starting runs what a process does at start: ``recover_at_start`` (in the composition root) and
+the replay of the turns the last process never finished.
 
 A person reaches the process through a :class:`Front`: the Desk and the reminder desk their
 front end calls for commands, and their chat line. Everything the process showed (Bot API
@@ -34,6 +34,7 @@ from bot.telegram.context import DEPS, BotApp
 from bot.telegram.open_turns import OpenTurns
 from memory.index.embedders import Embedder
 from tests.bot.telegram_doubles import RecordingRequest, Updates
+from tests.world.page import Page
 
 OWNER = 1001  # the Telegram person's id
 TELEGRAM_KEY = f"telegram_{OWNER}"
@@ -41,13 +42,14 @@ TERMINAL_KEY = "cli_ann"
 SETTLE_SECONDS = 60.0
 
 
-def world_settings(data_dir: Path, model_url: str, zone: str) -> Settings:
-    """``pcai run``'s settings for the world: Telegram on, the OpenAI-compatible model."""
+def world_settings(data_dir: Path, backend: str, model_url: str, zone: str) -> Settings:
+    """``pcai run``'s settings for the world: Telegram on, the model on ``backend``'s wire."""
+    where = "PCAI_LLM_BASE_URL" if backend == "openai" else "OLLAMA_HOST"
     return load_settings(
         {
             "PCAI_DATA_DIR": str(data_dir),
-            "PCAI_LLM_BACKEND": "openai",
-            "PCAI_LLM_BASE_URL": model_url,
+            "PCAI_LLM_BACKEND": backend,
+            where: model_url,
             "PCAI_TIMEZONE": zone,
             "TELEGRAM_BOT_TOKEN": "123:TEST",
             "PCAI_ALLOWED_USERS": str(OWNER),
@@ -82,6 +84,7 @@ class Process:
         assert reminders is not None, "the composition root builds the reminder service"
         self.terminal = TerminalChat(backend, TERMINAL_KEY, self.out, reminders=reminders)
         self._idle: set[asyncio.Task[Any]] = set()
+        self._pages: dict[str, Page] = {}
         self.fronts = {
             TELEGRAM_KEY: Front(TELEGRAM_KEY, "en", app.bot_data[DEPS].desk, reminders, self._tg),
             TERMINAL_KEY: Front(TERMINAL_KEY, "zh", self.terminal.desk, reminders, self._terminal),
@@ -117,6 +120,12 @@ class Process:
         await self.terminal.handle(text)
         return ""
 
+    def page(self, key: str) -> Page:
+        """The person's browser on this process's memory page (opened on first use)."""
+        if key not in self._pages:
+            self._pages[key] = Page(self.services, key, self.fronts[key].lang)
+        return self._pages[key]
+
     def send_telegram(self, text: str) -> str:
         """Put a message on the update queue without waiting for its answer; its id."""
         update = self.updates.message(self.app.bot, OWNER, text, lang="en")
@@ -149,6 +158,8 @@ class Process:
     async def stop(self) -> None:
         """Stop as ``pcai run`` does on SIGTERM: the queues, the app, the flush, the files."""
         try:
+            for page in self._pages.values():
+                await page.close()
             await self.app.bot_data[QUEUES].stop()
             await self.app.stop()
             await self.app.shutdown()

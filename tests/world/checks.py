@@ -20,6 +20,8 @@ from collections import Counter
 from pathlib import Path
 
 from agent.texts import say
+from bot.app import Services
+from memory.base.users import UserPaths
 from tests.world import files
 from tests.world.person import Person, instant
 
@@ -137,3 +139,54 @@ def screen_problems(lines: list[str], secrets: set[str]) -> list[str]:
         out += [f"the screen showed the secret {s!r}: {line!r}" for s in secrets if s in line]
         out += [f"a person was told {line!r}" for a in APOLOGIES if a in line]
     return out
+
+
+def telling(texts: set[str]) -> set[str]:
+    """The texts long enough that finding one means it was kept (a short one, "茶" or an
+    emoji, is found in anything)."""
+    return {t for t in texts if len(t.strip()) >= 8}
+
+
+def forgotten_problems(
+    data_dir: Path, services: Services, user_key: str, texts: set[str]
+) -> list[str]:
+    """After Delete all: MEMORY.md has no entry, no MEMORY*.md holds a text of theirs, the
+    index holds nothing of MEMORY.md nor any of the texts, and a search for each finds none."""
+    out = []
+    root = UserPaths.of(data_dir, user_key).root
+    for path in sorted(root.glob("MEMORY*.md")):
+        data = path.read_text(encoding="utf-8")
+        out += [f"{user_key}: {path.name} still holds {t!r}" for t in telling(texts) if t in data]
+    if files.entries(data_dir, user_key):
+        out.append(f"{user_key}: MEMORY.md still has entries")
+    for source, text in files.index_texts(data_dir, user_key):
+        if source == "MEMORY.md":  # (MEMORY_FULL.md holds the conversations' summaries)
+            out.append(f"{user_key}: the index still holds {source}: {text!r}")
+        out += [
+            f"{user_key}: the index holds {t!r} in {source}" for t in telling(texts) if t in text
+        ]
+    for t in sorted(telling(texts))[:3]:
+        hits = services.memory.search(user_key, t)
+        out += [
+            f"{user_key}: a search for {t!r} found {h.chunk.path}: {h.chunk.text!r}"
+            for h in hits
+            if h.chunk.path == "MEMORY.md" or t in h.chunk.text
+        ]
+    return out
+
+
+def prompt_problems(requests: list[dict[str, object]], texts: set[str]) -> list[str]:
+    """The model's requests of a turn hold none of ``texts``."""
+    sent = "\n".join(_strings(requests))
+    return [f"the model was sent the deleted memory {t!r}" for t in telling(texts) if t in sent]
+
+
+def _strings(value: object) -> list[str]:
+    """Every string inside a JSON value."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [s for v in value.values() for s in _strings(v)]
+    if isinstance(value, list):
+        return [s for v in value for s in _strings(v)]
+    return []

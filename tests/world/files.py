@@ -17,7 +17,7 @@ from memory.base.fsutil import read_text
 from memory.base.logs import LogRecord, parse_log
 from memory.base.markdown import Entry, MemoryStatus, parse_memory
 from memory.base.users import UserPaths
-from memory.config import state_db_path
+from memory.config import index_path, state_db_path
 
 GONE = (MemoryStatus.DEPRECATED, MemoryStatus.ARCHIVED)
 
@@ -31,6 +31,7 @@ class Row:
     due: datetime
     zone: str
     status: str
+    row: int = 0  # the row's own id in pcai.db (the page's forms name it; the person never)
 
 
 def entries(data_dir: Path, user_key: str) -> tuple[Entry, ...]:
@@ -68,13 +69,15 @@ def reminders(data_dir: Path, user_key: str) -> list[Row]:
     conn = connect(path, vec=False)
     try:
         rows = conn.execute(
-            "SELECT number, text, due_utc, zone, status FROM reminders WHERE user_key=? "
+            "SELECT number, text, due_utc, zone, status, id FROM reminders WHERE user_key=? "
             "ORDER BY number",
             (user_key,),
         ).fetchall()
     finally:
         conn.close()
-    return [Row(int(r[0]), r[1], datetime.fromisoformat(r[2]), r[3], r[4]) for r in rows]
+    return [
+        Row(int(r[0]), r[1], datetime.fromisoformat(r[2]), r[3], r[4], int(r[5])) for r in rows
+    ]
 
 
 def zone(data_dir: Path, user_key: str) -> str:
@@ -100,3 +103,46 @@ def holding(data_dir: Path, needles: set[str]) -> list[tuple[str, str]]:
             continue
         found += [(str(path.relative_to(data_dir)), n) for n, b in wanted.items() if b in data]
     return found
+
+
+def markdown(data_dir: Path, user_key: str) -> dict[str, bytes]:
+    """Every Markdown file of the person's folder (MEMORY*.md, daily logs, summaries), by
+    path relative to the data folder: its bytes."""
+    root = UserPaths.of(data_dir, user_key).root
+    paths = sorted(root.rglob("*.md")) if root.exists() else []
+    return {p.relative_to(data_dir).as_posix(): p.read_bytes() for p in paths if p.is_file()}
+
+
+@dataclass(frozen=True, slots=True)
+class Moment:
+    """What one person's data is at one moment, as a restore must give it back."""
+
+    markdown: dict[str, bytes]
+    reminders: list[Row]
+    zone: str
+    log: list[LogRecord]
+
+
+def moment(data_dir: Path, user_key: str) -> Moment:
+    """The person's data as the folder holds it now."""
+    return Moment(
+        markdown(data_dir, user_key),
+        reminders(data_dir, user_key),
+        zone(data_dir, user_key),
+        log_records(data_dir, user_key),
+    )
+
+
+def index_texts(data_dir: Path, user_key: str) -> list[tuple[str, str]]:
+    """(source path, text) of every chunk the search index holds for the person."""
+    path = index_path(data_dir)
+    if not path.exists():
+        return []
+    conn = connect(path, vec=False)
+    try:
+        rows = conn.execute(
+            "SELECT path, text FROM chunks WHERE user_key=?", (user_key,)
+        ).fetchall()
+    finally:
+        conn.close()
+    return [(str(r[0]), str(r[1])) for r in rows]

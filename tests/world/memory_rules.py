@@ -5,7 +5,9 @@ means; the model learns the ids and the texts as the file holds them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from hypothesis import strategies as st
 from hypothesis.stateful import precondition, rule
@@ -14,7 +16,7 @@ from bot.frontdesk.ports import Answer, BackendError
 from tests.world import files
 from tests.world.base import KEYS, Ground, diff
 from tests.world.options import OFF
-from tests.world.person import Memory, Person, Reminder, kept_in_files
+from tests.world.person import Kept, Memory, Person, Reminder, instant, kept_in_files
 from tests.world.texts import Said, said
 
 people = st.sampled_from(KEYS)
@@ -216,15 +218,25 @@ class MemoryRules(Ground):
                 f"/undo said {answer.text!r} and still changed {before} to {after}"
             )
             return
+        self.undone(person, before, after, answer.text)
+
+    def undone(self, person: Person, before: Kept, after: Kept, said: str) -> None:
+        """After an undo (chat or page) that said ``said``: exactly the person's last act was
+        taken back, naming the reminder it was on, or nothing changed."""
         last = person.acts[-1] if person.acts else None
         if last is not None and after == last.before:
+            if last.reminder:
+                assert re.search(rf"#{last.reminder}(?!\d)", said), (
+                    f"the undo of {last.what!r} said {said!r}: it names another reminder"
+                )
             person.acts.pop()
+            key = person.key
             person.undone(last, {i: (e.text, e.is_core) for i, e in self.live(key).items()})
             self.relearn_reminders(person, last.what)
             self.sync_pending(person, may_return=True)
             return
         assert after == before, (
-            f"/undo said {answer.text!r}; the person's last act was "
+            f"the undo said {said!r}; the person's last act was "
             f"{last.what if last else 'none'!r}, before which they kept "
             f"{last.before if last else '-'}; "
             f"they kept {before} and now keep {after}"
@@ -242,11 +254,27 @@ class MemoryRules(Ground):
             for r in every:
                 if r.id == rid and r.status == "proposed":
                     person.proposed[rid] = Reminder(r.id, r.text, r.due, True, r.zone)
-        from tests.world.person import instant
-
-        by = {(r.text, instant(r.due)): r.id for r in rows}
-        person.reminders = {
-            by.get((r.text, instant(r.due)), r.id): r for r in person.reminders.values()
-        }
+        # A reminder keeps its number while its row still holds it; one given back as a new
+        # row takes the first free row with its text and instant (two may share both).
+        same = {r.id: (r.text, instant(r.due)) for r in rows}
+        claimed: set[int] = set()
+        kept: dict[int, Reminder] = {}
+        for rid, r in person.reminders.items():
+            if same.get(rid) == (r.text, instant(r.due)):
+                kept[rid] = r
+                claimed.add(rid)
+        for rid, r in person.reminders.items():
+            if rid in kept and kept[rid] is r:
+                continue
+            free = [
+                i for i, tw in same.items() if i not in claimed and tw == (r.text, instant(r.due))
+            ]
+            new_id = free[0] if free else rid
+            claimed.add(new_id)
+            kept[new_id] = r
+        person.reminders = kept
+        moved = {r.id: rid for rid, r in person.reminders.items() if r.id != rid}
         for rid, r in person.reminders.items():
             r.id = rid
+        # The older acts on a reminder given back as a new row are on its new number now.
+        person.acts = [replace(a, reminder=moved.get(a.reminder, a.reminder)) for a in person.acts]

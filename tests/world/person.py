@@ -65,6 +65,7 @@ class Act:
     what: str  # as the person typed it
     before: Kept
     model: dict[str, object]  # the model's own state before it (restored by an undo)
+    reminder: int = 0  # the person's number of the reminder it acted on (0: none)
 
 
 def instant(when: datetime) -> str:
@@ -131,9 +132,10 @@ class Person:
             }
         )
 
-    def acted(self, what: str, before: Kept, state: dict[str, object]) -> None:
-        """The person did ``what``; ``before``/``state``: what was kept, and the model, before."""
-        self.acts.append(Act(what, before, state))
+    def acted(self, what: str, before: Kept, state: dict[str, object], reminder: int = 0) -> None:
+        """The person did ``what`` (on their reminder #``reminder``, if any); ``before`` /
+        ``state``: what was kept, and the model, before."""
+        self.acts.append(Act(what, before, state, reminder))
 
     def before_act(self) -> tuple[Kept, dict[str, object]]:
         """The kept state and the model's state now (taken before an act)."""

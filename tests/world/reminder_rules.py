@@ -13,7 +13,7 @@ from hypothesis.stateful import rule
 
 from tests.world.base import now
 from tests.world.memory_rules import MemoryRules, having, on, people
-from tests.world.person import Person, Reminder, instant, kept_in_files
+from tests.world.person import Kept, Person, Reminder, instant, kept_in_files
 from tests.world.texts import REMINDER_TEXTS, ZONES, secret_values
 
 SLACK = timedelta(seconds=2)
@@ -73,7 +73,7 @@ class ReminderRules(MemoryRules):
                 f"'in {minutes} minutes' said at {t0:%H:%M:%S} UTC rings at {r.due}"
             )
         person.reminders[r.id] = Reminder(r.id, r.text, r.due, clock, person.tz.key)
-        person.acted(f"/remind {phrase(person.lang, clock, minutes, text)}", kept, state)
+        person.acted(f"/remind {phrase(person.lang, clock, minutes, text)}", kept, state, r.id)
 
     @on("reminder_answer", having("proposed"))
     @rule(data=st.data(), yes=st.booleans())
@@ -96,7 +96,7 @@ class ReminderRules(MemoryRules):
             f"reminder #{rid} proposed for {proposal.due} in {proposal.zone} rings at {row.due}"
         )
         person.reminders[rid] = Reminder(rid, row.text, row.due, True, row.zone)
-        person.acted(f"/reminders confirm {rid}", kept, state)
+        person.acted(f"/reminders confirm {rid}", kept, state, rid)
 
     @on("snooze", having("reminders"))
     @rule(data=st.data(), choice=st.sampled_from(("10m", "1h", "tomorrow")))
@@ -107,23 +107,36 @@ class ReminderRules(MemoryRules):
         kept, state = person.before_act()
         t0 = now()
         said = self.reminder_command(person.key, "reminders", f"snooze {rid} {choice}")
-        t1 = now()
+        self.snoozed(person, rid, choice, (t0, now()), said, (kept, state))
+
+    def snoozed(
+        self,
+        person: Person,
+        rid: int,
+        choice: str,
+        span: tuple[datetime, datetime],
+        said: str,
+        before: tuple[Kept, dict[str, object]],
+    ) -> None:
+        """Check and learn a snooze of reminder ``rid`` asked between ``span``'s two times."""
+        t0, t1 = span
         row = self.rows(person.key)[rid]
         r = person.reminders[rid]
         if row.due == r.due:
+            assert row.status == "scheduled", f"snoozing #{rid} left it {row.status}: {said!r}"
             return  # not snoozed (said why)
         if choice == "tomorrow":
             assert t1 < row.due <= t1 + timedelta(hours=49), f"snoozed to tomorrow: {row.due}"
             r.clock, r.zone = True, row.zone
         else:
             length = self.front(person.key).reminders.service.snooze_length
-            span = length if choice == "10m" else timedelta(hours=1)
-            assert t0 + span - SLACK <= row.due <= t1 + span + SLACK, (
+            step = length if choice == "10m" else timedelta(hours=1)
+            assert t0 + step - SLACK <= row.due <= t1 + step + SLACK, (
                 f"snooze {choice} at {t0:%H:%M:%S} UTC rings at {row.due}: {said!r}"
             )
             r.clock = False
         r.due = row.due
-        person.acted(f"/reminders snooze {rid} {choice}", kept, state)
+        person.acted(f"snoozing reminder #{rid} {choice}", *before, rid)
 
     @on("done", having("reminders"))
     @rule(data=st.data(), verb=st.sampled_from(("done", "cancel")))
@@ -133,10 +146,21 @@ class ReminderRules(MemoryRules):
         rid = data.draw(st.sampled_from(sorted(person.reminders)))
         kept, state = person.before_act()
         said = self.reminder_command(person.key, "reminders", f"{verb} {rid}")
+        self.ended(person, rid, verb, said, (kept, state))
+
+    def ended(
+        self,
+        person: Person,
+        rid: int,
+        verb: str,
+        said: str,
+        before: tuple[Kept, dict[str, object]],
+    ) -> None:
+        """Check and learn that reminder ``rid`` was marked done or cancelled: it never rings."""
         row = self.rows(person.key)[rid]
-        assert row.status != "scheduled", f"/reminders {verb} {rid}: {said!r}, still scheduled"
+        assert row.status != "scheduled", f"{verb} of reminder #{rid}: {said!r}, still scheduled"
         del person.reminders[rid]
-        person.acted(f"/reminders {verb} {rid}", kept, state)
+        person.acted(f"{verb} reminder #{rid}", *before, rid)
 
     @on("tz")
     @rule(key=people, zone=st.sampled_from(ZONES))

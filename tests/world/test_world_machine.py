@@ -5,9 +5,11 @@ terminal, both through the Desk and the agent the front ends share): remember, c
 which the model proposes memories and reminders (and its server refuses a later round as too
 long), confirm / refuse / edit a proposal, ``/edit``, ``/forget``, ``/undo``, pin, restore,
 import, ``/tz``, reminders (in N minutes, tomorrow at 9, snooze, done), ``/new``, a restart,
-and a kill -9 between two acts or while the model answers. Texts come from the adversarial
-runs of tests/trust/textfuncs.py, with secrets planted and half-typed. After every step the
-world must hold (tests/world/checks.py); a failing sequence is shrunk to the shortest one.
+and a kill -9 between two acts or while the model answers; on the memory page, Delete all,
+a reminder's Done, Snooze or Delete and the Undo button; ``pcai backup`` between any two acts,
+each snapshot restored into a fresh folder and compared. Texts come from the adversarial runs
+of tests/trust/textfuncs.py, with secrets planted and half-typed. After every step the world
+must hold (tests/world/checks.py); a failing sequence is shrunk to the shortest one.
 
 ``make test`` runs a quick pass (tests/world/options.py); ``PCAI_WORLD_EXAMPLES=300`` a bigger
 one. Both print ``world machine: <steps> steps, <checks> invariant checks, <n> failures``.
@@ -24,12 +26,12 @@ from hypothesis.stateful import invariant, run_state_machine_as_test
 
 from memory.index.embedders import E5Embedder
 from tests.world import checks, options
+from tests.world.backup_rules import BackupRules
 from tests.world.base import Env
-from tests.world.life_rules import LifeRules
-from tests.world.scripted_model import ScriptedModel
+from tests.world.scripted_model import Model, ScriptedModel, ScriptedOllama
 
 
-class World(LifeRules):
+class World(BackupRules):
     """Every rule of the person's world, and the invariants after each step."""
 
     def __init__(self) -> None:
@@ -48,6 +50,7 @@ class World(LifeRules):
             problems += checks.pending_problems(person, self.pending_now(person.key))
             problems += checks.log_problems(self.data, person)
         problems += self.scan.problems(self.data, secrets)
+        problems += self.snapshot_problems()
         screen = self.proc.screen()
         problems += checks.screen_problems(screen[self.shown :], secrets)
         self.shown = len(screen)
@@ -55,17 +58,18 @@ class World(LifeRules):
 
 
 @pytest.fixture
-def model() -> Iterator[ScriptedModel]:
-    """The person's model server, on 127.0.0.1."""
-    server = ScriptedModel()
-    yield server
-    server.stop()
+def models() -> Iterator[dict[str, Model]]:
+    """The person's model server on 127.0.0.1, on each wire (each run draws one)."""
+    servers: list[Model] = [ScriptedModel(), ScriptedOllama()]
+    yield {s.backend: s for s in servers}
+    for server in servers:
+        server.stop()
 
 
 def test_every_sequence_of_acts_keeps_the_persons_world(
-    embedder: E5Embedder, model: ScriptedModel, tmp_path: Path
+    embedder: E5Embedder, models: dict[str, Model], tmp_path: Path
 ) -> None:
-    env = Env(embedder, model, tmp_path)
+    env = Env(embedder, models, tmp_path)
     machine = type("World", (World,), {"env": env})
     try:
         run_state_machine_as_test(

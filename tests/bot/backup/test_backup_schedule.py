@@ -10,7 +10,7 @@ import pytest
 from telegram.ext import ApplicationBuilder
 
 from bot.app import Services
-from bot.backup import snapshots, take_snapshot, verify_snapshot
+from bot.backup import latest_snapshot, snapshots, take_snapshot, verify_snapshot
 from bot.backup.schedule import backup_jobs
 from bot.doctor import run_checks
 from bot.doctor.backup import check_backup
@@ -59,6 +59,24 @@ async def test_the_nightly_job_keeps_the_newest_snapshots(
         verify_snapshot(snapshot)
     assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == [p.name for p in kept]
     assert "1 older removed" in runner.status["backup"].detail
+
+
+async def test_snapshots_taken_in_one_second_keep_the_newest_with_rotation(
+    services: Services, tmp_path: Path
+) -> None:
+    """Found by the world machine: with keep, a snapshot taken in the same second as the
+    ones rotation had just thinned took the freed bare name, sorted first, and was removed by
+    its own rotation (the backup reported a snapshot that was gone); from the tenth on, "-10"
+    sorted before "-9"."""
+    await fill(services)
+    folder, second = tmp_path / "busy", datetime(2026, 3, 1, 3, 0, tzinfo=UTC)
+    taken = []
+    for _ in range(12):
+        snap, _ = take_snapshot(services.settings.data_dir, folder, keep=3, now=second)
+        assert snap.path.is_dir(), f"{snap.path.name} was rotated away as it was written"
+        assert latest_snapshot(folder) == (snap.path, second)
+        taken.append(snap.path)
+    assert snapshots(folder) == taken[-3:]
 
 
 def test_doctor_says_when_the_last_backup_is_older_than_two_days(
