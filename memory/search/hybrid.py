@@ -20,6 +20,7 @@ folding (one hit per thing said, a confirmed memory before its copies:
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from collections import OrderedDict
@@ -51,6 +52,18 @@ NEUTRAL = EntrySignal()
 # The BM25 half of a search runs here while the caller embeds the query (:meth:`start_text`).
 _TEXT = ThreadPoolExecutor(max_workers=4, thread_name_prefix="pcai-bm25")
 _TEXT_KEEP = 32  # started text searches nobody used are dropped past this
+# A query of several lines (a pasted dialogue) is also searched line by line, at most this many
+# of its last lines: one vector for the whole blurs the line a memory fits (MADial-Bench).
+LINE_QUERIES = 12
+_SPEAKER = re.compile(r"^[^:：\n]{1,40}[:：]\s*")  # "Bart: " / "小明：" before a line
+
+
+def query_lines(query: str, limit: int = LINE_QUERIES) -> list[str]:
+    """The lines of a multi-line ``query`` worth a vector each, a speaker's name taken off
+    ("Bart: I get nervous" -> "I get nervous"); none for a query of one line."""
+    lines = [_SPEAKER.sub("", line).strip() for line in query.splitlines()]
+    lines = list(dict.fromkeys(line for line in lines if line))
+    return lines[-limit:] if len(lines) > 1 else []
 
 
 @dataclass(slots=True)
@@ -109,8 +122,11 @@ class HybridSearcher:
         self.start_text(user_key, query, k)  # BM25 runs while the query is embedded
         t0 = time.perf_counter()
         qvec = self.embedder.embed_query(query) if query.strip() else None
+        lines = [self.embedder.embed_query(line) for line in query_lines(query)]
         embed_ms = (time.perf_counter() - t0) * 1000.0
-        result = self.search_with_vector(user_key, query, qvec, k, now=now, statuses=statuses)
+        result = self.search_with_vector(
+            user_key, query, qvec, k, now=now, statuses=statuses, line_vectors=lines
+        )
         return SearchResult(result.hits, result.dropped, embed_ms, result.search_ms)
 
     def start_text(self, user_key: str, query: str, k: int | None = None) -> None:
@@ -166,13 +182,17 @@ class HybridSearcher:
         statuses: tuple[str, ...] = SEARCHABLE,
         text_hits: list[tuple[int, float]] | None = None,
         pool: CandidatePool | None = None,
+        line_vectors: list[npt.NDArray[np.float32]] | None = None,
     ) -> SearchResult:
         """Run the pipeline with an already-embedded query (the turn embeds it once).
 
         ``statuses`` are the entry statuses searched: the live ones, unless a caller looks at
         history (``/history`` finds deprecated versions too). ``text_hits``: the query's BM25
         candidates from :meth:`text_hits`, and ``pool`` what their chunks cost to fetch and
-        judge, when the caller searches it with several vectors.
+        judge, when the caller searches it with several vectors. ``line_vectors``: the
+        vectors of a multi-line query's lines (:func:`query_lines`); each fetches its own
+        nearest chunks, and a candidate's similarity is its best cosine to the whole query or
+        any line.
         """
         t0 = time.perf_counter()
         cfg = self.config
@@ -188,6 +208,9 @@ class HybridSearcher:
             if text_hits is None:
                 self.start_text(user_key, query, k)
             vec_hits = self.store.vec_search(user_key, qvec, depth, loaded)
+            for lvec in line_vectors or []:
+                vec_hits += self.store.vec_search(user_key, lvec, depth, loaded)
+            qvec = np.stack([qvec, *line_vectors]) if line_vectors else qvec
         if text_hits is None:
             fts_hits = self._text_hits(user_key, query, depth)
         else:
@@ -334,7 +357,9 @@ class HybridSearcher:
         fts_hits: list[tuple[int, float]],
         qvec: npt.NDArray[np.float32] | None,
     ) -> list[_Cand]:
-        vec_rank = {cid: r for r, (cid, _) in enumerate(vec_hits, start=1)}
+        vec_rank: dict[int, int] = {}
+        for r, (cid, _) in enumerate(sorted(vec_hits, key=lambda h: h[1]), start=1):
+            vec_rank.setdefault(cid, r)  # several query vectors: a chunk's best rank
         bm25_rank = {cid: r for r, (cid, _) in enumerate(fts_hits, start=1)}
         best = fts_hits[0][1] if fts_hits else 0.0
         # FTS5's bm25() is negative, better = more negative: score / best lies in (0, 1].
@@ -347,7 +372,8 @@ class HybridSearcher:
             if chunk is None:
                 continue
             vec = vectors.get(cid)
-            sim = float(np.dot(qvec, vec)) if qvec is not None and vec is not None else 0.0
+            # A stack of query vectors (a multi-line query): the best cosine of any.
+            sim = float(np.max(qvec @ vec)) if qvec is not None and vec is not None else 0.0
             out.append(
                 _Cand(
                     chunk=chunk,
