@@ -362,3 +362,19 @@ def test_the_lines_of_a_dialogue_are_queries_without_their_speakers() -> None:
         "我去跳舞",
     ]
     assert query_lines("Bart: one line only") == []
+
+
+def test_a_dialogues_words_weigh_less_than_one_lines(library: Memory) -> None:
+    # The rarest words of a whole dialogue match by chance more than a line's: its BM25 part
+    # weighs half the usual 0.3 (fused = (0.7 sim + 0.15 bm25) / 0.85); one line keeps 0.3.
+    _remember(library, "tg_1", "Mochi the cat sleeps on the piano", "I ride a red bike")
+    for query, bm25_weight in (
+        ("Ann: my cat Mochi\nBob: the piano again?", 0.15),
+        ("my cat Mochi on the piano", 0.3),
+    ):
+        hit = library.search("tg_1", query, 2, now=NOW)[0]
+        assert hit.bm25_rank == 1  # the best BM25 match: its normalised BM25 is 1
+        sim = hit.stages["similarity"]
+        assert hit.stages["fusion"] == pytest.approx(
+            (0.7 * sim + bm25_weight) / (0.7 + bm25_weight)
+        )
