@@ -365,8 +365,10 @@ class HybridSearcher:
         qvec: npt.NDArray[np.float32] | None,
     ) -> list[_Cand]:
         vec_rank: dict[int, int] = {}
-        for r, (cid, _) in enumerate(sorted(vec_hits, key=lambda h: h[1]), start=1):
-            vec_rank.setdefault(cid, r)  # several query vectors: a chunk's best rank
+        if qvec is not None and qvec.ndim > 1:  # several query vectors: a chunk's best rank
+            vec_hits = sorted(vec_hits, key=lambda h: h[1])
+        for r, (cid, _) in enumerate(vec_hits, start=1):
+            vec_rank.setdefault(cid, r)
         bm25_rank = {cid: r for r, (cid, _) in enumerate(fts_hits, start=1)}
         best = fts_hits[0][1] if fts_hits else 0.0
         # FTS5's bm25() is negative, better = more negative: score / best lies in (0, 1].
@@ -379,8 +381,10 @@ class HybridSearcher:
             if chunk is None:
                 continue
             vec = vectors.get(cid)
-            # A stack of query vectors (a multi-line query): the best cosine of any.
-            sim = float(np.max(qvec @ vec)) if qvec is not None and vec is not None else 0.0
+            sim = 0.0
+            if qvec is not None and vec is not None:
+                # A stack of query vectors (a multi-line query): the best cosine of any.
+                sim = float(np.dot(qvec, vec)) if qvec.ndim == 1 else float(np.max(qvec @ vec))
             out.append(
                 _Cand(
                     chunk=chunk,
