@@ -7,6 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
+from memory.search.hybrid import query_lines
 from tests.memory.daylogs import write_day_log
 
 TZ = timezone(timedelta(hours=8))
@@ -327,3 +328,53 @@ def test_a_pool_leaves_out_what_the_prompt_shows_and_fills_k_with_the_rest(
     hits = searcher.search_with_vector("tg_1", "咖啡", vec, 2, now=NOW, pool=pool).hits
     assert len(hits) == 2 and not any("Mochi" in h.chunk.text for h in hits)
     assert "衣索比亞" in hits[0].chunk.text
+
+
+def test_a_pasted_dialogue_finds_the_memory_one_line_fits(library: Memory) -> None:
+    # As one vector the whole dialogue is mostly nerves and clothes, so the nerves memory came
+    # first; the last line is about the dance. Each line is also a query, and a memory keeps
+    # its best cosine: the dance memory, which the line fits better than any, comes first.
+    dance = "I danced at the office Christmas party and it was the best night of the year"
+    _remember(
+        library,
+        "tg_1",
+        dance,
+        "I get nervous before speaking in front of people, deep breaths help me",
+        "My favourite shirt for the stage is the dark blue one",
+        "I bought new running shoes last month",
+    )
+    dialogue = (
+        "Sam: I have to give a talk at the conference next week\n"
+        "Assistant: That sounds exciting! How do you feel about it?\n"
+        "Sam: A bit nervous, honestly. What should I wear?\n"
+        "Assistant: Something you feel confident in.\n"
+        "Sam: Maybe my opener could be that December company celebration where I was "
+        "dancing until dawn"
+    )
+    hits = library.search("tg_1", dialogue, 4, now=NOW)
+    assert hits[0].chunk.text == dance
+
+
+def test_the_lines_of_a_dialogue_are_queries_without_their_speakers() -> None:
+    assert query_lines("Bart: I get nervous\n\nAssistant: Breathe.\n小明：我去跳舞") == [
+        "I get nervous",
+        "Breathe.",
+        "我去跳舞",
+    ]
+    assert query_lines("Bart: one line only") == []
+
+
+def test_a_dialogues_words_weigh_less_than_one_lines(library: Memory) -> None:
+    # The rarest words of a whole dialogue match by chance more than a line's: its BM25 part
+    # weighs half the usual 0.3 (fused = (0.7 sim + 0.15 bm25) / 0.85); one line keeps 0.3.
+    _remember(library, "tg_1", "Mochi the cat sleeps on the piano", "I ride a red bike")
+    for query, bm25_weight in (
+        ("Ann: my cat Mochi\nBob: the piano again?", 0.15),
+        ("my cat Mochi on the piano", 0.3),
+    ):
+        hit = library.search("tg_1", query, 2, now=NOW)[0]
+        assert hit.bm25_rank == 1  # the best BM25 match: its normalised BM25 is 1
+        sim = hit.stages["similarity"]
+        assert hit.stages["fusion"] == pytest.approx(
+            (0.7 * sim + bm25_weight) / (0.7 + bm25_weight)
+        )
