@@ -205,6 +205,9 @@ class MemoryView:
             # BM25 half and its chunks need no vector: they are ready while the query is
             # still being embedded (the pipeline started both).
             pool = CandidatePool(searcher.store, user_key, shown)
+            words = self._words(query, lines)
+            if words != query:  # its BM25 runs on another core while the vector half does
+                searcher.start_text(user_key, words, self.text_hits_wanted)
             bm25 = searcher.text_hits(user_key, query, self.text_hits_wanted)
             pool.prepare([cid for cid, _ in bm25])
             # Embedded once: gating compares sections with it, and search uses it.
@@ -224,7 +227,10 @@ class MemoryView:
                     share,
                 )
             if mixed is not None:
-                words, words_hits = self._context_words(user_key, query, lines, bm25, pool)
+                words_hits = bm25
+                if words != query:
+                    words_hits = searcher.text_hits(user_key, words, self.text_hits_wanted)
+                    pool.prepare([cid for cid, _ in words_hits])
                 other = searcher.search_with_vector(
                     user_key, words, mixed, k, now=now, text_hits=words_hits, pool=pool
                 )
@@ -241,25 +247,13 @@ class MemoryView:
         gated = gate_sections(cands, frozenset(allowed) if allowed else None, k)
         return memories_first(gated, limit, self.budget.l2_other_max), found
 
-    def _context_words(
-        self,
-        user_key: str,
-        query: str,
-        lines: Sequence[str],
-        bm25: list[tuple[int, float]],
-        pool: CandidatePool,
-    ) -> tuple[str, list[tuple[int, float]]]:
-        """The mixed search's keyword query and its BM25 hits: the recent lines together
-        (:func:`agent.query.context_text`), else the latest line's."""
+    def _words(self, query: str, lines: Sequence[str]) -> str:
+        """The mixed search's keyword query: the recent lines together
+        (:func:`agent.query.context_text`), else the latest line."""
         conv = self.conversation
-        if not conv.joined_text:
-            return query, bm25
-        words = context_text(query, lines, conv.turns, MAX_QUERY_CHARS)
-        if words == query:
-            return query, bm25
-        hits = self.memory.searcher.text_hits(user_key, words, self.text_hits_wanted)
-        pool.prepare([cid for cid, _ in hits])
-        return words, hits
+        if not conv.joined_text or conv.turns <= 0 or not lines:
+            return query
+        return context_text(query, lines, conv.turns, MAX_QUERY_CHARS)
 
     def _mixed(
         self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]
