@@ -16,7 +16,14 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
-from agent.query import ConversationQuery, RecentVectors, context_vector, fuse
+from agent.query import (
+    ConversationQuery,
+    RecentVectors,
+    context_text,
+    context_vector,
+    fuse,
+    with_memories_below,
+)
 from agent.sections import SectionMatcher, section_descriptions
 from agent.selection import (
     L2,
@@ -28,6 +35,7 @@ from agent.selection import (
     fallback_candidate,
     fit_summaries,
     gate_sections,
+    memories_first,
     scope_layer,
     scope_name,
     select,
@@ -197,21 +205,38 @@ class MemoryView:
             # BM25 half and its chunks need no vector: they are ready while the query is
             # still being embedded (the pipeline started both).
             pool = CandidatePool(searcher.store, user_key, shown)
+            words = self._words(query, lines)
+            if words != query:  # its BM25 runs on another core while the vector half does
+                searcher.start_text(user_key, words, self.text_hits_wanted)
             bm25 = searcher.text_hits(user_key, query, self.text_hits_wanted)
             pool.prepare([cid for cid, _ in bm25])
             # Embedded once: gating compares sections with it, and search uses it.
             qvec = searcher.embedder.embed_query(query) if query.strip() else None
             allowed = self._allowed(user_key, text, parsed, qvec)
-            k = limit * 3 if allowed else limit  # gating drops hits after the search
+            # Gating and the memories-first order drop hits after the search: search deeper.
+            k = limit * 3
             mixed = self._mixed(user_key, query, qvec, lines)
-            hits = self.memory.search(
-                user_key, query, k, now=now, qvec=qvec, text_hits=bm25, pool=pool
-            )
+            floor, share = self.budget.l2_memory_min_score, self.budget.l2_memory_share
+            hits: list[SearchHit] = []
+            if qvec is not None:
+                hits = with_memories_below(
+                    self.memory.search_result(
+                        user_key, query, qvec, k, now=now, text_hits=bm25, pool=pool
+                    ),
+                    floor,
+                    share,
+                )
             if mixed is not None:
+                words_hits = bm25
+                if words != query:
+                    words_hits = searcher.text_hits(user_key, words, self.text_hits_wanted)
+                    pool.prepare([cid for cid, _ in words_hits])
                 other = searcher.search_with_vector(
-                    user_key, query, mixed, k, now=now, text_hits=bm25, pool=pool
-                ).hits
-                hits = fuse(hits, other, k, self.conversation)
+                    user_key, words, mixed, k, now=now, text_hits=words_hits, pool=pool
+                )
+                hits = fuse(
+                    hits, with_memories_below(other, floor, share), 2 * k, self.conversation
+                )
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -219,7 +244,16 @@ class MemoryView:
         # What the message is about, by its own search: the best memory's section before
         # gating (one a turn; weaker hits of other sections would blur the window).
         found = next(((c.section,) for c in cands[:limit] if c.section), ())
-        return gate_sections(cands, frozenset(allowed) if allowed else None, limit), found
+        gated = gate_sections(cands, frozenset(allowed) if allowed else None, k)
+        return memories_first(gated, limit, self.budget.l2_other_max), found
+
+    def _words(self, query: str, lines: Sequence[str]) -> str:
+        """The mixed search's keyword query: the recent lines together
+        (:func:`agent.query.context_text`), else the latest line."""
+        conv = self.conversation
+        if not conv.joined_text or conv.turns <= 0 or not lines:
+            return query
+        return context_text(query, lines, conv.turns, MAX_QUERY_CHARS)
 
     def _mixed(
         self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]

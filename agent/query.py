@@ -22,7 +22,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from memory.index.embedders import Vector
-from memory.search.results import SearchHit
+from memory.index.sources import KIND_MEMORY
+from memory.search.results import SearchHit, SearchResult
+
+# The thresholds whose drops a memory may come back from (not noise, status or folding).
+_THRESHOLDS = frozenset({"min_score", "hard_min"})
 
 # Query vectors kept per user (the session window shows at most a few user lines anyway).
 PER_USER = 8
@@ -34,17 +38,23 @@ MAX_USERS = 4096
 class ConversationQuery:
     """How the conversation shapes the search (``turns`` 0 = the latest line alone).
 
-    ``turns``: how many of the user's previous lines are context. ``weight``: the context's
-    share of the mixed vector, against 1.0 for the latest line. ``context_rank_weight``: how
-    much a rank in the mixed search counts against the same rank in the latest line's search.
+    ``turns``: how many of the user's previous lines are context. ``weight``: what each of
+    them weighs in the mixed vector, against 1.0 for the latest line. ``context_rank_weight``:
+    how much a rank in the mixed search counts against the same rank in the latest line's
+    search (1.0 since issue 32, MADial-Bench: 0.316 -> 0.321; it was 0.5).
     ``rank_offset``: the constant of the reciprocal-rank fusion (smaller = top ranks count
-    more). Chosen on bench/conversation_recall.py (bench/RESULTS.md).
+    more). Chosen on bench/conversation_recall.py (bench/RESULTS.md). ``joined_text``: the
+    mixed search's keyword half looks for the user's recent lines together (:func:`context_text`)
+    rather than the latest line alone: a conversation that talks *around* a memory names it
+    across its lines (MADial-Bench, bench/RESULTS.md: memories found in the first 6 0.51 ->
+    0.59).
     """
 
     turns: int = 3
     weight: float = 1.0
-    context_rank_weight: float = 0.5
+    context_rank_weight: float = 1.0
     rank_offset: float = 2.0
+    joined_text: bool = True
 
 
 class RecentVectors:
@@ -83,18 +93,32 @@ class RecentVectors:
 
 
 def context_vector(latest: Vector, context: Sequence[Vector], weight: float) -> Vector | None:
-    """``latest`` mixed with the mean of ``context`` (share ``weight``), L2-normalised.
+    """``latest`` plus ``weight`` times each of ``context``, L2-normalised.
 
+    At ``weight`` 1.0 every recent line counts as much as the latest: a conversation that
+    talks around a memory spreads it over its lines (MADial-Bench, bench/RESULTS.md: the
+    share in the prompt 0.303 -> 0.321 over the mean of the earlier lines counted once).
     None when there is no context: the latest line's own search is the whole search then.
     """
     if not context or weight <= 0:
         return None
-    mean = np.mean(np.stack(context), axis=0)
-    mixed = latest.astype(np.float32) + np.float32(weight) * mean.astype(np.float32)
+    total = np.sum(np.stack(context), axis=0)
+    mixed = latest.astype(np.float32) + np.float32(weight) * total.astype(np.float32)
     norm = float(np.linalg.norm(mixed))
     if norm == 0.0:
         return None
     return (mixed / norm).astype(np.float32)
+
+
+def context_text(latest: str, lines: Sequence[str], turns: int, max_chars: int) -> str:
+    """The user's last ``turns`` earlier lines and ``latest``, one a line, cut to ``max_chars``.
+
+    The keyword query of the mixed search; the latest line is kept whole, the oldest line is
+    what a long conversation loses first.
+    """
+    earlier = [line.strip() for line in lines[-turns:] if line.strip()] if turns > 0 else []
+    text = "\n".join([*earlier, latest.strip()])
+    return text[-max_chars:] if len(text) > max_chars else text
 
 
 def fuse(
@@ -118,3 +142,43 @@ def fuse(
             first.setdefault(cid, (len(first), hit))
     order = sorted(first, key=lambda cid: (-score[cid], first[cid][0]))
     return [first[cid][1] for cid in order[:k]]
+
+
+def with_memories_below(result: SearchResult, floor: float, share: float = 0.0) -> list[SearchHit]:
+    """The search's hits, then the memories a threshold dropped whose fused score reaches
+    ``floor`` and ``share`` of the best memory's fused score, best first (``floor`` 0 or
+    less: the hits alone).
+
+    A confirmed memory is what the person chose to keep, and the one a conversation talks
+    around (a magic show for the Christmas-party dance) fuses under the thresholds that keep
+    out unrelated log lines; after the hits, it can take a slot they leave. The cut is a
+    score gap, not a fixed line: when one memory answers the message clearly (fused 0.7), the
+    weak ones (0.25) stay out; when the conversation only talks around its memories, they
+    all fuse low and close together, and come.
+    """
+    if floor <= 0:
+        return list(result.hits)
+    fused = [h.stages.get("fusion", h.score) for h in result.hits if h.chunk.kind == KIND_MEMORY]
+    fused += [
+        d.stages.get("fusion", d.score)
+        for d in result.dropped
+        if d.chunk.kind == KIND_MEMORY and d.stage in _THRESHOLDS
+    ]
+    best = max(fused, default=0.0)
+    cut = max(floor, share * best)
+    seen = {h.chunk.id for h in result.hits}
+    below: dict[int, SearchHit] = {}
+    for d in result.dropped:
+        score = d.stages.get("fusion", d.score)
+        if d.chunk.kind != KIND_MEMORY or d.stage not in _THRESHOLDS or score < cut:
+            continue
+        if d.chunk.id in seen or d.chunk.id in below:
+            continue
+        below[d.chunk.id] = SearchHit(
+            chunk=d.chunk,
+            score=score,
+            vector_similarity=d.stages.get("similarity"),
+            bm25_rank=None,
+            stages=dict(d.stages),
+        )
+    return [*result.hits, *sorted(below.values(), key=lambda h: -h.score)]

@@ -6,7 +6,9 @@ rows, and these functions decide what goes into the prompt.
 - L0 core rules: ``is_core`` or ``user_weight >= 9``, active, at most 10, always.
 - L1 scope memories: a non-global scope (``project:<name>``, ``lang:<name>``) whose name the
   conversation mentions, at most 5.
-- L2 task memories: hybrid-search hits (at most 5), only when the adaptive check says so.
+- L2 task memories: hybrid-search hits (at most 6; memories ahead of log lines of other
+  conversations, and memories under the thresholds within a score gap), only when the
+  adaptive check says so.
 - short-term rows matched by keyword (latest 3), together at most 1,000 tokens.
 
 The budget (2,000 tokens) is spent in the order L0 -> L1 -> L2 -> short-term; one long-term
@@ -52,6 +54,8 @@ _SCOPE = re.compile(r"^(project|lang|framework|path):(.+)$")
 # the daily log. Their hits are part of the compaction's share of the prompt
 # (``HistoryConfig.compaction_prompt_tokens``).
 COMPACTION_SOURCE = "MEMORY_FULL.md"
+# The source of an entry of MEMORY.md: "MEMORY.md § <section>".
+MEMORY_SOURCE = "MEMORY.md §"
 LOG_SUMMARY_PREFIX = "summary: "
 # How a daily-log line is labelled in the data block (the preface in agent/prompt.py says it).
 SAID_LABEL = "said in conversation on"
@@ -124,7 +128,7 @@ def entry_candidate(entry: Entry, layer: Layer, score: float) -> Candidate:
         score=score,
         text=entry.text,
         summary=entry.summary,
-        source=f"MEMORY.md § {entry.section}",
+        source=f"{MEMORY_SOURCE} {entry.section}",
         date=_date(entry.created_at),
         section=entry.section,
     )
@@ -165,6 +169,25 @@ def gate_sections(
     first."""
     kept = [c for c in candidates if allowed is None or not c.section or c.section in allowed]
     return kept[:limit]
+
+
+def is_memory(cand: Candidate) -> bool:
+    """Whether ``cand`` is an entry of MEMORY.md: something the person confirmed."""
+    return cand.source.startswith(MEMORY_SOURCE)
+
+
+def memories_first(candidates: Sequence[Candidate], limit: int, other_max: int) -> list[Candidate]:
+    """The L2 slots: the person's memories first, then at most ``other_max`` other hits.
+
+    Other hits (daily-log lines of earlier conversations, compaction summaries) score like any
+    chunk and, told in many words, often above the memory a conversation talks around; they
+    take the slots the memories leave, and at most ``other_max`` while memories could fill
+    them. Each group keeps its search order; memories come first in the prompt.
+    """
+    mems = [c for c in candidates if is_memory(c)]
+    others = [c for c in candidates if not is_memory(c)]
+    n_mem = min(len(mems), max(0, limit - min(other_max, len(others))))
+    return mems[:n_mem] + others[: max(0, limit - n_mem)]
 
 
 def fallback_text(entries: Iterable[Entry]) -> str:

@@ -160,7 +160,20 @@ class BudgetConfig:
     l0_max: int = 10
     l0_min_user_weight: int = 9
     l1_max: int = 5
-    l2_max: int = 5
+    l2_max: int = 6
+    # Of the L2 slots, how many a daily-log line or a compaction summary may take while the
+    # person's confirmed memories could fill them: memories are ranked ahead of what was only
+    # said in other conversations (agent.selection.memories_first; bench/RESULTS.md, MADial).
+    l2_other_max: int = 1
+    # A memory the retrieval thresholds (min_score 0.3, hard_min_score 0.35) dropped may still
+    # take an L2 slot no memory above them wants when its fused score reaches this: on e5's
+    # compressed scale a memory the conversation talks around fuses at 0.2-0.3
+    # (agent.query.with_memories_below; bench/RESULTS.md, MADial). 0: off.
+    l2_memory_min_score: float = 0.2
+    # ... and this share of the best memory's fused score: a gap, not a fixed line (a clear
+    # answer keeps the weak memories out; a conversation that talks around its memories
+    # fuses them all low and close together).
+    l2_memory_share: float = 0.5
     short_term_latest: int = 3
 
 

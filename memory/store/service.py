@@ -95,10 +95,28 @@ class MemoryService:
         """
         if qvec is None:
             return self.search_explained(user_key, query, k, now=now, statuses=statuses).hits
+        return self.search_result(
+            user_key, query, qvec, k, now=now, statuses=statuses, text_hits=text_hits, pool=pool
+        ).hits
+
+    def search_result(
+        self,
+        user_key: str,
+        query: str,
+        qvec: Vector,
+        k: int | None = None,
+        *,
+        now: datetime | None = None,
+        statuses: tuple[str, ...] = SEARCHABLE,
+        text_hits: list[tuple[int, float]] | None = None,
+        pool: CandidatePool | None = None,
+    ) -> SearchResult:
+        """Like :meth:`search` with the query's vector, the dropped candidates too (the turn
+        takes memories a threshold dropped: agent.query.with_memories_below)."""
         self._sync(user_key)
         return self.searcher.search_with_vector(
             user_key, query, qvec, k, now=now, statuses=statuses, text_hits=text_hits, pool=pool
-        ).hits
+        )
 
     def search_explained(
         self,

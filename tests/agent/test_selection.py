@@ -15,6 +15,7 @@ from agent.selection import (
     fallback_candidate,
     fit_budget,
     gate_sections,
+    memories_first,
     scope_layer,
     select,
 )
@@ -105,6 +106,30 @@ def test_gating_keeps_allowed_sections_and_non_memory_hits() -> None:
     ]
     assert [c.id for c in gate_sections(cands, frozenset({"重要決定"}), 5)] == ["a", "c"]
     assert [c.id for c in gate_sections(cands, None, 2)] == ["a", "b"]
+
+
+def _mem(i: str, score: float) -> Candidate:
+    return Candidate(i, L2, score, f"memory {i}", source="MEMORY.md § 偏好", section="偏好")
+
+
+def _said(i: str, score: float) -> Candidate:
+    return Candidate(i, L2, score, f"user: {i}", source="memory/2026-11-20.md", said=True)
+
+
+def test_memories_take_the_l2_slots_ahead_of_other_conversations_lines() -> None:
+    """Log lines of earlier conversations outscore the memory a conversation talks around;
+    they may take ``other_max`` slots while memories could fill them, never more."""
+    hits = [_said("a", 0.9), _said("b", 0.8), _mem("m1", 0.7), _said("c", 0.6),
+            _mem("m2", 0.5), _mem("m3", 0.45), _mem("m4", 0.4)]  # fmt: skip
+    assert [c.id for c in memories_first(hits, 4, 1)] == ["m1", "m2", "m3", "a"]
+    assert [c.id for c in memories_first(hits, 4, 0)] == ["m1", "m2", "m3", "m4"]
+    assert [c.id for c in memories_first(hits, 6, 2)] == ["m1", "m2", "m3", "m4", "a", "b"]
+    # Too few memories: the other hits fill the slots they leave, in their order.
+    assert [c.id for c in memories_first(hits[:3], 3, 1)] == ["m1", "a", "b"]
+    assert [c.id for c in memories_first([_said("a", 0.9)], 5, 0)] == ["a"]
+    # A compaction summary is not a memory either.
+    summary = Candidate("s", L2, 0.95, "summary: x", source="MEMORY_FULL.md")
+    assert [c.id for c in memories_first([summary, _mem("m1", 0.5)], 1, 0)] == ["m1"]
 
 
 def test_fallback_only_when_nothing_else_and_cut_to_budget() -> None:
