@@ -105,7 +105,9 @@ class MemoryView:
         self.decide = decide
         self.short_term = short_term
         searcher = memory.searcher
-        self.matcher = matcher or SectionMatcher(PassageCache(searcher.embedder), searcher.floor)
+        self.matcher = matcher or SectionMatcher(
+            PassageCache(searcher.embedder, store=searcher.store), searcher.floor
+        )
         # How the user's recent lines shape the search (None or 0 turns: the latest line alone).
         self.conversation = conversation or ConversationQuery()
         self.recent = RecentVectors()
@@ -278,7 +280,7 @@ class MemoryView:
         state = self.topics.load(user_key)
         if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
             return None  # no gating: do not spend the section embeddings
-        about = self.matcher.about(parsed.descriptions, qvec) if qvec is not None else []
+        about = self.matcher.about(parsed.descriptions, qvec, user_key) if qvec is not None else []
         return sections_to_query(state, text, parsed.doc.sections, about=about)
 
 

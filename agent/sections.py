@@ -2,7 +2,8 @@
 
 Each section is described by its heading and the summaries of a few of its newest live
 entries (``偏好 Preferences: 我喜歡喝拿鐵咖啡; I prefer dark mode``), embedded once per
-description (:class:`memory.index.passages.PassageCache`) and compared with the query vector the
+description (:class:`memory.index.passages.PassageCache`, kept in the index so a cold turn
+embeds only its query) and compared with the query vector the
 turn computed for search. The sections closest to the message, within ``MEANING_MARGIN`` of
 the closest one, are the ones it is about; gating never hides them. Keywords in both
 languages are the other half of the match (:mod:`history.section_words`).
@@ -63,18 +64,23 @@ class SectionMatcher:
         self.floor = floor
         self.margin = margin
 
-    def similarities(self, descriptions: Mapping[str, str], qvec: Vector) -> dict[str, float]:
-        """Section -> calibrated similarity of its description to the query."""
+    def similarities(
+        self, descriptions: Mapping[str, str], qvec: Vector, user_key: str | None = None
+    ) -> dict[str, float]:
+        """Section -> calibrated similarity of its description to the query (the vectors of
+        ``user_key``'s descriptions are kept in the index when the cache has a store)."""
         names = list(descriptions)
-        vectors = self.cache.vectors([descriptions[n] for n in names])
+        vectors = self.cache.vectors([descriptions[n] for n in names], user_key)
         return {
             n: calibrate(float(np.dot(qvec, v)), self.floor)
             for n, v in zip(names, vectors, strict=True)
         }
 
-    def about(self, descriptions: Mapping[str, str], qvec: Vector) -> list[str]:
+    def about(
+        self, descriptions: Mapping[str, str], qvec: Vector, user_key: str | None = None
+    ) -> list[str]:
         """The sections the query is about by meaning."""
-        return closest(self.similarities(descriptions, qvec), self.margin)
+        return closest(self.similarities(descriptions, qvec, user_key), self.margin)
 
 
 def section_summaries(selection: Selection) -> dict[str, str]:

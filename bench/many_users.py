@@ -12,8 +12,12 @@ Then runs the real bot (``pcai run``, the Telegram stand-in, an instant fake Oll
 ``bench/load.py``) with ``PCAI_CACHE_MB`` (``--cache-mb``, the shipped default unless set):
 
 1. the warm-up: the 10 people, 2 messages each, 10 at once (the embedder's second model
-   handle is made only when two queries run at once, ~100 MB); the bot's RSS then is the
-   fixed base (it holds those 10 people's caches too, a few MB), its open files the baseline;
+   handle is made only when two queries run at once, ~100 MB); the bot's RSS then, plus the
+   pages of its mapped model files (the e5 model, ``*.bin``/``*.onnx``...) not yet resident,
+   is the fixed base (it holds those 10 people's caches too, a few MB), its open files the
+   baseline. The model file is mapped, and its pages come in as queries touch them: how many
+   is bounded by the file's size, not by people, so the base counts the whole file (an upper
+   bound, measured from ``/proc/<pid>/smaps``) rather than only what the warm-up touched;
 2. the 10-person figure: 10 people, ``--ten-messages`` messages each, closed loop (10 at once);
 3. every one of the N people sends ``--messages`` messages, played by 10 players at once
    (each through its share of the people in turn), so most turns find the person's caches
@@ -170,6 +174,33 @@ def resident(pid: int) -> str:
     )
 
 
+# Mapped data files that are models (their pages come in as the model is used).
+MODEL_SUFFIXES = (".bin", ".onnx", ".safetensors", ".gguf")
+
+
+def model_pages_mb(pid: int) -> tuple[float, float]:
+    """(size, resident) in MB of process ``pid``'s mapped model files, from its smaps."""
+    resident_kb = 0.0
+    sizes: dict[str, int] = {}
+    path = ""
+    for line in Path(f"/proc/{pid}/smaps").read_text().splitlines():
+        head = line.split()
+        if head and "-" in head[0] and ":" not in head[0]:  # a mapping's first line
+            path = head[5] if len(head) > 5 else ""
+            if path.endswith(MODEL_SUFFIXES) and os.path.isfile(path):
+                sizes[path] = os.path.getsize(path)
+        elif head and head[0] == "Rss:" and path.endswith(MODEL_SUFFIXES):
+            resident_kb += int(head[1])
+    size = sum(sizes.values()) / 2**20
+    return size, resident_kb / 1024
+
+
+def base_mb(pid: int) -> float:
+    """The fixed base: RSS plus the model files' pages not resident yet (bounded by size)."""
+    size, resident_now = model_pages_mb(pid)
+    return rss_mb(pid) + max(0.0, size - resident_now)
+
+
 @dataclass(frozen=True)
 class Open:
     """What process ``pid`` holds open: files (and pipes), and sockets."""
@@ -265,8 +296,12 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
     # e5 loads on the first query, its second handle when two run at once.
     play(replies, emulator, list(range(10)), 0, 2, args.timeout)
     wait_drained(db)
-    base, fds0 = rss_mb(pid), open_files(pid)
-    print(f"after the warm-up: {resident(pid)}, open {fds0}")
+    base, fds0 = base_mb(pid), open_files(pid)
+    model, paged = model_pages_mb(pid)
+    print(
+        f"after the warm-up: {resident(pid)}, open {fds0}; model files {model:.0f} MB "
+        f"({paged:.0f} resident): base {base:.0f} MB"
+    )
 
     ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
     wait_drained(db)

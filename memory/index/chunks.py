@@ -4,7 +4,8 @@ Tables (:mod:`memory.index.schema`): ``chunks`` (text and source of every indexe
 FTS5 table per user over the CJK-spaced text for BM25 (:mod:`memory.index.fts`), ``chunk_vec``
 (sqlite-vec ``vec0``, cosine distance, partitioned by user; searched through an in-memory
 copy, :mod:`memory.index.veccache`), ``files`` (what was indexed from which file, for change
-detection) and ``meta`` (embedding model and dimension). Nothing here is the truth: deleting
+detection), ``meta`` (embedding model and dimension) and ``passage_vec`` (each user's section
+descriptions' vectors, :mod:`memory.index.passages`). Nothing here is the truth: deleting
 the file loses nothing, the indexer rebuilds it from the Markdown.
 """
 
@@ -24,6 +25,7 @@ from memory.base.lru import MB, CachePool, CappedMap
 from memory.config import DEFAULT_CACHE_MB
 from memory.index import fts
 from memory.index.schema import FTS_REFILL, SCHEMA_VERSION, Chunk, NewChunk, prepare, row_to_chunk
+from memory.index.sources import KIND_MEMORY
 from memory.index.text import space_cjk
 from memory.index.veccache import VectorCache, nearest, pick
 
@@ -218,7 +220,23 @@ class IndexStore:
             ]
             self._delete_ids(user_key, ids)
 
+    def _any_memory(self, ids: list[int]) -> bool:
+        """True when one of the chunks ``ids`` is a MEMORY.md entry's."""
+        for i in range(0, len(ids), 500):
+            part = ids[i : i + 500]
+            marks = ",".join("?" * len(part))
+            row = self.conn.execute(
+                f"SELECT 1 FROM chunks WHERE kind=? AND id IN ({marks}) LIMIT 1",
+                (KIND_MEMORY, *part),
+            ).fetchone()
+            if row is not None:
+                return True
+        return False
+
     def _delete_ids(self, user_key: str, ids: list[int]) -> None:
+        if ids and self._any_memory(ids):
+            # A changed or forgotten memory: its summary may be in a description's vector.
+            self.conn.execute("DELETE FROM passage_vec WHERE user_key=?", (user_key,))
         self._vec_cache.drop(ids)
         self._rows.pop(user_key, None)
         self.fts.delete(user_key, ids)
@@ -229,6 +247,37 @@ class IndexStore:
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
             self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
+
+    def passage_vectors(
+        self, user_key: str, keys: Sequence[str]
+    ) -> dict[str, npt.NDArray[np.float32]]:
+        """The stored passage vectors of ``keys`` the user has (see :meth:`keep_passages`)."""
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        with self._lock:
+            rows = self.conn.execute(
+                f"SELECT key, vec FROM passage_vec WHERE user_key=? AND key IN ({marks})",
+                (user_key, *keys),
+            ).fetchall()
+        return {r[0]: np.frombuffer(r[1], dtype=np.float32).copy() for r in rows}
+
+    def keep_passages(self, user_key: str, vectors: dict[str, npt.NDArray[np.float32]]) -> None:
+        """Store the user's current passage vectors by key; the user's others go."""
+        with self._lock:
+            marks = ",".join("?" * len(vectors))
+            self.conn.execute(
+                f"DELETE FROM passage_vec WHERE user_key=? AND key NOT IN ({marks})",
+                (user_key, *vectors),
+            )
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO passage_vec (user_key, key, vec) VALUES (?,?,?)",
+                [
+                    (user_key, k, np.asarray(v, dtype=np.float32).tobytes())
+                    for k, v in vectors.items()
+                ],
+            )
+            self.conn.commit()
 
     def delete_path(self, user_key: str, path: str) -> None:
         """Drop everything indexed from one file."""

@@ -47,6 +47,15 @@ CREATE TABLE IF NOT EXISTS files (
     size INTEGER NOT NULL,
     PRIMARY KEY (user_key, path)
 );
+-- A person's section descriptions' vectors (memory.index.passages), keyed by a hash of the
+-- embedder's name and the text: a cold turn embeds only its query. Dropped with the user's
+-- chunks, so a forgotten memory's summary leaves no vector behind.
+CREATE TABLE IF NOT EXISTS passage_vec (
+    user_key TEXT NOT NULL,
+    key TEXT NOT NULL,
+    vec BLOB NOT NULL,
+    PRIMARY KEY (user_key, key)
+);
 """
 
 
@@ -148,7 +157,7 @@ def prepare(conn: Any, fts: UserFts, path: Path, model: str, dim: int) -> bool:
 def drop_all(conn: Any, fts: UserFts) -> None:
     """Drop every table (a full rebuild from the Markdown follows)."""
     fts.drop_all()
-    for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta"):
+    for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta", "passage_vec"):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.commit()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -16,7 +16,7 @@ from agent.deferred import DeferredWorker
 from agent.pipeline import Agent
 from agent.prefetch import WrappedEmbedder
 from agent.prompt import carried_memories
-from agent.sections import closest, section_descriptions
+from agent.sections import SectionMatcher, closest, section_descriptions
 from agent.selection import L2
 from agent.types import IncomingMessage
 from bot.app import Services, build_agent, build_services
@@ -25,6 +25,7 @@ from history.section_words import section_words
 from history.topic_index import TopicState, record_turn, sections_to_query
 from memory.base.markdown import Entry
 from memory.index.embedders import E5Embedder
+from memory.index.passages import PassageCache, passage_key
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "cli_alice"
@@ -37,11 +38,17 @@ class CountingEmbedder(WrappedEmbedder):
     def __init__(self, inner: E5Embedder) -> None:
         super().__init__(inner)
         self.queries: list[str] = []
+        self.passages: list[str] = []
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Count, then embed."""
         self.queries.append(text)
         return self.inner.embed_query(text)
+
+    def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Keep the texts, then embed."""
+        self.passages.extend(texts)
+        return self.inner.embed_passages(texts)
 
 
 @dataclass
@@ -162,3 +169,49 @@ def test_a_section_is_described_by_its_newest_live_entries() -> None:
         WORK: "工作 Work: newest; newer; mid",
         PREF: "偏好 Preferences: 咖啡",
     }
+
+
+async def test_a_cold_turn_embeds_only_its_query(world: World) -> None:
+    """A person whose sections were embedded before: after the process's cache lost them (a
+    restart, or a thousand other people since), the turn reads them from the index."""
+    await _make_preferences_dominant(world)
+    descriptions = set(section_descriptions(world.services.memory.entries(USER)).values())
+    assert descriptions & set(world.embedder.passages)  # the warm turns did embed them
+    cold = build_agent(world.services)  # a new process's agent: its caches are empty
+    fake, counting = world.fake, world.embedder
+    world = World(world.services, cold, fake, counting, world.clock, agent_worker(cold))
+    world.embedder.passages.clear()
+    queries = len(world.embedder.queries)
+    block = await world.ask("I usually drink what in the morning?")
+    assert "拿鐵" in block  # gating still finds the preference
+    assert not descriptions & set(world.embedder.passages)
+    assert len(world.embedder.queries) == queries + 1
+
+
+def test_stored_section_vectors_score_as_fresh_ones(world: World) -> None:
+    """The same similarities, to the last bit, read from the index as embedded afresh."""
+    memory = world.services.memory
+    store, floor = memory.searcher.store, memory.searcher.floor
+    descriptions = section_descriptions(memory.entries(USER))
+    qvec = world.embedder.embed_query("我喜歡喝什麼？")
+    fresh = SectionMatcher(PassageCache(world.embedder), floor).similarities(descriptions, qvec)
+    first = SectionMatcher(PassageCache(world.embedder, store=store), floor)
+    assert first.similarities(descriptions, qvec, USER) == fresh
+    world.embedder.passages.clear()
+    matcher = SectionMatcher(PassageCache(world.embedder, store=store), floor)
+    assert matcher.similarities(descriptions, qvec, USER) == fresh
+    assert world.embedder.passages == []  # read, not embedded
+    assert matcher.about(descriptions, qvec, USER) == closest(fresh)
+
+
+def test_forgetting_a_memory_drops_the_stored_section_vectors(world: World) -> None:
+    """A description holds memories' summaries: its vector goes when one of them is forgotten."""
+    memory = world.services.memory
+    store = memory.searcher.store
+    descriptions = section_descriptions(memory.entries(USER))
+    PassageCache(world.embedder, store=store).vectors(list(descriptions.values()), USER)
+    keys = [passage_key(world.embedder, t) for t in descriptions.values()]
+    assert len(store.passage_vectors(USER, keys)) == len(keys)
+    victim = next(e for e in memory.entries(USER) if e.section == HOME)
+    memory.forget(USER, victim.id)
+    assert store.passage_vectors(USER, keys) == {}
