@@ -30,6 +30,7 @@ from bot.web.i18n import word
 from bot.web.importing import IMPORTED, Read, bad_field, read_file
 from memory.base.guards import mask
 from memory.base.markdown import DEFAULT_SECTION, Entry, parse_memory
+from memory.base.sections import known_section
 from memory.errors import EntryNotFoundError
 from memory.write.decisions import ProposalRefusedError, section_name
 from memory.write.governance import LIVE
@@ -186,6 +187,10 @@ class Shaper:
             old = doc.by_id().get(entry_id)
             if old is None:
                 raise EntryNotFoundError(entry_id)
+            typed = str(fields.get("section", old.section))
+            # Either half of a section named in both languages ("Personal", 個人) is that
+            # section, as wherever a section is typed (memory.base.sections.known_section).
+            fields = {**fields, "section": known_section(typed, doc.sections)}
             new = replace(old, **fields)  # type: ignore[arg-type]
             if new != old:
                 memory.write_document(user_key, doc.with_entry(new))

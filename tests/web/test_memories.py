@@ -360,3 +360,21 @@ def test_the_entry_page_names_sections_in_the_readers_half(page: Page) -> None:
     client.post(f"/m/{entry_id}/edit", data={**form, "new_section": "Health"})
     [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
     assert entry.section == "Health"
+
+
+def test_a_new_section_typed_as_one_half_on_the_page_is_the_section_of_both(page: Page) -> None:
+    """Typing "Personal" (or 工作) as the new section moves the memory into "個人 Personal",
+    not into a second section of the same name beside it (as `pcai remember --section` does)."""
+    entry_id = page.remember(ALICE, TEA, "偏好 Preferences")
+    page.remember(ALICE, COFFEE, "個人 Personal")
+    client = page.login(ALICE)
+    form = {"csrf": csrf_of(client.get(f"/m/{entry_id}").text), "text": TEA,
+            "section": "偏好 Preferences", "new_section": " personal ", "topic": "",
+            "weight": "5", "scope": "global"}  # fmt: skip
+    client.post(f"/m/{entry_id}/edit", data=form)
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert entry.section == "個人 Personal"  # was: "personal", a section beside it
+    client.post(f"/m/{entry_id}/edit", data={**form, "new_section": "工作"})
+    [entry] = [e for e in page.services.memory.entries(ALICE) if e.text == TEA]
+    assert entry.section == "工作 Work"  # a built-in section's half names it too
+    assert "personal" not in parse_memory(_doc(page)).sections
