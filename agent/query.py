@@ -4,8 +4,8 @@ A user's latest line often leans on what they said just before ("那要注意什
 with it alone misses the memory the conversation is about; searching with the whole recent
 dialogue instead finds more at depth 10 but loses the line's own best match at depth 1
 (issue 15 item 4). So a turn runs two searches and fuses them with the latest line's ranks
-weighted first: the latest line as it is, and the latest line's vector mixed with the vectors
-of the user's last few lines (:func:`context_vector`).
+weighted first: the latest line as it is, and the latest line's vector with the vectors of
+the user's last few lines, each its own query (a candidate keeps its best similarity).
 
 No embedding is added to the turn: the earlier lines' vectors are the query vectors their own
 turns computed, kept per user by :class:`RecentVectors` (a line whose turn did not search, or
@@ -47,7 +47,11 @@ class ConversationQuery:
     mixed search's keyword half looks for the user's recent lines together (:func:`context_text`)
     rather than the latest line alone: a conversation that talks *around* a memory names it
     across its lines (MADial-Bench, bench/RESULTS.md: memories found in the first 6 0.51 ->
-    0.59).
+    0.59). ``per_line``: the context search queries with the latest line's vector and each
+    recent line's, a candidate keeping its best similarity, instead of one vector mixing
+    them (``weight`` applies then only); a conversation that talks around a memory says it
+    in one of its lines, which a mean blurs (MADial-Bench search alone, bench/RESULTS.md:
+    R@5 0.441 mixed, 0.562 best line).
     """
 
     turns: int = 3
@@ -55,6 +59,7 @@ class ConversationQuery:
     context_rank_weight: float = 1.0
     rank_offset: float = 2.0
     joined_text: bool = True
+    per_line: bool = True
 
 
 class RecentVectors:
