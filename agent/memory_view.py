@@ -267,7 +267,7 @@ class MemoryView:
     ) -> tuple[Vector | None, list[Vector]]:
         """The context search's vectors: (None, []) to search the latest line alone.
 
-        ``per_line`` (the default): the latest line's vector and the recent lines' as
+        ``per_line`` (off by default): the latest line's vector and the recent lines' as
         separate queries, a candidate keeping its best similarity (the searcher's line
         vectors, as for a pasted dialogue); else one vector mixing them
         (:func:`context_vector`). The recent lines' vectors are the ones their own turns
