@@ -217,7 +217,7 @@ class MemoryView:
             allowed = self._allowed(user_key, text, parsed, qvec)
             # Gating and the memories-first order drop hits after the search: search deeper.
             k = limit * 3
-            mixed = self._mixed(user_key, query, qvec, lines)
+            mixed, earlier = self._mixed(user_key, query, qvec, lines)
             floor, share = self.budget.l2_memory_min_score, self.budget.l2_memory_share
             hits: list[SearchHit] = []
             if qvec is not None:
@@ -234,7 +234,14 @@ class MemoryView:
                     words_hits = searcher.text_hits(user_key, words, self.text_hits_wanted)
                     pool.prepare([cid for cid, _ in words_hits])
                 other = searcher.search_with_vector(
-                    user_key, words, mixed, k, now=now, text_hits=words_hits, pool=pool
+                    user_key,
+                    words,
+                    mixed,
+                    k,
+                    now=now,
+                    text_hits=words_hits,
+                    pool=pool,
+                    line_vectors=earlier or None,
                 )
                 hits = fuse(
                     hits, with_memories_below(other, floor, share), 2 * k, self.conversation
@@ -259,19 +266,25 @@ class MemoryView:
 
     def _mixed(
         self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]
-    ) -> Vector | None:
-        """The latest line's vector mixed with the user's recent lines' (None: search it alone).
+    ) -> tuple[Vector | None, list[Vector]]:
+        """The context search's vectors: (None, []) to search the latest line alone.
 
-        The recent lines' vectors are the ones their own turns embedded (no embedding here);
-        this turn's is kept for the turns to come.
+        ``per_line`` (off by default): the latest line's vector and the recent lines' as
+        separate queries, a candidate keeping its best similarity (the searcher's line
+        vectors, as for a pasted dialogue); else one vector mixing them
+        (:func:`context_vector`). The recent lines' vectors are the ones their own turns
+        embedded (no embedding here); this turn's is kept for the turns to come.
         """
         conv = self.conversation
         if qvec is None or conv.turns <= 0:
-            return None
+            return None, []
         # Kept as the session stores the line (secrets masked), which is how it is looked up.
         self.recent.remember(user_key, mask(query), qvec)
         earlier = [line[:MAX_QUERY_CHARS] for line in lines[-conv.turns :]]
-        return context_vector(qvec, self.recent.lookup(user_key, earlier), conv.weight)
+        context = self.recent.lookup(user_key, earlier)
+        if not conv.per_line:
+            return context_vector(qvec, context, conv.weight), []
+        return (qvec, context) if context else (None, [])
 
     def _allowed(
         self, user_key: str, text: str, parsed: _Parsed, qvec: Vector | None

@@ -5,7 +5,8 @@ with it alone misses the memory the conversation is about; searching with the wh
 dialogue instead finds more at depth 10 but loses the line's own best match at depth 1
 (issue 15 item 4). So a turn runs two searches and fuses them with the latest line's ranks
 weighted first: the latest line as it is, and the latest line's vector mixed with the vectors
-of the user's last few lines (:func:`context_vector`).
+of the user's last few lines (:func:`context_vector`; ``ConversationQuery.per_line``: each
+its own query instead).
 
 No embedding is added to the turn: the earlier lines' vectors are the query vectors their own
 turns computed, kept per user by :class:`RecentVectors` (a line whose turn did not search, or
@@ -47,7 +48,12 @@ class ConversationQuery:
     mixed search's keyword half looks for the user's recent lines together (:func:`context_text`)
     rather than the latest line alone: a conversation that talks *around* a memory names it
     across its lines (MADial-Bench, bench/RESULTS.md: memories found in the first 6 0.51 ->
-    0.59).
+    0.59). ``per_line``: the context search queries with the latest line's vector and each
+    recent line's, a candidate keeping its best similarity, instead of one vector mixing
+    them (``weight`` applies only when off). Off: measured through the bot (bench/RESULTS.md,
+    issue 32) it moved MADial 0.543 -> 0.547 (0.561 when each line fetched its own
+    candidates, but pre-LLM p95 1.59x the query embedding, over the 1.5x bar) and the zh
+    set's prompt recall 0.988 -> 0.975.
     """
 
     turns: int = 3
@@ -55,6 +61,7 @@ class ConversationQuery:
     context_rank_weight: float = 1.0
     rank_offset: float = 2.0
     joined_text: bool = True
+    per_line: bool = False
 
 
 class RecentVectors:

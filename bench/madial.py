@@ -64,8 +64,6 @@ PUBLISHED = {
     "openai": "openai_top_20_bottom.json",
 }
 _SPEAKER = re.compile(r"^<([^>]+)>:\s*")
-# The day the dialogues are held (after every memory in the banks, which end in 2023).
-TALK_DAY = datetime(2024, 3, 1, 9, 0).astimezone()
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +124,17 @@ def load(data: Path) -> tuple[list[Dialogue], dict[str, dict[str, Any]]]:
     return dialogues, bank
 
 
+def talk_day(bank: dict[str, dict[str, Any]]) -> datetime:
+    """The day the dialogues are held: the day after the bank's latest memory, 9:00.
+
+    Recency counts a memory dated after "now" as said today (full boost), so the
+    conversations must come after every memory (22 of the 160 are dated in 2024, the latest
+    2024-10-23; a fixed 2024-03-01 boosted those fully).
+    """
+    latest = max(datetime.fromisoformat(str(mem["time"])) for mem in bank.values())
+    return (latest + timedelta(days=1)).replace(hour=9, minute=0).astimezone()
+
+
 def recall(found: list[str], relevant: tuple[str, ...], k: int) -> float:
     """The share of ``relevant`` among the first ``k`` of ``found``."""
     return len(set(found[:k]) & set(relevant)) / len(relevant)
@@ -156,6 +165,7 @@ async def run_person(
     dialogues: list[Dialogue],
     bank: dict[str, dict[str, Any]],
     tally: Tally,
+    day: datetime,
 ) -> None:
     """One person's data dir: memories confirmed, search alone, then every dialogue chatted."""
     key = f"madial_{user}"
@@ -171,7 +181,7 @@ async def run_person(
         entry = services.memory.remember(key, str(mem["event"]), now=when)
         texts[mid], by_text[entry.text] = str(mem["event"]), mid
     for d in dialogues:  # search alone, on the memories only (as the paper's lists)
-        hits = services.memory.search(key, d.history, 10, now=TALK_DAY)
+        hits = services.memory.search(key, d.history, 10, now=day)
         found = [by_text.get(h.chunk.text, "") for h in hits if h.chunk.kind == KIND_MEMORY]
         tally.r5.append(recall(found, d.relevant, 5))
         tally.r10.append(recall(found, d.relevant, 10))
@@ -179,7 +189,7 @@ async def run_person(
     agent = build_agent(services, llm=llm)
     worker = agent_worker(agent)
     await worker.start()
-    clock = TALK_DAY
+    clock = day
     try:
         for n, d in enumerate(dialogues, start=1):
             clock += timedelta(days=1)  # one conversation a day, as they come
@@ -219,10 +229,11 @@ def main() -> int:
     work = Path(tempfile.mkdtemp(prefix="pcai-madial-"))
     embedder = build_embedder(load_settings({"PCAI_DATA_DIR": str(work / "e")}))
     started = time.perf_counter()
+    day = talk_day(bank)
     tally = Tally()
     for user in sorted({d.user for d in dialogues}):
         mine = [d for d in dialogues if d.user == user]
-        asyncio.run(run_person(embedder, work, user, mine, bank, tally))
+        asyncio.run(run_person(embedder, work, user, mine, bank, tally, day))
     for name, (r5, r10) in published(args.data, args.limit).items():
         print(f"published {name}: R@5 {r5:.3f} R@10 {r10:.3f}")
     print(

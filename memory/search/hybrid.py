@@ -214,6 +214,13 @@ class HybridSearcher:
             vec_hits = self.store.vec_search(user_key, qvec, depth, loaded)
             for lvec in line_vectors or []:
                 vec_hits += self.store.vec_search(user_key, lvec, depth, loaded)
+            if line_vectors:
+                # The depth nearest by their best cosine to any vector, as many as one vector
+                # fetches: each candidate costs a fetch and the stages (a turn's time).
+                nearest: dict[int, float] = {}
+                for cid, dist in vec_hits:
+                    nearest[cid] = min(dist, nearest.get(cid, dist))
+                vec_hits = sorted(nearest.items(), key=lambda h: h[1])[:depth]
             qvec = np.stack([qvec, *line_vectors]) if line_vectors else qvec
         if text_hits is None:
             fts_hits = self._text_hits(user_key, query, depth)

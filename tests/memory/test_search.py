@@ -378,3 +378,16 @@ def test_a_dialogues_words_weigh_less_than_one_lines(library: Memory) -> None:
         assert hit.stages["fusion"] == pytest.approx(
             (0.7 * sim + bm25_weight) / (0.7 + bm25_weight)
         )
+
+
+def test_a_dialogues_lines_fetch_no_more_candidates_than_one_line(library: Memory) -> None:
+    # Each line fetches its nearest chunks, but the search judges only the depth nearest by
+    # their best cosine (max(k x 2, 20) = 20 here), as a one-line query does: every candidate
+    # costs a fetch and the stages of a turn. On the union of the lines' lists, up to 80.
+    topics = ("cat", "bike", "piano", "garden", "bread", "train", "lake", "chess")
+    _remember(library, "tg_1", *[f"Note {i} about my {t}" for i in range(8) for t in topics])
+    query = "Ann: kitten purring\nBob: cycling uphill\nAnn: keyboard sonata\nBob: sprouting seeds"
+    result = library.service.searcher.search_explained("tg_1", query, 1, now=NOW)
+    assert all(h.bm25_rank is None for h in result.hits)  # no shared words: vectors alone
+    judged = {h.chunk.id for h in result.hits} | {d.chunk.id for d in result.dropped}
+    assert 0 < len(judged) <= 20, len(judged)
