@@ -297,11 +297,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Said once, when it happens: a mistyped PCAI_DATA_DIR shows here, not as "no results".
         try:
             settings.data_dir.mkdir(parents=True)
+        except FileExistsError:  # another command made it at the same moment: use it
+            if not settings.data_dir.is_dir():
+                return _fail(f"{settings.data_dir} is a file, not a folder")
         except OSError as exc:
             return _fail(exc)
-        print(
-            f"New data folder: {settings.data_dir} (PCAI_DATA_DIR sets another)", file=sys.stderr
-        )
+        else:
+            print(
+                f"New data folder: {settings.data_dir} (PCAI_DATA_DIR sets another)",
+                file=sys.stderr,
+            )
     try:
         code = _dispatch(settings, args)
         sys.stdout.flush()  # inside the try: a reader gone shows here, not at exit

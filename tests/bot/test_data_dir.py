@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from bot.cli import main
 from bot.settings import load_settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -65,3 +68,20 @@ def test_a_section_given_as_a_heading_is_named_once(tmp_path: Path) -> None:
     md = (tmp_path / "data" / "users" / "cli_ann" / "MEMORY.md").read_text(encoding="utf-8")
     assert entry.section == "Evil"
     assert "## Evil" in md and "## ## Evil" not in md
+
+
+def test_a_folder_another_process_makes_at_the_same_moment_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Two commands started together on a new folder: both saw it missing, the other made it
+    # first. Was: "pcai: [Errno 17] File exists" and exit 1 (a fresh-clone CI run of
+    # tests/trust/test_writers.py hit it with two real processes).
+    data = tmp_path / "botmemory"
+    data.mkdir()  # what the other process just did, after this one looked
+    real_exists = Path.exists
+    monkeypatch.setattr(Path, "exists", lambda p: p != data and real_exists(p))
+    monkeypatch.setenv("PCAI_DATA_DIR", str(data))
+    monkeypatch.setenv("PCAI_USER", "cli_ann")
+    assert main(["remember", "I drink oolong tea every morning"]) == 0
+    assert "File exists" not in capsys.readouterr().err
+    assert "oolong" in (data / "users" / "cli_ann" / "MEMORY.md").read_text(encoding="utf-8")
