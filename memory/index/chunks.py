@@ -313,6 +313,14 @@ class IndexStore:
             ).fetchone()
         return (int(row[0]), int(row[1])) if row else None
 
+    def file_states(self, user_key: str) -> dict[str, tuple[int, int]]:
+        """path -> (mtime_ns, size) of every file of ``user_key`` when it was last indexed."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT path, mtime_ns, size FROM files WHERE user_key=?", (user_key,)
+            ).fetchall()
+        return {r[0]: (int(r[1]), int(r[2])) for r in rows}
+
     def set_file_state(self, user_key: str, path: str, mtime_ns: int, size: int) -> None:
         """Remember the (mtime_ns, size) a file had when it was indexed."""
         with self._lock:

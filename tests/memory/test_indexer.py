@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from datetime import datetime
 from pathlib import Path
 
@@ -176,3 +177,36 @@ def test_forced_reindex_of_an_intact_index_re_embeds_nothing(library: Memory) ->
     stats = library.service.reindex(USER)
     assert stats.added == 0 and stats.removed == 0
     assert _chunk_ids(library.store, USER) == before
+
+
+def test_a_sync_of_an_unchanged_person_reads_their_states_once(library: Memory) -> None:
+    """The minute job syncs every person: their unchanged files cost one read of the states,
+    not a query a file, and a hand edit among them is still indexed."""
+    paths = library.service.paths(USER)
+    library.service.remember(USER, "I keep bees on the roof")
+    for day in range(1, 21):
+        log = paths.daily_log(f"2026-11-{day:02d}")
+        append_text(log, log_header(f"2026-11-{day:02d}"))
+        append_text(log, format_record(datetime(2026, 11, day, 9), "user", f"day {day} notes"))
+    hour_ago = time.time_ns() - 3_600 * 10**9  # out of the racy window: states are kept
+    for path in (paths.memory_md, *paths.root.glob("memory/*.md")):
+        os.utime(path, ns=(hour_ago, hour_ago))
+    indexer = library.service.indexer
+    assert indexer.sync_user(USER).files == 21
+
+    statements: list[str] = []
+    library.store.conn.set_trace_callback(statements.append)
+    try:
+        assert indexer.sync_user(USER) == SyncStats()
+        quiet = len(statements)
+        log = paths.daily_log("2026-11-07")
+        _hand_edit(log, log.read_text(encoding="utf-8").replace("day 7 notes", "蜂蜜收成"))
+        edited = indexer.sync_user(USER)
+    finally:
+        library.store.conn.set_trace_callback(None)
+    assert quiet <= 4, statements[:quiet]  # not one a file (21 files here)
+    assert edited.files == 1 and edited.added == 1
+    texts = library.store.conn.execute(
+        "SELECT text FROM chunks WHERE user_key=? AND path=?", (USER, "memory/2026-11-07.md")
+    ).fetchall()
+    assert [t for (t,) in texts if "蜂蜜收成" in t]
