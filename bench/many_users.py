@@ -159,6 +159,12 @@ def status_mb(pid: int, field: str) -> float:
     return float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    """CPU seconds process ``pid`` has used (user + system), from ``/proc/<pid>/stat``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_mb(pid: int) -> float:
     """Resident memory of process ``pid`` in MB."""
     return status_mb(pid, "VmRSS")
@@ -303,26 +309,31 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
         f"({paged:.0f} resident): base {base:.0f} MB"
     )
 
+    cpu0 = cpu_s(pid)
     ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
     wait_drained(db)
+    ten_cpu = (cpu_s(pid) - cpu0) * 1000 / max(1, len(ten))
     ten_ms = replies.ms(ten)
     ten95 = percentile(ten_ms, 95)
     print(
         f"10 people: {len(ten)} messages, p50 {statistics.median(ten_ms):.0f} ms, "
-        f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}; {resident(pid)}"
+        f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}, bot CPU {ten_cpu:.0f} ms a message; "
+        f"{resident(pid)}"
     )
 
-    started = time.perf_counter()
+    started, cpu0 = time.perf_counter(), cpu_s(pid)
     many = play(replies, emulator, list(range(args.people)), 200, args.messages, args.timeout)
     wait_drained(db)
     many_ms = replies.ms(many)
+    many_cpu = (cpu_s(pid) - cpu0) * 1000 / max(1, len(many))
     many95 = percentile(many_ms, 95)
     rss, fds = rss_mb(pid), open_files(pid)
     lost = len(many) - len(many_ms)
     print(
         f"{args.people} people: {len(many)} messages in "
         f"{time.perf_counter() - started:.0f} s, p50 {statistics.median(many_ms):.0f} ms, "
-        f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}; {resident(pid)} "
+        f"p95 {many95:.0f} ms, lost {lost}, crossed {replies.crossed}, bot CPU {many_cpu:.0f} ms "
+        f"a message; {resident(pid)} "
         f"(base {base:.0f} + budget {args.cache_mb} = {base + args.cache_mb:.0f}); open {fds}; "
         f"load average {os.getloadavg()[0]:.1f} on {len(os.sched_getaffinity(0))} cores"
     )
