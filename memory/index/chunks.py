@@ -14,8 +14,10 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -33,6 +35,12 @@ log = logging.getLogger(__name__)
 
 __all__ = ["SCHEMA_VERSION", "Chunk", "IndexStore", "NewChunk"]
 
+WRITE_BUCKETS = 4096
+
+
+def _bucket(user_key: str) -> int:
+    return zlib.crc32(user_key.encode()) % WRITE_BUCKETS
+
 
 class IndexStore:
     """Reads and writes the index database. Thread-safe behind one lock."""
@@ -49,6 +57,15 @@ class IndexStore:
         self._vec_cache_version = -1
         # Each user's chunk count, while nothing changed (counted again once dropped).
         self._rows: CappedMap[str, int] = CappedMap()
+        # Writes of chunks so far, counted in buckets by user (people sharing a bucket only
+        # cost a read again), and rollbacks: a cold load read outside the lock is kept only
+        # if none of its person's came between (:meth:`user_vectors`).
+        self._writes = [0] * WRITE_BUCKETS
+        self._epoch = 0
+        # A second connection, only for cold loads of a person's vectors (WAL readers never
+        # wait for each other): opened on the first, behind its own lock.
+        self._reader: Any = None
+        self._reader_lock = threading.Lock()
         try:
             self.conn = connect(path)
             self.fts = fts.UserFts(self.conn, self.caches.cache("term_counts"))
@@ -128,6 +145,7 @@ class IndexStore:
     def _rolled_back(self) -> None:
         self.conn.rollback()
         # The caches may hold rows or tables the rollback undid.
+        self._epoch += 1
         self._vec_cache.clear()
         self.fts.forget_cached()
         self._rows.clear()
@@ -166,6 +184,7 @@ class IndexStore:
         remove = list(remove)
         with self._lock:
             self._rows.pop(user_key, None)
+            self._wrote(user_key)
             added_ids: list[int] = []
             try:
                 self._delete_units(user_key, path, remove)
@@ -233,7 +252,11 @@ class IndexStore:
                 return True
         return False
 
+    def _wrote(self, user_key: str) -> None:
+        self._writes[_bucket(user_key)] += 1
+
     def _delete_ids(self, user_key: str, ids: list[int]) -> None:
+        self._wrote(user_key)
         if ids and self._any_memory(ids):
             # A changed or forgotten memory: its summary may be in a description's vector.
             self.conn.execute("DELETE FROM passage_vec WHERE user_key=?", (user_key,))
@@ -393,13 +416,48 @@ class IndexStore:
             cached = self._vec_cache.get(user_key)
             if cached is not None:
                 return cached
-            ids = self.conn.execute(
-                "SELECT id FROM chunks WHERE user_key = ? ORDER BY id", (user_key,)
-            ).fetchall()
+            # Read on the reader, outside the lock: a person's 900 lookups take 15-25 ms,
+            # and held under the lock they stalled every other turn's search and the
+            # deferred indexing (1,000 people: one core of two used, bench/many_users.py).
+            seen = (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
+            outside = not self.conn.in_transaction  # else what it sees is not committed yet
+        rows = self._read_vectors(user_key) if outside else None
+        with self._lock:
+            self._check_version()
+            cached = self._vec_cache.get(user_key)
+            if cached is not None:
+                return cached
+            now = (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
+            if rows is None or now != seen:  # written meanwhile: read again, in step
+                rows = self._vectors_of(self._ids_of(self.conn, user_key))
             # Sorted by id, so :meth:`vectors` finds candidates with one binary search.
-            return self._vec_cache.load(user_key, self._vectors_of([int(r[0]) for r in ids]))
+            return self._vec_cache.load(user_key, rows)
 
-    def _vectors_of(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
+    @staticmethod
+    def _ids_of(conn: Any, user_key: str) -> list[int]:
+        rows = conn.execute(
+            "SELECT id FROM chunks WHERE user_key = ? ORDER BY id", (user_key,)
+        ).fetchall()
+        return [int(r[0]) for r in rows]
+
+    def _read_vectors(self, user_key: str) -> list[tuple[int, bytes]] | None:
+        """The user's (chunk id, blob) rows in one read transaction of the reader
+        connection; None when it cannot be opened (the caller reads under the lock)."""
+        with self._reader_lock:
+            try:
+                if self._reader is None:
+                    self._reader = connect(self.path)
+                    self._reader.execute("PRAGMA query_only=ON")
+                self._reader.execute("BEGIN")
+                try:
+                    return self._vectors_of(self._ids_of(self._reader, user_key), self._reader)
+                finally:
+                    self._reader.execute("COMMIT")
+            except Exception as exc:  # the main connection still serves
+                log.warning("index reader unavailable, vectors read under the lock: %s", exc)
+                return None
+
+    def _vectors_of(self, ids: Sequence[int], conn: Any = None) -> list[tuple[int, bytes]]:
         """(chunk id, embedding blob) of these chunks, one primary-key lookup each.
 
         vec0 reads every user's vectors for a plain ``WHERE user_key = ?`` (its partition key
@@ -407,9 +465,10 @@ class IndexStore:
         900 chunks took 1-3 s among 120 people, and grew with everyone's; looked up by key,
         20-50 ms, whoever else is stored. A chunk without a vector is skipped (as before).
         """
+        conn = self.conn if conn is None else conn
         out: list[tuple[int, bytes]] = []
         for cid in ids:
-            row = self.conn.execute(
+            row = conn.execute(
                 "SELECT chunk_id, embedding FROM chunk_vec WHERE chunk_id = ?", (cid,)
             ).fetchone()
             if row is not None:
@@ -471,6 +530,10 @@ class IndexStore:
             )
 
     def close(self) -> None:
-        """Close the connection."""
+        """Close the connections."""
         with self._lock:
             self.conn.close()
+        with self._reader_lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None

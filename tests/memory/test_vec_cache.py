@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
+from pathlib import Path
+
 import numpy as np
 
 from memory import Memory
 from memory.base.fsutil import atomic_write_text, read_text
+from memory.base.lru import CachePool
 from memory.index import veccache
-from memory.index.chunks import IndexStore
+from memory.index.chunks import IndexStore, NewChunk
 
 USER = "cli_cache"
 TEXTS = [
@@ -57,3 +61,97 @@ def test_a_scan_split_across_cores_finds_what_one_product_finds() -> None:
     sims = matrix @ (q / np.linalg.norm(q))
     assert [cid for cid, _ in found] == [int(ids[i]) for i in np.argsort(-sims)[:10]]
     assert found[0][0] == rows - 2
+
+
+def _chunk(user: str, n: int) -> NewChunk:
+    return NewChunk(
+        user_key=user,
+        kind="memory",
+        path="MEMORY.md",
+        unit_id=f"u{n}",
+        ordinal=0,
+        content_hash=f"h{n}",
+        section="",
+        date="",
+        line_start=n,
+        line_end=n,
+        importance=0.5,
+        status="active",
+        tokens=3,
+        refs=(),
+        text=f"note {n}",
+    )
+
+
+class _Paused:
+    """Holds the store's reader connection at its first vector lookup until ``go``."""
+
+    def __init__(self) -> None:
+        self.reading = threading.Event()
+        self.go = threading.Event()
+
+    def __call__(self, statement: str) -> None:
+        if "chunk_vec" in statement and not self.reading.is_set():
+            self.reading.set()
+            self.go.wait(10)
+
+
+def _cold_store(tmp_path: Path, chunks: int) -> tuple[IndexStore, np.ndarray]:
+    """A store that keeps no vectors in memory (budget 0): every read is the cold path."""
+    store = IndexStore(tmp_path / "index.sqlite", "test-model", 8, CachePool(0))
+    rng = np.random.default_rng(5)
+    vectors = rng.standard_normal((chunks, 8)).astype(np.float32)
+    store.replace_units(USER, "MEMORY.md", [], [_chunk(USER, n) for n in range(chunks)], vectors)
+    store.replace_units("cli_other", "MEMORY.md", [], [_chunk("cli_other", 0)], vectors[:1])
+    store.user_vectors("cli_other")  # the reader connection is open from here on
+    return store, vectors
+
+
+def test_a_cold_load_leaves_the_store_to_everyone_else(tmp_path: Path) -> None:
+    """A person's vectors read from disk (900 lookups, 15-25 ms) do not hold the store's lock:
+    another person's search goes on meanwhile."""
+    store, _ = _cold_store(tmp_path, 20)
+    paused = _Paused()
+    store._reader.set_trace_callback(paused)
+    loading = threading.Thread(target=store.user_vectors, args=(USER,))
+    loading.start()
+    try:
+        assert paused.reading.wait(5)
+        counted: list[int] = []
+        other = threading.Thread(target=lambda: counted.append(store.count("cli_other")))
+        other.start()
+        other.join(5)
+        assert counted == [1]  # answered while the load is held in the middle
+    finally:
+        paused.go.set()
+        loading.join(10)
+        store.close()
+
+
+def test_a_write_during_a_cold_load_is_in_what_it_returns(tmp_path: Path) -> None:
+    """The rows read outside the lock are dropped when the person's chunks changed meanwhile:
+    the loaded matrix is what the database holds after the write."""
+    store, vectors = _cold_store(tmp_path, 20)
+    paused = _Paused()
+    store._reader.set_trace_callback(paused)
+    got: list[tuple[np.ndarray, np.ndarray]] = []
+    loading = threading.Thread(target=lambda: got.append(store.user_vectors(USER)))
+    loading.start()
+    try:
+        assert paused.reading.wait(5)
+        writer = threading.Thread(
+            target=store.replace_units,
+            args=(USER, "MEMORY.md", ["u3"], [_chunk(USER, 99)], vectors[:1]),
+        )
+        writer.start()
+        writer.join(5)
+        assert not writer.is_alive()  # the write did not wait for the load
+    finally:
+        paused.go.set()
+        loading.join(10)
+    ids, matrix = got[0]
+    store._reader.set_trace_callback(None)
+    fresh_ids, fresh_matrix = store.user_vectors(USER)
+    assert len(ids) == 20 and ids.tolist() == fresh_ids.tolist()  # 20 - u3 + u99
+    assert np.array_equal(matrix, fresh_matrix)
+    store.close()
