@@ -309,14 +309,15 @@ def run(replies: Replies, emulator: Emulator, pid: int, db: Path, args: argparse
         f"({paged:.0f} resident): base {base:.0f} MB"
     )
 
-    cpu0 = cpu_s(pid)
+    started, cpu0 = time.perf_counter(), cpu_s(pid)
     ten = play(replies, emulator, list(range(10)), 100, args.ten_messages, args.timeout)
     wait_drained(db)
     ten_cpu = (cpu_s(pid) - cpu0) * 1000 / max(1, len(ten))
     ten_ms = replies.ms(ten)
     ten95 = percentile(ten_ms, 95)
     print(
-        f"10 people: {len(ten)} messages, p50 {statistics.median(ten_ms):.0f} ms, "
+        f"10 people: {len(ten)} messages in {time.perf_counter() - started:.0f} s, "
+        f"p50 {statistics.median(ten_ms):.0f} ms, "
         f"p95 {ten95:.0f} ms, lost {len(ten) - len(ten_ms)}, bot CPU {ten_cpu:.0f} ms a message; "
         f"{resident(pid)}"
     )

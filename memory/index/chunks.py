@@ -429,20 +429,28 @@ class IndexStore:
                 return cached
             now = (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
             if rows is None or now != seen:  # written meanwhile: read again, in step
-                rows = self._vectors_of(self._ids_of(self.conn, user_key))
+                rows = self._user_rows(self.conn, user_key)
             # Sorted by id, so :meth:`vectors` finds candidates with one binary search.
             return self._vec_cache.load(user_key, rows)
 
     @staticmethod
-    def _ids_of(conn: Any, user_key: str) -> list[int]:
+    def _user_rows(conn: Any, user_key: str) -> list[tuple[int, bytes]]:
+        """(chunk id, embedding blob) of every chunk of ``user_key``, in one statement.
+
+        vec0 reads every user's vectors for ``WHERE user_key = ?`` and ``chunk_id IN (...)``
+        (see :meth:`_vectors_of`); joined from ``chunks``, it is looked up by key row by row
+        inside SQLite, without a Python call each (900 rows: 13-20 ms against 11-45).
+        """
         rows = conn.execute(
-            "SELECT id FROM chunks WHERE user_key = ? ORDER BY id", (user_key,)
+            "SELECT v.chunk_id, v.embedding FROM chunks AS c "
+            "JOIN chunk_vec AS v ON v.chunk_id = c.id WHERE c.user_key = ? ORDER BY c.id",
+            (user_key,),
         ).fetchall()
-        return [int(r[0]) for r in rows]
+        return [(int(r[0]), r[1]) for r in rows]
 
     def _read_vectors(self, user_key: str) -> list[tuple[int, bytes]] | None:
-        """The user's (chunk id, blob) rows in one read transaction of the reader
-        connection; None when it cannot be opened (the caller reads under the lock)."""
+        """The user's (chunk id, blob) rows, read by the reader connection; None when it
+        cannot be opened (the caller reads under the lock)."""
         with self._reader_lock:
             try:
                 if self._reader is None:
@@ -450,7 +458,7 @@ class IndexStore:
                     self._reader.execute("PRAGMA query_only=ON")
                 self._reader.execute("BEGIN")
                 try:
-                    return self._vectors_of(self._ids_of(self._reader, user_key), self._reader)
+                    return self._user_rows(self._reader, user_key)
                 finally:
                     self._reader.execute("COMMIT")
             except Exception as exc:  # the main connection still serves

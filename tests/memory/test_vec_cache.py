@@ -84,14 +84,15 @@ def _chunk(user: str, n: int) -> NewChunk:
 
 
 class _Paused:
-    """Holds the store's reader connection at its first vector lookup until ``go``."""
+    """Holds the store's reader connection at a statement (``at``) until ``go``."""
 
-    def __init__(self) -> None:
+    def __init__(self, at: str) -> None:
+        self.at = at
         self.reading = threading.Event()
         self.go = threading.Event()
 
     def __call__(self, statement: str) -> None:
-        if "chunk_vec" in statement and not self.reading.is_set():
+        if self.at in statement and not self.reading.is_set():
             self.reading.set()
             self.go.wait(10)
 
@@ -111,7 +112,7 @@ def test_a_cold_load_leaves_the_store_to_everyone_else(tmp_path: Path) -> None:
     """A person's vectors read from disk (900 lookups, 15-25 ms) do not hold the store's lock:
     another person's search goes on meanwhile."""
     store, _ = _cold_store(tmp_path, 20)
-    paused = _Paused()
+    paused = _Paused("chunk_vec")  # in the middle of the read
     store._reader.set_trace_callback(paused)
     loading = threading.Thread(target=store.user_vectors, args=(USER,))
     loading.start()
@@ -132,7 +133,7 @@ def test_a_write_during_a_cold_load_is_in_what_it_returns(tmp_path: Path) -> Non
     """The rows read outside the lock are dropped when the person's chunks changed meanwhile:
     the loaded matrix is what the database holds after the write."""
     store, vectors = _cold_store(tmp_path, 20)
-    paused = _Paused()
+    paused = _Paused("COMMIT")  # the rows read, not yet loaded
     store._reader.set_trace_callback(paused)
     got: list[tuple[np.ndarray, np.ndarray]] = []
     loading = threading.Thread(target=lambda: got.append(store.user_vectors(USER)))
