@@ -62,7 +62,8 @@ class AfterWork:
         self.queue = queue
         self.prompts = prompts  # the prompts of the turns that planned a compaction
         self.notices = notices
-        self.warm = warm  # reads a user's changed MEMORY.md into the turn's cache
+        # Reads a user's changed MEMORY.md into the turn's cache (its section vectors too).
+        self.warm = warm
         self.entries = entries  # a user's memories by id (the turn's cached parse)
         self.indexer = indexer
         self.topics = topics
@@ -120,6 +121,12 @@ class AfterWork:
     async def _index(self, user_key: str, files: list[str]) -> None:
         for rel in files:
             await self.heavy(self.indexer.sync_file, user_key, rel)
+        if self.warm is None:
+            return
+        try:  # a memory confirmed or edited in the turn: parsed and described here
+            await self.heavy(self.warm, user_key)
+        except Exception as exc:  # only a head start: the turn parses it then, as before
+            log.info("%s: MEMORY.md not prepared ahead of the turn: %s", user_key, exc)
 
     async def _topics(self, user_key: str, work: Work) -> None:
         p = work.payload

@@ -86,7 +86,7 @@ def agent_worker(
         agent.compactor,
         agent.sessions,
         notices=agent.notices,
-        warm=agent.view.parsed,
+        warm=agent.view.prepare,
         entries=lambda user_key: agent.view.parsed(user_key).by_id,
         owns=owns,
         prompts=agent.prompts,

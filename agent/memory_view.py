@@ -140,6 +140,19 @@ class MemoryView:
         self._cache.put(user_key, parsed, PARSED_BYTES + 6 * len(raw.encode()))
         return parsed
 
+    def prepare(self, user_key: str) -> None:
+        """Parse MEMORY.md and embed its section descriptions, off the turn's path.
+
+        The deferred worker runs this after each turn's index work: when a confirm or an
+        edit changed a section's newest memories, its new description is embedded (and
+        stored) there, so the next turn embeds only its query. Unchanged: two cache hits.
+        """
+        parsed = self.parsed(user_key)
+        state = self.topics.load(user_key)
+        if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
+            return  # no gating: the turn does not use the descriptions either
+        self.matcher.cache.vectors(list(parsed.descriptions.values()), user_key)
+
     def sections(self, user_key: str) -> list[str]:
         """The sections of the user's MEMORY.md, in file order."""
         return list(self.parsed(user_key).doc.sections)

@@ -215,3 +215,20 @@ def test_forgetting_a_memory_drops_the_stored_section_vectors(world: World) -> N
     victim = next(e for e in memory.entries(USER) if e.section == HOME)
     memory.forget(USER, victim.id)
     assert store.passage_vectors(USER, keys) == {}
+
+
+async def test_a_turn_after_a_confirm_embeds_only_its_query(world: World) -> None:
+    """A memory confirmed changes its section's description; the deferred work after that
+    turn embeds the new one, so the next turn does not."""
+    await _make_preferences_dominant(world)
+    world.services.memory.remember(USER, "我早上都喝燕麥奶拿鐵", section=PREF, now=world.clock)
+    described = section_descriptions(world.services.memory.entries(USER))[PREF]
+    assert "燕麥奶" in described
+    await world.ask("好")  # a turn: its deferred work runs before the next one (ask settles)
+    assert described in world.embedder.passages
+    world.embedder.passages.clear()
+    queries = len(world.embedder.queries)
+    block = await world.ask("我早上通常喝什麼？")
+    assert "燕麥奶" in block
+    assert described not in world.embedder.passages
+    assert len(world.embedder.queries) == queries + 1
