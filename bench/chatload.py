@@ -120,6 +120,20 @@ class Replies:
                 time.sleep(0.1)
         return token
 
+    def ask(self, user: User, index: int, n: int, timeout: float) -> str:
+        """Send message ``n`` of player ``index`` and wait for the reply carrying its token
+        (an earlier, late reply is skipped); returns the token, answered or lost."""
+        box = self.box(user.id)
+        token = self.send(user, index, n)
+        deadline = time.perf_counter() + timeout
+        while True:
+            try:
+                got = box.get(timeout=max(0.0, deadline - time.perf_counter()))
+            except queue.Empty:
+                return token  # lost
+            if got == token:
+                return token
+
     def run(self) -> None:
         while not self.stop.is_set():
             try:

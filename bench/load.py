@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import queue
 import random
 import statistics
 import sys
@@ -74,19 +73,10 @@ def closed_loop(
     guard = threading.Lock()
 
     def play(index: int, user: User) -> None:
-        box = replies.box(user.id)
         for n in range(first, first + messages):
-            token = replies.send(user, index, n)
+            token = replies.ask(user, index, n, timeout)
             with guard:
                 tokens.append(token)
-            deadline = time.perf_counter() + timeout
-            while True:  # until this token's reply (an earlier, late one is skipped)
-                try:
-                    got = box.get(timeout=max(0.0, deadline - time.perf_counter()))
-                except queue.Empty:
-                    break  # lost
-                if got == token:
-                    break
 
     threads = [threading.Thread(target=play, args=(i, u)) for i, u in enumerate(players)]
     for t in threads:
