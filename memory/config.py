@@ -83,6 +83,12 @@ class RetrievalConfig:
     # score; 0 turns it off. Chosen on LoCoMo conversations 1-5 (bench/RESULTS.md).
     session_hits: int = 3
     session_weight: float = 0.1
+    # Time words (memory.search.when): when the query names a time ("in May 2023", "last
+    # week", "去年聖誕節"), a kept hit dated in those days or the date_slack_days after (when
+    # people tell of it) gains date_weight, after the thresholds: it reorders, never lets in.
+    # 0 turns it off. Chosen on LoCoMo conversations 1-5 (bench/RESULTS.md).
+    date_weight: float = 0.1
+    date_slack_days: int = 7
     # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).

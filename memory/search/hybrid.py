@@ -46,6 +46,7 @@ from memory.search.pool import CandidatePool
 from memory.search.results import Dropped, SearchHit, SearchResult
 from memory.search.sessions import session_lift
 from memory.search.signals import EntrySignal, SignalSource
+from memory.search.when import Days, fits, named_days
 
 SEARCHABLE = (MemoryStatus.ACTIVE, MemoryStatus.LOW_PRIORITY)
 NEUTRAL = EntrySignal()
@@ -232,6 +233,7 @@ class HybridSearcher:
         live: list[_Cand] = []
         below: list[_Cand] = []  # memories under a threshold: a copy that passed brings them
         signals = pool.signals(self.signals) if self.signals is not None and cands else {}
+        named = named_days(query, now) if cfg.date_weight > 0 else None
         # A multi-line query's BM25 part weighs less (LINE_BM25_SHARE).
         bm25_weight = cfg.bm25_weight * (LINE_BM25_SHARE if line_vectors else 1.0)
         for c in cands:
@@ -272,6 +274,8 @@ class HybridSearcher:
                     dropped.append(self._drop(c, "noise", why))
                     continue
             self._rank(c, signals, pool.age(c.chunk, now))
+            if named is not None:
+                self._date(c, named)
             live.append(c)
         live = fold_candidates(live, below, dropped, self._drop, limit=k)
         mmr = scoring.mmr_demote(
@@ -317,6 +321,14 @@ class HybridSearcher:
         c.stages["retrieval"] = c.score
         c.score = scoring.priority_factor(c.score, c.chunk.status, cfg.low_priority_factor)
         c.stages["priority"] = c.score
+
+    def _date(self, c: _Cand, named: Days) -> None:
+        """The time-word stage: a hit dated in the days the query names (or the slack days
+        after) gains ``date_weight`` (:mod:`memory.search.when`)."""
+        cfg = self.config
+        if fits(c.chunk.date, named, cfg.date_slack_days):
+            c.score += cfg.date_weight
+        c.stages["date"] = c.score
 
     def _sessions(self, cands: list[_Cand], statuses: tuple[str, ...]) -> None:
         """Lift the candidate records of the best matching idle summaries' stretches
