@@ -43,10 +43,9 @@ from agent.selection import (
 from agent.texts import error_text
 from history.sessions import ROLE_USER, Message
 from history.topic_index import TopicIndex, dominant_section, sections_to_query
-from memory.base.fsutil import file_stamp, read_text
 from memory.base.guards import mask
 from memory.base.lru import PoolCache
-from memory.base.markdown import Entry, MemoryDocument, parse_memory
+from memory.base.markdown import Entry, MemoryDocument
 from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
 from memory.errors import UnreadableFileError
@@ -120,15 +119,13 @@ class MemoryView:
 
     def parsed(self, user_key: str) -> _Parsed:
         """The user's MEMORY.md, parsed again only when the file changed."""
-        path = self.memory.paths(user_key).memory_md
-        stamp = file_stamp(path)  # another process's write within one mtime tick counts too
+        got = self.memory.documents.get(user_key)  # the search's signals read this parse too
         hit = self._cache.get(user_key)
-        if hit is not None and hit.stamp == stamp:
+        if hit is not None and hit.stamp == got.stamp:
             return hit
-        raw = read_text(path) if stamp != (0, 0, 0, 0) else ""
-        doc = parse_memory(raw)
+        doc = got.doc
         parsed = _Parsed(
-            stamp,
+            got.stamp,
             doc,
             doc.by_id(),
             tuple(core_layer(doc.entries, self.budget)),
@@ -136,8 +133,9 @@ class MemoryView:
             fallback_candidate(doc.entries, self.budget),
             section_descriptions(doc.entries),
         )
-        # A parse holds the text a few times over (entries, the by-id map, the derived parts).
-        self._cache.put(user_key, parsed, PARSED_BYTES + 6 * len(raw.encode()))
+        # What it derives holds the text a few times over (the by-id map, the derived parts;
+        # the document itself is counted where it is shared).
+        self._cache.put(user_key, parsed, PARSED_BYTES + 3 * got.size)
         return parsed
 
     def prepare(self, user_key: str) -> None:

@@ -32,6 +32,7 @@ from memory.base.guards import FORGOTTEN
 from memory.base.heap import release_freed_blocks
 from memory.base.lru import MB, CachePool
 from memory.base.markdown import Entry
+from memory.base.parsed import ParsedMemory
 from memory.base.tokens import TokenCounter, load_counter
 from memory.config import MemoryConfig, index_path, state_db_path
 from memory.errors import EntryNotFoundError
@@ -138,9 +139,12 @@ class Memory:
         self.indexer = Indexer(data_dir, self.store, self.embedder, self.counter, cfg.index)
         self.access = AccessCounter(self.state)
         # The retrieval score ranks by these.
-        signals = MemorySignals(data_dir, self.access, self.caches.cache("memory_weights"))
+        documents = ParsedMemory(data_dir, self.caches.cache("parsed_documents"))
+        signals = MemorySignals(
+            data_dir, self.access, self.caches.cache("memory_weights"), documents
+        )
         self.searcher = HybridSearcher(self.store, self.embedder, cfg.retrieval, signals)
-        self.service = MemoryService(data_dir, self.indexer, self.searcher)
+        self.service = MemoryService(data_dir, self.indexer, self.searcher, documents)
         self.pending = PendingStore(self.state, cfg.pending)
         self.short_term = ShortTermStore(self.state)
         self.undo = UndoStore(self.state, cfg.forget_undo_minutes)

@@ -2,7 +2,8 @@
 
 Weights live in MEMORY.md (``weight:``), access counts in ``pcai.db``; search reads both once
 per query through :class:`MemorySignals`. MEMORY.md is parsed again only when the file
-changed (keyed by :func:`memory.base.fsutil.file_stamp`), so a query costs one small SQL read.
+changed (:class:`memory.base.parsed.ParsedMemory`, the turn's parse too), so a query costs
+one small SQL read.
 """
 
 from __future__ import annotations
@@ -12,10 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from memory.base.fsutil import file_stamp, read_text
 from memory.base.lru import MB, CachePool, PoolCache
-from memory.base.markdown import parse_memory
-from memory.base.users import UserPaths
+from memory.base.parsed import ParsedMemory
 from memory.errors import UnreadableFileError
 from memory.search.scoring import NEUTRAL_WEIGHT
 from memory.state.usage import AccessCounter, AccessStat
@@ -50,25 +49,27 @@ class MemorySignals:
         data_dir: Path,
         access: AccessCounter,
         cache: PoolCache[str, tuple[tuple[int, int, int, int], dict[str, int]]] | None = None,
+        documents: ParsedMemory | None = None,
     ) -> None:
         self.data_dir = data_dir
         self.access = access
         # In the process's byte-budgeted pool (memory.open's); a pool of its own otherwise.
-        self._weights = cache if cache is not None else CachePool(WEIGHTS_BYTES).cache("w")
+        pool = CachePool(WEIGHTS_BYTES)
+        self._weights = cache if cache is not None else pool.cache("w")
+        # The parse the turn reads too (memory.open shares one): a cold turn parses once.
+        self.documents = documents or ParsedMemory(data_dir, pool.cache("parsed"))
 
     def weights(self, user_key: str) -> dict[str, int]:
         """Entry id -> ``user_weight`` of the user's MEMORY.md, parsed once per change."""
-        path = UserPaths.of(self.data_dir, user_key).memory_md
-        stamp = file_stamp(path)
-        hit = self._weights.get(user_key)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
         try:
-            text = read_text(path) if stamp != (0, 0, 0, 0) else ""
+            parsed = self.documents.get(user_key)
         except UnreadableFileError:  # whoever reads the file for the answer reports it
             return {}
-        weights = {e.id: e.user_weight for e in parse_memory(text).entries}
-        self._weights.put(user_key, (stamp, weights), ENTRY_BYTES + ID_BYTES * len(weights))
+        hit = self._weights.get(user_key)
+        if hit is not None and hit[0] == parsed.stamp:
+            return hit[1]
+        weights = {e.id: e.user_weight for e in parsed.doc.entries}
+        self._weights.put(user_key, (parsed.stamp, weights), ENTRY_BYTES + ID_BYTES * len(weights))
         return weights
 
     def signals(self, user_key: str) -> Mapping[str, EntrySignal]:

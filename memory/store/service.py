@@ -19,6 +19,7 @@ from memory.base.markdown import (
     parse_memory,
     render_memory,
 )
+from memory.base.parsed import ParsedMemory
 from memory.base.users import UserPaths, check_user_key
 from memory.errors import EntryNotFoundError
 from memory.index.embedders import Vector
@@ -31,10 +32,20 @@ from memory.search.results import SearchHit, SearchResult
 class MemoryService:
     """Reads and writes users' MEMORY.md and keeps the index in step."""
 
-    def __init__(self, data_dir: Path, indexer: Indexer, searcher: HybridSearcher) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        indexer: Indexer,
+        searcher: HybridSearcher,
+        documents: ParsedMemory | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.indexer = indexer
         self.searcher = searcher
+        # Each user's MEMORY.md parsed once per change, shared with the search's signals.
+        self.documents = documents or ParsedMemory(
+            data_dir, indexer.store.caches.cache("parsed_documents")
+        )
 
     def lock(self, user_key: str) -> FileLock:
         """The lock every write of one user's files takes (threads here, other processes).
