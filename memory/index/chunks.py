@@ -412,26 +412,34 @@ class IndexStore:
     def user_vectors(self, user_key: str) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """The user's (sorted chunk ids, unit vectors), loaded once and kept in step."""
         with self._lock:
-            self._check_version()
-            cached = self._vec_cache.get(user_key)
+            cached = self._cached_vectors(user_key)
             if cached is not None:
                 return cached
-            # Read on the reader, outside the lock: a person's 900 lookups take 15-25 ms,
+            # Read on the reader, outside the lock: a person's vectors take 15-25 ms to read,
             # and held under the lock they stalled every other turn's search and the
             # deferred indexing (1,000 people: one core of two used, bench/many_users.py).
-            seen = (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
+            seen = self._generation(user_key)
             outside = not self.conn.in_transaction  # else what it sees is not committed yet
         rows = self._read_vectors(user_key) if outside else None
         with self._lock:
-            self._check_version()
-            cached = self._vec_cache.get(user_key)
+            cached = self._cached_vectors(user_key)
             if cached is not None:
                 return cached
-            now = (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
-            if rows is None or now != seen:  # written meanwhile: read again, in step
-                rows = self._user_rows(self.conn, user_key)
+            if rows is None or self._generation(user_key) != seen:  # written meanwhile
+                rows = self._user_rows(self.conn, user_key)  # read again, in step
             # Sorted by id, so :meth:`vectors` finds candidates with one binary search.
             return self._vec_cache.load(user_key, rows)
+
+    def _cached_vectors(
+        self, user_key: str
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]] | None:
+        self._check_version()
+        return self._vec_cache.get(user_key)
+
+    def _generation(self, user_key: str) -> tuple[int, int, int]:
+        """What changes when the user's chunks may have: their writes, a rollback, another
+        process's commit."""
+        return (self._writes[_bucket(user_key)], self._epoch, self._vec_cache_version)
 
     @staticmethod
     def _user_rows(conn: Any, user_key: str) -> list[tuple[int, bytes]]:
@@ -465,7 +473,7 @@ class IndexStore:
                 log.warning("index reader unavailable, vectors read under the lock: %s", exc)
                 return None
 
-    def _vectors_of(self, ids: Sequence[int], conn: Any = None) -> list[tuple[int, bytes]]:
+    def _vectors_of(self, ids: Sequence[int]) -> list[tuple[int, bytes]]:
         """(chunk id, embedding blob) of these chunks, one primary-key lookup each.
 
         vec0 reads every user's vectors for a plain ``WHERE user_key = ?`` (its partition key
@@ -473,10 +481,9 @@ class IndexStore:
         900 chunks took 1-3 s among 120 people, and grew with everyone's; looked up by key,
         20-50 ms, whoever else is stored. A chunk without a vector is skipped (as before).
         """
-        conn = self.conn if conn is None else conn
         out: list[tuple[int, bytes]] = []
         for cid in ids:
-            row = conn.execute(
+            row = self.conn.execute(
                 "SELECT chunk_id, embedding FROM chunk_vec WHERE chunk_id = ?", (cid,)
             ).fetchone()
             if row is not None:
