@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memory import Memory
 from memory.base.logs import format_record, log_header
@@ -117,3 +120,27 @@ def test_the_hit_dated_in_the_named_time_comes_first(
     # lets nothing in by its date alone.
     assert with_dates.index(july) < with_dates.index(august)
     assert set(with_dates) == set(without)
+
+
+# What the patterns are made of: digits, 年/月/日, Chinese numerals, month names, spaces.
+_PIECES = ("2023", "12", "1", "年", "月", "日", "號", "十", "三", " ", "\t", "May", "of ", "去")
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_PIECES), min_size=1, max_size=12))
+def test_a_100_kb_query_of_the_patterns_own_pieces_ends_in_seconds(pieces: list[str]) -> None:
+    """A termination check, not a speed figure: 100 KB made of what the time patterns match
+    (runs of spaces between digits and 年/月, numerals) is read in bounded time."""
+    unit = "".join(pieces)
+    text = (unit * (100_000 // len(unit) + 1))[:100_000]
+    started = time.monotonic()
+    found = named_days(text, NOW)
+    assert time.monotonic() - started < 5
+    assert found is None or found.first <= found.last
+
+
+def test_a_time_word_after_100_kb_of_spaces_is_still_read() -> None:
+    started = time.monotonic()
+    assert named_days("2023年" + " " * 100_000 + "5月", NOW) is not None
+    assert named_days(" " * 100_000 + "去年", NOW) == Days(date(2025, 1, 1), date(2025, 12, 31))
+    assert time.monotonic() - started < 5
