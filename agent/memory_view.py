@@ -22,6 +22,7 @@ from agent.query import (
     context_text,
     context_vector,
     fuse,
+    memory_order,
     with_memories_below,
 )
 from agent.sections import SectionMatcher, section_descriptions
@@ -53,6 +54,7 @@ from memory.index.chunks import Chunk
 from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
+from memory.index.veccache import pick
 from memory.search.pool import CandidatePool
 from memory.search.results import SearchHit
 from memory.store.service import MemoryService
@@ -139,13 +141,16 @@ class MemoryView:
         return parsed
 
     def prepare(self, user_key: str) -> None:
-        """Parse MEMORY.md and embed its section descriptions, off the turn's path.
+        """Parse MEMORY.md, give its memories their views and embed its section
+        descriptions, off the turn's path.
 
         The deferred worker runs this after each turn's index work: when a confirm or an
         edit changed a section's newest memories, its new description is embedded (and
         stored) there, so the next turn embeds only its query. Unchanged: two cache hits.
         """
         parsed = self.parsed(user_key)
+        # An index built before memory views gets them here, a person at a time, off the turn.
+        self.memory.indexer.fill_views(user_key)
         state = self.topics.load(user_key)
         if state is None or dominant_section(state.proportions, state.dominant_threshold) is None:
             return  # no gating: the turn does not use the descriptions either
@@ -254,9 +259,12 @@ class MemoryView:
                     pool=pool,
                     line_vectors=earlier or None,
                 )
-                hits = fuse(
-                    hits, with_memories_below(other, floor, share), 2 * k, self.conversation
-                )
+                below = with_memories_below(other, floor, share)
+                # Every memory either search found stays: the order below decides among them.
+                hits = fuse(hits, below, len(hits) + len(below), self.conversation)
+            if qvec is not None:
+                context = self.recent.lookup(user_key, self._earlier(lines))
+                hits = self._memory_order(user_key, hits, qvec, context)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -264,8 +272,29 @@ class MemoryView:
         # What the message is about, by its own search: the best memory's section before
         # gating (one a turn; weaker hits of other sections would blur the window).
         found = next(((c.section,) for c in cands[:limit] if c.section), ())
-        gated = gate_sections(cands, frozenset(allowed) if allowed else None, k)
+        gated = gate_sections(cands, frozenset(allowed) if allowed else None, len(cands))
         return memories_first(gated, limit, self.budget.l2_other_max), found
+
+    def _earlier(self, lines: Sequence[str]) -> list[str]:
+        """The recent lines the conversation's context is made of, as their vectors are kept."""
+        turns = self.conversation.turns
+        return [line[:MAX_QUERY_CHARS] for line in lines[-turns:]] if turns > 0 else []
+
+    def _memory_order(
+        self, user_key: str, hits: list[SearchHit], qvec: Vector, context: list[Vector]
+    ) -> list[SearchHit]:
+        """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`);
+        a memory whose view is not stored yet stands for it with its index vector."""
+        mine = [h.chunk.id for h in hits if h.chunk.kind == KIND_MEMORY]
+        if len(mine) < 2:
+            return hits
+        store = self.memory.searcher.store
+        views = store.memory_views(user_key, mine)
+        missing = [cid for cid in mine if cid not in views]
+        if missing:
+            views.update(pick(*store.user_vectors(user_key), missing))
+        conv = self.conversation
+        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset)
 
     def _words(self, query: str, lines: Sequence[str]) -> str:
         """The mixed search's keyword query: the recent lines together
@@ -291,8 +320,7 @@ class MemoryView:
             return None, []
         # Kept as the session stores the line (secrets masked), which is how it is looked up.
         self.recent.remember(user_key, mask(query), qvec)
-        earlier = [line[:MAX_QUERY_CHARS] for line in lines[-conv.turns :]]
-        context = self.recent.lookup(user_key, earlier)
+        context = self.recent.lookup(user_key, self._earlier(lines))
         if not conv.per_line:
             return context_vector(qvec, context, conv.weight), []
         return (qvec, context) if context else (None, [])

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -189,3 +189,44 @@ def with_memories_below(result: SearchResult, floor: float, share: float = 0.0) 
             stages=dict(d.stages),
         )
     return [*result.hits, *sorted(below.values(), key=lambda h: -h.score)]
+
+
+def memory_order(
+    hits: Sequence[SearchHit],
+    views: Mapping[int, Vector],
+    latest: Vector,
+    context: Sequence[Vector],
+    weight: float,
+    rank_offset: float,
+) -> list[SearchHit]:
+    """``hits`` with the memories among them put in a better order, each other hit in place.
+
+    The memories a conversation talks around are many and fuse close together, and the
+    search's order among them (threshold tiers, then fused scores) is a weak one; here
+    they are ordered on their views (:mod:`memory.index.views`) by reciprocal-rank fusion of
+    three cosines: to the latest line, to the latest line mixed with the recent ones
+    (:func:`context_vector`), and the best to any one of those lines (MADial-Bench,
+    bench/RESULTS.md: the share in the prompt 0.543 -> ...). A memory without a view keeps
+    its place in the order of the rest.
+    """
+    slots = [i for i, h in enumerate(hits) if h.chunk.id in views]
+    if len(slots) < 2:
+        return list(hits)
+    mems = [hits[i] for i in slots]
+    matrix = np.stack([views[h.chunk.id] for h in mems]).astype(np.float32)
+    lines = np.stack([latest, *context]).astype(np.float32)
+    lists = [matrix @ latest.astype(np.float32)]
+    mixed = context_vector(latest, context, weight)
+    if mixed is not None:
+        lists.append(matrix @ mixed)
+    lists.append(np.max(matrix @ lines.T, axis=1))
+    score = np.zeros(len(mems))
+    for sims in lists:
+        ranks = np.empty(len(mems))
+        ranks[np.argsort(-sims, kind="stable")] = np.arange(1, len(mems) + 1)
+        score += 1.0 / (rank_offset + ranks)
+    order = np.argsort(-score, kind="stable")
+    out = list(hits)
+    for slot, i in zip(slots, order, strict=True):
+        out[slot] = mems[int(i)]
+    return out

@@ -89,6 +89,11 @@ class RetrievalConfig:
     # 0 turns it off. Chosen on LoCoMo conversations 1-5 (bench/RESULTS.md).
     date_weight: float = 0.1
     date_slack_days: int = 7
+    # Memories fetched on their own (memory.search.hybrid): besides the depth nearest chunks
+    # of every kind, each query vector fetches the memory_candidates nearest of the person's
+    # confirmed memories, so a growing daily log cannot crowd them out of the candidates
+    # (MADial-Bench, bench/RESULTS.md). The thresholds judge them as any chunk. 0: off.
+    memory_candidates: int = 36
     # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).

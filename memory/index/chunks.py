@@ -15,7 +15,7 @@ import json
 import logging
 import threading
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -179,8 +179,12 @@ class IndexStore:
         remove: Iterable[str],
         add: Sequence[NewChunk],
         vectors: npt.NDArray[np.float32],
+        views: Mapping[int, npt.NDArray[np.float32]] | None = None,
     ) -> None:
-        """In one transaction: drop the chunks of ``remove`` units, insert ``add``."""
+        """In one transaction: drop the chunks of ``remove`` units, insert ``add``.
+
+        ``views``: the memory views (:mod:`memory.index.views`) of ``add``'s chunks, by their
+        position in ``add``."""
         remove = list(remove)
         with self._lock:
             self._rows.pop(user_key, None)
@@ -188,7 +192,7 @@ class IndexStore:
             added_ids: list[int] = []
             try:
                 self._delete_units(user_key, path, remove)
-                for chunk, vec in zip(add, vectors, strict=True):
+                for pos, (chunk, vec) in enumerate(zip(add, vectors, strict=True)):
                     cur = self.conn.execute(
                         "INSERT INTO chunks (user_key, kind, path, unit_id, ordinal, "
                         "content_hash, section, date, line_start, line_end, importance, status, "
@@ -219,6 +223,12 @@ class IndexStore:
                         "INSERT INTO chunk_vec (chunk_id, user_key, embedding) VALUES (?, ?, ?)",
                         (rowid, chunk.user_key, np.asarray(vec, dtype=np.float32).tobytes()),
                     )
+                    view = (views or {}).get(pos)
+                    if view is not None:
+                        self.conn.execute(
+                            "INSERT INTO memory_view (chunk_id, user_key, vec) VALUES (?, ?, ?)",
+                            (rowid, chunk.user_key, np.asarray(view, dtype=np.float32).tobytes()),
+                        )
                     added_ids.append(int(rowid))
                 self.conn.commit()
             except BaseException:
@@ -269,7 +279,62 @@ class IndexStore:
         for i in range(0, len(ids), 500):
             part = ids[i : i + 500]
             marks = ",".join("?" * len(part))
+            self.conn.execute(f"DELETE FROM memory_view WHERE chunk_id IN ({marks})", part)
             self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
+
+    def memory_ids(self, user_key: str) -> npt.NDArray[np.int64]:
+        """The chunk ids of the user's confirmed memories (kind ``memory``), sorted."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT id FROM chunks WHERE user_key=? AND kind=? ORDER BY id",
+                (user_key, KIND_MEMORY),
+            ).fetchall()
+        return np.asarray([r[0] for r in rows], dtype=np.int64)
+
+    def memory_views(
+        self, user_key: str, ids: Sequence[int]
+    ) -> dict[int, npt.NDArray[np.float32]]:
+        """The stored memory views of the user's chunks ``ids`` (those that have one)."""
+        out: dict[int, npt.NDArray[np.float32]] = {}
+        with self._lock:
+            for i in range(0, len(ids), 500):
+                part = list(ids[i : i + 500])
+                marks = ",".join("?" * len(part))
+                rows = self.conn.execute(
+                    f"SELECT chunk_id, vec FROM memory_view WHERE user_key=? "
+                    f"AND chunk_id IN ({marks})",
+                    (user_key, *part),
+                ).fetchall()
+                out.update({int(r[0]): np.frombuffer(r[1], dtype=np.float32).copy() for r in rows})
+        return out
+
+    def memories_without_view(self, user_key: str) -> list[tuple[int, str]]:
+        """(chunk id, index text) of the user's memories with no view yet (an index built
+        before views, or one whose writer was stopped)."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT c.id, c.text FROM chunks AS c LEFT JOIN memory_view AS m "
+                "ON m.chunk_id = c.id WHERE c.user_key=? AND c.kind=? AND m.chunk_id IS NULL",
+                (user_key, KIND_MEMORY),
+            ).fetchall()
+        return [(int(r[0]), str(r[1])) for r in rows]
+
+    def add_memory_views(
+        self, user_key: str, views: Mapping[int, npt.NDArray[np.float32]]
+    ) -> None:
+        """Store views of the user's memory chunks that still exist (one transaction)."""
+        with self._lock:
+            try:
+                for cid, vec in views.items():
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO memory_view (chunk_id, user_key, vec) "
+                        "SELECT id, user_key, ? FROM chunks WHERE id=? AND user_key=?",
+                        (np.asarray(vec, dtype=np.float32).tobytes(), cid, user_key),
+                    )
+                self.conn.commit()
+            except BaseException:
+                self._rolled_back()
+                raise
 
     def passage_vectors(
         self, user_key: str, keys: Sequence[str]

@@ -24,7 +24,9 @@ from memory.config import IndexConfig
 from memory.index.chunking import chunk_text
 from memory.index.chunks import IndexStore, NewChunk
 from memory.index.embedders import Embedder
-from memory.index.sources import Unit, source_files, units_of
+from memory.index.sources import KIND_MEMORY, Unit, source_files, units_of
+from memory.index.veccache import pick
+from memory.index.views import Matrix, memory_views
 
 log = logging.getLogger(__name__)
 
@@ -136,12 +138,12 @@ class Indexer:
             vectors = self._embed(plan.chunks)
             with user_lock(self.data_dir, user_key):
                 if self.store.indexed_units(user_key, rel) == plan.indexed:
-                    return self._apply(user_key, rel, plan, vectors)
+                    return self._apply(user_key, rel, plan, *vectors)
         with user_lock(self.data_dir, user_key):  # a busy file: all of it in one hold
             plan = self._plan(user_key, rel, force)
             if plan is None:
                 return SyncStats()
-            return self._apply(user_key, rel, plan, self._embed(plan.chunks))
+            return self._apply(user_key, rel, plan, *self._embed(plan.chunks))
 
     def _plan(self, user_key: str, rel: str, force: bool) -> _Plan | None:
         """What a sync would change; None when nothing (the file is as last indexed)."""
@@ -166,20 +168,48 @@ class Indexer:
         chunks = [c for u in fresh for c in self.chunks_for(user_key, u)]
         return _Plan(indexed=indexed, remove=remove, fresh=len(fresh), chunks=chunks, state=state)
 
-    def _embed(self, chunks: list[NewChunk]) -> npt.NDArray[np.float32]:
+    def _embed(self, chunks: list[NewChunk]) -> tuple[Matrix, dict[int, Matrix]]:
+        """The chunks' passage vectors, and the memory views of the confirmed memories'
+        chunks by position (:mod:`memory.index.views`)."""
         if not chunks:
-            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+            return np.zeros((0, self.embedder.dim), dtype=np.float32), {}
         # The index text: the chunk with its context (a log record's neighbours).
-        return self.embedder.embed_passages([c.fts_text or c.text for c in chunks])
+        texts = [c.fts_text or c.text for c in chunks]
+        vectors = self.embedder.embed_passages(texts)
+        mine = [i for i, c in enumerate(chunks) if c.kind == KIND_MEMORY]
+        views = memory_views(self.embedder, [texts[i] for i in mine], vectors[mine])
+        return vectors, dict(zip(mine, views, strict=True))
+
+    def fill_views(self, user_key: str) -> int:
+        """Give the user's memories without a view one (an index built before views);
+        returns how many. Off the turn's path: the deferred worker runs it."""
+        missing = self.store.memories_without_view(user_key)
+        if not missing:
+            return 0
+        ids, matrix = self.store.user_vectors(user_key)
+        rows = pick(ids, matrix, [cid for cid, _ in missing])
+        have = [(cid, text) for cid, text in missing if cid in rows]
+        if not have:
+            return 0
+        views = memory_views(
+            self.embedder, [t for _, t in have], np.stack([rows[cid] for cid, _ in have])
+        )
+        self.store.add_memory_views(user_key, dict(zip([c for c, _ in have], views, strict=True)))
+        return len(have)
 
     def _apply(
-        self, user_key: str, rel: str, plan: _Plan, vectors: npt.NDArray[np.float32]
+        self,
+        user_key: str,
+        rel: str,
+        plan: _Plan,
+        vectors: npt.NDArray[np.float32],
+        views: dict[int, Matrix],
     ) -> SyncStats:
         if plan.state is None:  # the file is gone: so are its rows
             self.store.delete_path(user_key, rel)
             return SyncStats(removed=len(plan.remove), files=1)
         if plan.remove or plan.chunks:
-            self.store.replace_units(user_key, rel, plan.remove, plan.chunks, vectors)
+            self.store.replace_units(user_key, rel, plan.remove, plan.chunks, vectors, views)
         mtime, size = plan.state
         settled = time.time_ns() - mtime > RACY_WINDOW_NS
         self.store.set_file_state(user_key, rel, mtime if settled else -1, size)

@@ -56,6 +56,15 @@ CREATE TABLE IF NOT EXISTS passage_vec (
     vec BLOB NOT NULL,
     PRIMARY KEY (user_key, key)
 );
+-- A confirmed memory's second view (memory.index.views): its passage vector plus its text
+-- embedded as a query, normalised. The order among the memories a turn found is decided on
+-- it; a row goes with its chunk (forget, edit), so no memory's vector outlives it.
+CREATE TABLE IF NOT EXISTS memory_view (
+    chunk_id INTEGER PRIMARY KEY,
+    user_key TEXT NOT NULL,
+    vec BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS memory_view_by_user ON memory_view (user_key);
 """
 
 
@@ -157,7 +166,15 @@ def prepare(conn: Any, fts: UserFts, path: Path, model: str, dim: int) -> bool:
 def drop_all(conn: Any, fts: UserFts) -> None:
     """Drop every table (a full rebuild from the Markdown follows)."""
     fts.drop_all()
-    for table in ("chunk_vec", "chunks_fts", "chunks", "files", "meta", "passage_vec"):
+    for table in (
+        "chunk_vec",
+        "chunks_fts",
+        "chunks",
+        "files",
+        "meta",
+        "passage_vec",
+        "memory_view",
+    ):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.commit()
 

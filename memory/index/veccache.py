@@ -135,6 +135,22 @@ def nearest(ids: Ids, matrix: Matrix, vector: Matrix, limit: int) -> list[tuple[
     return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
 
 
+def nearest_within(
+    ids: Ids, matrix: Matrix, vector: Matrix, limit: int, within: Ids
+) -> list[tuple[int, float]]:
+    """:func:`nearest`, among the rows whose id is in ``within`` (sorted ids) only."""
+    mask = np.isin(ids, within, assume_unique=True)
+    if not mask.any() or limit <= 0:
+        return []
+    q = np.asarray(vector, dtype=np.float32)
+    qn = float(np.linalg.norm(q)) or 1.0
+    sims = np.where(mask, _similarities(matrix, q / qn), -np.inf)
+    n = min(limit, int(mask.sum()))
+    top = np.argpartition(-sims, n - 1)[:n] if n < len(ids) else np.arange(len(ids))
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [(int(ids[i]), 1.0 - float(sims[i])) for i in top]
+
+
 def pick(ids: Ids, matrix: Matrix, want: Sequence[int]) -> dict[int, Matrix]:
     """The rows of ``matrix`` for the chunk ids ``want`` (one binary search)."""
     out: dict[int, Matrix] = {}

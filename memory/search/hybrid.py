@@ -38,6 +38,7 @@ from memory.index.chunks import Chunk, IndexStore
 from memory.index.embedders import Embedder, similarity_floor
 from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
 from memory.index.text import keyword_terms, selective_terms
+from memory.index.veccache import nearest_within
 from memory.search import scoring
 from memory.search.folding import fold_candidates
 from memory.search.neighbours import best_of as _best
@@ -215,6 +216,8 @@ class HybridSearcher:
             vec_hits = self.store.vec_search(user_key, qvec, depth, loaded)
             for lvec in line_vectors or []:
                 vec_hits += self.store.vec_search(user_key, lvec, depth, loaded)
+            if cfg.memory_candidates > 0:
+                vec_hits += self._memories(user_key, loaded, [qvec, *(line_vectors or [])])
             if line_vectors:
                 # The depth nearest by their best cosine to any vector, as many as one vector
                 # fetches: each candidate costs a fetch and the stages (a turn's time).
@@ -308,6 +311,21 @@ class HybridSearcher:
         return SearchResult(hits, dropped, 0.0, (time.perf_counter() - t0) * 1000.0)
 
     # -- helpers -----------------------------------------------------------------------
+    def _memories(
+        self,
+        user_key: str,
+        loaded: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]],
+        vectors: list[npt.NDArray[np.float32]],
+    ) -> list[tuple[int, float]]:
+        """The person's confirmed memories nearest each vector (``memory_candidates`` each):
+        candidates of their own, so a long daily log cannot crowd them out of the depth."""
+        ids, matrix = loaded
+        mine = self.store.memory_ids(user_key)
+        if not len(mine) or len(mine) == len(ids):
+            return []  # no memories, or nothing but memories: the depth fetched them already
+        want = self.config.memory_candidates
+        return [hit for vec in vectors for hit in nearest_within(ids, matrix, vec, want, mine)]
+
     def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], age: float | None) -> None:
         """The retrieval score, then the low-priority demotion: the final order."""
         cfg = self.config
