@@ -262,6 +262,11 @@ class MemoryView:
                 below = with_memories_below(other, floor, share)
                 # Every memory either search found stays: the order below decides among them.
                 hits = fuse(hits, below, len(hits) + len(below), self.conversation)
+            # What the message is about, by its own search: the best memory's section before
+            # gating and before the memories' order below, which the recent lines weigh in
+            # (one a turn; weaker hits of other sections would blur the window).
+            first = [hit_candidate(h, parsed.by_id) for h in hits[:limit]]
+            found = next(((c.section,) for c in first if c.section), ())
             if qvec is not None:
                 context = self.recent.lookup(user_key, self._earlier(lines))
                 hits = self._memory_order(user_key, hits, qvec, context)
@@ -269,9 +274,6 @@ class MemoryView:
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
-        # What the message is about, by its own search: the best memory's section before
-        # gating (one a turn; weaker hits of other sections would blur the window).
-        found = next(((c.section,) for c in cands[:limit] if c.section), ())
         gated = gate_sections(cands, frozenset(allowed) if allowed else None, len(cands))
         return memories_first(gated, limit, self.budget.l2_other_max), found
 

@@ -451,7 +451,7 @@ TABLE_OWNERS = {
 }
 # index.db is rebuilt from the Markdown, never migrated: its tables stay with the index.
 INDEX_TABLES = {
-    "memory/index/schema.py": {"files", "chunks", "meta", "passage_vec"},
+    "memory/index/schema.py": {"files", "chunks", "meta", "passage_vec", "memory_view"},
     "memory/index/fts.py": {"fts_tables"},
 }
 FROZEN_FOREIGN = {  # the tables m001 and m004 made for other owners before the sets
