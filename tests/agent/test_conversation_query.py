@@ -17,6 +17,7 @@ from agent.query import (
     context_text,
     context_vector,
     fuse,
+    memory_order,
     with_memories_below,
 )
 from agent.selection import L2
@@ -25,6 +26,7 @@ from bot.app import build_agent, build_services
 from bot.settings import SettingsError, load_settings
 from memory.index.chunks import Chunk
 from memory.index.embedders import E5Embedder, Vector
+from memory.index.views import memory_views
 from memory.search.hybrid import SearchHit
 from memory.search.results import Dropped, SearchResult
 from tests.agent.conftest import USER, Env
@@ -279,3 +281,38 @@ async def test_a_memory_one_recent_line_names_stays_though_the_others_talk_of_el
         reply = await env.agent.respond(env.msg(line))
     assert reply is not None and not reply.error
     assert ids[0] in [m.id for m in reply.injected if m.layer == L2], reply.injected
+
+
+def test_memory_order_puts_the_memory_the_conversation_talks_around_first(
+    embedder: E5Embedder,
+) -> None:
+    # MADial-Bench's first dialogue: a magic show at a New Year's Eve party, and the memory
+    # that fits is the dance at last year's Christmas party. The search found it third.
+    texts = {
+        1: "Bart tried the mango ice cream at the new ice cream shop and felt very happy.",
+        3: "Bart danced at the Christmas party and felt very happy.",
+        4: "Bart was flying a kite at the beach and felt very happy.",
+    }
+    views = dict(
+        zip(texts, memory_views(embedder, list(texts.values()),
+                                embedder.embed_passages(list(texts.values()))), strict=True)
+    )  # fmt: skip
+    latest = embedder.embed_query(
+        "I'm really looking forward to that evening, it must be special!"
+    )
+    earlier = [
+        embedder.embed_query("I'm going to perform a magic trick at the New Year's Eve party!"),
+        embedder.embed_query("By the way, what should I wear?"),
+    ]
+    hits = [
+        SearchHit(_chunk(1, "memory"), 0.5, 0.5, 1),
+        SearchHit(_chunk(2, "log"), 0.45, 0.45, 2),
+        SearchHit(_chunk(3, "memory"), 0.3, 0.3, 3),
+        SearchHit(_chunk(4, "memory"), 0.28, 0.28, 4),
+    ]
+    ordered = memory_order(hits, views, latest, earlier, 1.0, 2.0)
+    assert _ids(ordered)[0] == 3  # the dance, first of the memories
+    assert _ids(ordered)[1] == 2  # a log line keeps its place
+    assert sorted(_ids(ordered)) == [1, 2, 3, 4]
+    # Without views (an index not given them yet) the search's order stands.
+    assert _ids(memory_order(hits, {}, latest, earlier, 1.0, 2.0)) == [1, 2, 3, 4]

@@ -1,0 +1,90 @@
+"""A confirmed memory's view (memory.index.views) lives and dies with it, and memories stay
+candidates of a search however long the person's daily log grows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import memory
+from memory import E5Embedder, Memory
+from memory.config import MemoryConfig, RetrievalConfig
+from memory.index.sources import KIND_MEMORY
+from tests.memory.daylogs import write_day_log
+
+USER = "cli_views"
+TEA = "I drink oolong tea every morning, no sugar"
+HIKE = "On weekends I hike Yangmingshan, leaving on Saturday mornings"
+
+
+def _memory_ids(library: Memory) -> dict[str, int]:
+    rows = library.store.conn.execute(
+        "SELECT text, id FROM chunks WHERE user_key=? AND kind=?", (USER, KIND_MEMORY)
+    ).fetchall()
+    return {str(r[0]): int(r[1]) for r in rows}
+
+
+def test_a_memory_has_a_view_nearer_its_own_question_and_loses_it_with_the_memory(
+    library: Memory,
+) -> None:
+    tea = library.service.remember(USER, TEA)
+    library.service.remember(USER, HIKE)
+    ids = _memory_ids(library)
+    views = library.store.memory_views(USER, list(ids.values()))
+    assert set(views) == set(ids.values())
+    passages = dict(zip(*library.store.user_vectors(USER), strict=True))
+    asked = library.embedder.embed_query(TEA)
+    view, passage = views[ids[TEA]], passages[ids[TEA]]
+    assert abs(float(np.linalg.norm(view)) - 1.0) < 1e-4
+    assert float(view @ asked) > float(passage @ asked)  # the view leans toward a question
+
+    library.service.forget(USER, tea.id)
+    left = library.store.conn.execute(
+        "SELECT chunk_id FROM memory_view WHERE user_key=?", (USER,)
+    ).fetchall()
+    assert [r[0] for r in left] == [ids[HIKE]]  # the forgotten memory's view went with it
+
+
+def test_an_index_built_before_views_gets_them_once(library: Memory) -> None:
+    library.service.remember(USER, TEA)
+    library.service.remember(USER, HIKE)
+    ids = sorted(_memory_ids(library).values())
+    stored = library.store.memory_views(USER, ids)
+    library.store.conn.execute("DELETE FROM memory_view")
+    library.store.conn.commit()
+    assert library.store.memory_views(USER, ids) == {}
+
+    assert library.service.indexer.fill_views(USER) == 2
+    again = library.store.memory_views(USER, ids)
+    assert set(again) == set(ids)
+    assert all(np.allclose(again[i], stored[i], atol=1e-5) for i in ids)
+    assert library.service.indexer.fill_views(USER) == 0  # nothing left to fill
+
+
+def _crowded(data_dir: Path, embedder: E5Embedder, candidates: int) -> set[int]:
+    """The chunk ids a search saw (kept or dropped) with a memory among 90 log lines that
+    talk of the query's words more than the memory does."""
+    cfg = MemoryConfig(retrieval=RetrievalConfig(memory_candidates=candidates))
+    with memory.open(data_dir, embedder=embedder, settings=cfg) as library:
+        if not _memory_ids(library):
+            library.service.remember(USER, "My daughter Mia plays the violin in the school band")
+            lines = [
+                ("user", f"the concert hall on {street} street had a music night {n}", f"r{n}")
+                for n, street in enumerate(["Elm", "Oak", "Pine", "Cedar", "Birch", "Maple"] * 15)
+            ]
+            write_day_log(library, USER, "2026-11-20", lines)
+        query = "we went to a music concert tonight"
+        result = library.service.search_result(USER, query, library.embedder.embed_query(query), 6)
+        seen = {h.chunk.id for h in result.hits} | {d.chunk.id for d in result.dropped}
+        mine = set(_memory_ids(library).values())
+        return seen & mine
+
+
+def test_memories_stay_candidates_however_long_the_log(
+    data_dir: Path, embedder: E5Embedder
+) -> None:
+    # Without a fetch of their own the 90 log lines fill the depth and the memory is
+    # never even judged; with it, it is a candidate for the thresholds to judge.
+    assert _crowded(data_dir, embedder, 0) == set()
+    assert len(_crowded(data_dir, embedder, 36)) == 1
