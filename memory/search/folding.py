@@ -80,11 +80,27 @@ def fold(
     than the rest of the stage).
     """
     keys: dict[int, str] = {}
+    grams: dict[int, frozenset[str]] = {}
 
     def key(i: int) -> str:
         if i not in keys:
             keys[i] = fold_key(items[i].words)
         return keys[i]
+
+    def same(i: int, m: int) -> bool:
+        """:func:`repeats` of items ``i`` and ``m``, each one's bigrams made once: a turn
+        compares every log line with every memory found (dozens each)."""
+        a, b = key(i), key(m)
+        if not a or not b or a == b:
+            return bool(a) and a == b
+        for j, k in ((i, a), (m, b)):
+            if j not in grams:
+                grams[j] = _bigrams(k)
+        x, y = grams[i], grams[m]
+        small, large = sorted((len(x), len(y)))
+        if not small or small < overlap * large:  # the overlap cannot reach it
+            return False
+        return len(x & y) / len(x | y) >= overlap
 
     memories = [i for i, it in enumerate(items) if it.memory]
     score = {i: it.score for i, it in enumerate(items)}
@@ -100,7 +116,7 @@ def fold(
             break
         target = None
         if not it.memory:
-            target = next((m for m in memories if repeats(key(i), key(m), overlap)), None)
+            target = next((m for m in memories if same(i, m)), None)
         if target is None:
             target = seen.get(key(i)) if key(i) else None
         if target is None or target == i:  # a memory that took a copy in is seen already
