@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from memory.index.embedders import Vector
 from memory.index.sources import KIND_MEMORY
@@ -191,6 +192,19 @@ def with_memories_below(result: SearchResult, floor: float, share: float = 0.0) 
     return [*result.hits, *sorted(below.values(), key=lambda h: -h.score)]
 
 
+def rank_fusion(
+    scores: Sequence[npt.NDArray[np.float32]], offset: float
+) -> npt.NDArray[np.float64]:
+    """Reciprocal-rank fusion of score lists over the same items: each item's sum of
+    ``1 / (offset + rank)``, its rank 1 for the best score of a list (ties: the first)."""
+    total = np.zeros(len(scores[0]) if scores else 0)
+    for sims in scores:
+        ranks = np.empty(len(sims))
+        ranks[np.argsort(-np.asarray(sims), kind="stable")] = np.arange(1, len(sims) + 1)
+        total += 1.0 / (offset + ranks)
+    return total
+
+
 def memory_order(
     hits: Sequence[SearchHit],
     views: Mapping[int, Vector],
@@ -222,12 +236,7 @@ def memory_order(
     mixed = context_vector(latest, context, weight)
     if mixed is not None:
         lists.append(matrix @ mixed)
-    score = np.zeros(len(mems))
-    for sims in lists:
-        ranks = np.empty(len(mems))
-        ranks[np.argsort(-sims, kind="stable")] = np.arange(1, len(mems) + 1)
-        score += 1.0 / (rank_offset + ranks)
-    order = np.argsort(-score, kind="stable")
+    order = np.argsort(-rank_fusion(lists, rank_offset), kind="stable")
     out = list(hits)
     for slot, i in zip(slots, order, strict=True):
         out[slot] = mems[int(i)]

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from madial import DEFAULT_DATA, Dialogue, load, recall  # noqa: E402
 
+from agent.query import rank_fusion  # noqa: E402
 from memory.index.embedders import E5Embedder, normalise  # noqa: E402
 
 Matrix = npt.NDArray[np.float32]
@@ -65,13 +66,8 @@ class Views:
 
 
 def ranks_fused(*scores: Matrix, offset: float = 2.0) -> Matrix:
-    """Reciprocal-rank fusion of several score lists (the bot's ``agent.query.fuse``)."""
-    out = np.zeros(len(scores[0]))
-    for s in scores:
-        r = np.empty(len(s))
-        r[np.argsort(-np.asarray(s), kind="stable")] = np.arange(1, len(s) + 1)
-        out += 1.0 / (offset + r)
-    return out.astype(np.float32)
+    """Reciprocal-rank fusion of several score lists (:func:`agent.query.rank_fusion`)."""
+    return rank_fusion(scores, offset).astype(np.float32)
 
 
 def unit(x: Matrix) -> Matrix:

@@ -57,6 +57,10 @@ class IndexStore:
         self._vec_cache_version = -1
         # Each user's chunk count, while nothing changed (counted again once dropped).
         self._rows: CappedMap[str, int] = CappedMap()
+        # Each user's memory chunk ids, kept and dropped with the count; and the users whose
+        # memories all have a view (every write gives a new memory its view with it).
+        self._memory_ids: CappedMap[str, npt.NDArray[np.int64]] = CappedMap()
+        self._viewed: CappedMap[str, bool] = CappedMap()
         # Writes of chunks so far, counted in buckets by user (people sharing a bucket only
         # cost a read again), and rollbacks: a cold load read outside the lock is kept only
         # if none of its person's came between (:meth:`user_vectors`).
@@ -149,6 +153,8 @@ class IndexStore:
         self._vec_cache.clear()
         self.fts.forget_cached()
         self._rows.clear()
+        self._memory_ids.clear()
+        self._viewed.clear()
 
     def mark_rebuilt(self) -> None:
         """Record that a full rebuild finished."""
@@ -188,6 +194,7 @@ class IndexStore:
         remove = list(remove)
         with self._lock:
             self._rows.pop(user_key, None)
+            self._memory_ids.pop(user_key, None)
             self._wrote(user_key)
             added_ids: list[int] = []
             try:
@@ -272,6 +279,7 @@ class IndexStore:
             self.conn.execute("DELETE FROM passage_vec WHERE user_key=?", (user_key,))
         self._vec_cache.drop(ids)
         self._rows.pop(user_key, None)
+        self._memory_ids.pop(user_key, None)
         self.fts.delete(user_key, ids)
         # One key at a time: vec0 scans every user's vectors for ``IN (...)`` (see
         # :meth:`_vectors_of`).
@@ -283,13 +291,19 @@ class IndexStore:
             self.conn.execute(f"DELETE FROM chunks WHERE id IN ({marks})", part)
 
     def memory_ids(self, user_key: str) -> npt.NDArray[np.int64]:
-        """The chunk ids of the user's confirmed memories (kind ``memory``), sorted."""
+        """The chunk ids of the user's confirmed memories (kind ``memory``), sorted; read
+        again only after the user's chunks changed (every search asks)."""
         with self._lock:
-            rows = self.conn.execute(
-                "SELECT id FROM chunks WHERE user_key=? AND kind=? ORDER BY id",
-                (user_key, KIND_MEMORY),
-            ).fetchall()
-        return np.asarray([r[0] for r in rows], dtype=np.int64)
+            self._check_version()
+            ids = self._memory_ids.get(user_key)
+            if ids is None:
+                rows = self.conn.execute(
+                    "SELECT id FROM chunks WHERE user_key=? AND kind=? ORDER BY id",
+                    (user_key, KIND_MEMORY),
+                ).fetchall()
+                ids = np.asarray([r[0] for r in rows], dtype=np.int64)
+                self._memory_ids[user_key] = ids
+        return ids
 
     def memory_views(
         self, user_key: str, ids: Sequence[int]
@@ -310,13 +324,19 @@ class IndexStore:
 
     def memories_without_view(self, user_key: str) -> list[tuple[int, str]]:
         """(chunk id, index text) of the user's memories with no view yet (an index built
-        before views, or one whose writer was stopped)."""
+        before views). Once none is, the user is not asked about again: a memory written
+        since came with its view (the deferred work asks after every turn)."""
         with self._lock:
+            self._check_version()
+            if self._viewed.get(user_key):
+                return []
             rows = self.conn.execute(
                 "SELECT c.id, c.text FROM chunks AS c LEFT JOIN memory_view AS m "
                 "ON m.chunk_id = c.id WHERE c.user_key=? AND c.kind=? AND m.chunk_id IS NULL",
                 (user_key, KIND_MEMORY),
             ).fetchall()
+            if not rows:
+                self._viewed[user_key] = True
         return [(int(r[0]), str(r[1])) for r in rows]
 
     def add_memory_views(
@@ -444,6 +464,8 @@ class IndexStore:
             self._vec_cache.clear()
             self._vec_cache_version = version
             self._rows.clear()
+            self._memory_ids.clear()
+            self._viewed.clear()
             # Another process may have rebuilt the file, numbering the users' tables anew.
             self.fts.forget_names()
 
