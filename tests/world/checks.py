@@ -49,6 +49,9 @@ def memory_problems(data_dir: Path, person: Person) -> list[str]:
     back = {e.id for e in files.entries(data_dir, key)} & person.forgotten
     if back:
         out.append(f"{key}: forgotten versions {sorted(back)} are in MEMORY.md again")
+    stray = files.stray_views(data_dir, key)
+    if stray:
+        out.append(f"{key}: the index keeps views of chunks that are no memory: {stray}")
     return out
 
 

@@ -146,3 +146,22 @@ def index_texts(data_dir: Path, user_key: str) -> list[tuple[str, str]]:
     finally:
         conn.close()
     return [(str(r[0]), str(r[1])) for r in rows]
+
+
+def stray_views(data_dir: Path, user_key: str) -> list[int]:
+    """Chunk ids of the person's memory views (memory.index.views) that belong to no memory
+    chunk of theirs: a view must go with its memory (forget, edit, undo)."""
+    path = index_path(data_dir)
+    if not path.exists():
+        return []
+    conn = connect(path, vec=False)
+    try:
+        rows = conn.execute(
+            "SELECT m.chunk_id FROM memory_view AS m LEFT JOIN chunks AS c "
+            "ON c.id = m.chunk_id AND c.user_key = m.user_key AND c.kind = 'memory' "
+            "WHERE m.user_key = ? AND c.id IS NULL",
+            (user_key,),
+        ).fetchall()
+    finally:
+        conn.close()
+    return [int(r[0]) for r in rows]
