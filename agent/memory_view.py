@@ -275,7 +275,8 @@ class MemoryView:
             return [], ()
         cands = [hit_candidate(h, parsed.by_id) for h in hits]
         gated = gate_sections(cands, frozenset(allowed) if allowed else None, len(cands))
-        return memories_first(gated, limit, self.budget.l2_other_max), found
+        budget = self.budget
+        return memories_first(gated, limit, budget.l2_other_max, budget.l2_other_margin), found
 
     def _earlier(self, lines: Sequence[str]) -> list[str]:
         """The recent lines the conversation's context is made of, as their vectors are kept."""

@@ -176,17 +176,24 @@ def is_memory(cand: Candidate) -> bool:
     return cand.source.startswith(MEMORY_SOURCE)
 
 
-def memories_first(candidates: Sequence[Candidate], limit: int, other_max: int) -> list[Candidate]:
+def memories_first(
+    candidates: Sequence[Candidate], limit: int, other_max: int, other_margin: float = 0.0
+) -> list[Candidate]:
     """The L2 slots: the person's memories first, then at most ``other_max`` other hits.
 
     Other hits (daily-log lines of earlier conversations, compaction summaries) score like any
     chunk and, told in many words, often above the memory a conversation talks around; they
     take the slots the memories leave, and at most ``other_max`` while memories could fill
-    them. Each group keeps its search order; memories come first in the prompt.
+    them, those only when their score is at least ``other_margin`` times the best memory's.
+    Each group keeps its search order (the ones above the margin first); memories come first
+    in the prompt.
     """
     mems = [c for c in candidates if is_memory(c)]
     others = [c for c in candidates if not is_memory(c)]
-    n_mem = min(len(mems), max(0, limit - min(other_max, len(others))))
+    best = max((c.score for c in mems), default=0.0)
+    strong = [c for c in others if c.score >= other_margin * best]
+    others = strong + [c for c in others if c.score < other_margin * best]
+    n_mem = min(len(mems), max(0, limit - min(other_max, len(strong))))
     return mems[:n_mem] + others[: max(0, limit - n_mem)]
 
 

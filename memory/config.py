@@ -176,6 +176,13 @@ class BudgetConfig:
     # person's confirmed memories could fill them: memories are ranked ahead of what was only
     # said in other conversations (agent.selection.memories_first; bench/RESULTS.md, MADial).
     l2_other_max: int = 1
+    # ... and only when it is clearly the turn's best hit: its score at least this times the
+    # best memory's. A line of the person's own chatter matches a new line by its register
+    # as much as by its subject (e5 scores two lines of "I ..." close), so at a par it takes a
+    # memory's place for nothing; one that names what the turn is about stands well above
+    # (bench/RESULTS.md, "MADial: a memory's slot goes to an earlier line only when..."). 0: at
+    # any score, as before.
+    l2_other_margin: float = 1.2
     # A memory the retrieval thresholds (min_score 0.3, hard_min_score 0.35) dropped may still
     # take an L2 slot no memory above them wants when its fused score reaches this: on e5's
     # compressed scale a memory the conversation talks around fuses at 0.2-0.3

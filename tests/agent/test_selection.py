@@ -132,6 +132,19 @@ def test_memories_take_the_l2_slots_ahead_of_other_conversations_lines() -> None
     assert [c.id for c in memories_first([summary, _mem("m1", 0.5)], 1, 0)] == ["m1"]
 
 
+def test_an_earlier_line_takes_a_memorys_slot_only_clearly_above_the_best_memory() -> None:
+    """With ``other_margin``, a line of another conversation takes one of the slots memories
+    could fill only when its score is that many times the best memory's; the ones above it
+    go first. Slots the memories leave are filled by the other hits as before."""
+    at_par = [_said("a", 0.55), _mem("m1", 0.5), _mem("m2", 0.45), _mem("m3", 0.4)]
+    assert [c.id for c in memories_first(at_par, 3, 1, 1.2)] == ["m1", "m2", "m3"]
+    assert [c.id for c in memories_first(at_par, 3, 1, 0.0)] == ["m1", "m2", "a"]
+    above = [_said("a", 0.55), _mem("m1", 0.5), _said("b", 0.65), _mem("m2", 0.45)]
+    assert [c.id for c in memories_first(above, 2, 1, 1.2)] == ["m1", "b"]
+    # Too few memories: the weaker lines still fill what the memories leave.
+    assert [c.id for c in memories_first(at_par, 5, 1, 1.2)] == ["m1", "m2", "m3", "a"]
+
+
 def test_fallback_only_when_nothing_else_and_cut_to_budget() -> None:
     text = "我喜歡喝咖啡，不加糖，而且每天早上都要喝一杯"
     entries = [Entry(f"m-{i}", text, section="偏好") for i in range(300)]
