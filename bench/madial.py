@@ -1,4 +1,4 @@
-"""MADial-Bench (English): do the memories a conversation talks around reach the model's prompt?
+"""MADial-Bench: do the memories a conversation talks around reach the model's prompt?
 
 Usage::
 
@@ -7,7 +7,12 @@ Usage::
 ``DATA_DIR`` (default ``../shared/bench/madial-en``, kept outside the repository) holds the
 benchmark's files (its README): 160 dialogues of two people, each person's memory bank, the
 turn where a memory should come back and the memories that fit there, and the paper's
-published top-20 lists.
+published top-20 lists. The edition is read from the file names: the English one
+(``MADial-Bench-en-dialogue.json``, ``-memory.json``) or the Chinese original
+(``MADial-Bench-zh-...``, with its published lists ``BGE_M3_dense_zh_top_20_ids.json`` and
+``openai_zh_top_20_ids.json`` when they are beside it); the last line names it
+(``madial-zh: ...``). A line is ``<Speaker>: "text"`` (a full-width colon and Chinese quotes
+too); the assistant is whoever speaks at the test turn, the person everyone else.
 
 - **Through the whole bot**: one data dir and one conversation per person, as ``pcai chat``
   would hold it. The person's memories are confirmed first (each on its own day); then each
@@ -58,12 +63,17 @@ from memory.index.sources import KIND_MEMORY  # noqa: E402
 
 DEFAULT_DATA = ROOT.parent / "shared" / "bench" / "madial-en"
 PUBLISHED = {
-    "bge-m3": "bge_m3_top_20.json",
-    "gte": "gte_top_20.json",
-    "jina": "jina_top_20.json",
-    "openai": "openai_top_20_bottom.json",
+    "en": {
+        "bge-m3": "bge_m3_top_20.json",
+        "gte": "gte_top_20.json",
+        "jina": "jina_top_20.json",
+        "openai": "openai_top_20_bottom.json",
+    },
+    "zh": {"bge-m3": "BGE_M3_dense_zh_top_20_ids.json", "openai": "openai_zh_top_20_ids.json"},
 }
-_SPEAKER = re.compile(r"^<([^>]+)>:\s*")
+EDITIONS = ("en", "zh")
+_SPEAKER = re.compile(r"^<([^>]+)>\s*[:：]\s*")
+_QUOTES = "\"'“”「」『』 "
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,23 +111,36 @@ def utterance(line: str) -> tuple[str, str]:
     match = _SPEAKER.match(line.strip())
     if match is None:
         return "", ""
-    return match.group(1), line.strip()[match.end() :].strip().strip('"').strip()
+    return match.group(1), line.strip()[match.end() :].strip(_QUOTES)
+
+
+def edition(data: Path) -> str:
+    """Which edition ``data`` holds ("en" or "zh"; "" for neither), by its file names."""
+    return next((e for e in EDITIONS if (data / f"MADial-Bench-{e}-dialogue.json").is_file()), "")
+
+
+def json_rows(path: Path) -> list[Any]:
+    """A file of one JSON value a line, or one JSON list."""
+    text = path.read_text(encoding="utf-8")
+    try:
+        values = [json.loads(raw) for raw in text.splitlines() if raw.strip()]
+    except json.JSONDecodeError:
+        values = [json.loads(text)]
+    return [row for v in values for row in (v if isinstance(v, list) else [v])]
 
 
 def load(data: Path) -> tuple[list[Dialogue], dict[str, dict[str, Any]]]:
     """The dialogues and the memory bank (id -> time, event, user-id)."""
+    lang = edition(data) or "en"
     bank: dict[str, dict[str, Any]] = {}
-    for raw in (data / "MADial-Bench-en-memory.json").read_text(encoding="utf-8").splitlines():
-        if raw.strip():
-            bank.update(json.loads(raw))
+    for row in json_rows(data / f"MADial-Bench-{lang}-memory.json"):
+        bank.update(row)
     dialogues = []
-    for raw in (data / "MADial-Bench-en-dialogue.json").read_text(encoding="utf-8").splitlines():
-        if not raw.strip():
-            continue
-        row = json.loads(raw)
+    for row in json_rows(data / f"MADial-Bench-{lang}-dialogue.json"):
         test = int(row["test-turn"][0])
+        assistant = utterance(row["dialogue"][test])[0] or "Assistant"
         said = [utterance(line) for line in row["dialogue"][:test]]
-        mine = tuple(text for who, text in said if who and who != "Assistant" and text)
+        mine = tuple(text for who, text in said if who and who != assistant and text)
         history = "\n".join(f"{who}: {text}" for who, text in said if who)
         relevant = tuple(str(i) for i in row["relevant-id"])
         dialogues.append(Dialogue(int(row["user-id"]), mine, history, relevant))
@@ -143,11 +166,11 @@ def recall(found: list[str], relevant: tuple[str, ...], k: int) -> float:
 def published(data: Path, limit: int) -> dict[str, tuple[float, float]]:
     """The paper's lists, scored as recall at 5 and 10 (over the same dialogues)."""
     out = {}
-    for name, file in PUBLISHED.items():
+    for name, file in PUBLISHED[edition(data) or "en"].items():
         path = data / file
         if not path.is_file():
             continue
-        rows = [json.loads(r) for r in path.read_text(encoding="utf-8").splitlines() if r]
+        rows = [r for r in json_rows(path) if isinstance(r, dict)]
         r5, r10 = [], []
         for row in rows[:limit] if limit else rows:
             top = [str(i) for i in row.get("top-20-ids") or row.get("top_20_ids") or []]
@@ -221,8 +244,9 @@ def main() -> int:
     ap.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=0, help="the first N dialogues only")
     args = ap.parse_args()
-    if not (args.data / "MADial-Bench-en-dialogue.json").is_file():
-        ap.error(f"MADial-Bench (English) not found in {args.data}; pass its folder")
+    lang = edition(args.data)
+    if not lang:
+        ap.error(f"MADial-Bench (English or Chinese) not found in {args.data}; pass its folder")
     dialogues, bank = load(args.data)
     if args.limit:
         dialogues = dialogues[: args.limit]
@@ -234,8 +258,10 @@ def main() -> int:
     for user in sorted({d.user for d in dialogues}):
         mine = [d for d in dialogues if d.user == user]
         asyncio.run(run_person(embedder, work, user, mine, bank, tally, day))
-    for name, (r5, r10) in published(args.data, args.limit).items():
+    lists = published(args.data, args.limit)
+    for name, (r5, r10) in lists.items():
         print(f"published {name}: R@5 {r5:.3f} R@10 {r10:.3f}")
+    refs = ", ".join(f"{n} {lists[n][0]:.3f}" for n in ("bge-m3", "openai") if n in lists)
     print(
         f"pcai search (whole history as the query): R@5 {mean(tally.r5):.3f} "
         f"R@10 {mean(tally.r10):.3f}"
@@ -245,8 +271,8 @@ def main() -> int:
         f"prompt {mean(tally.prompt):.3f} ({time.perf_counter() - started:.0f} s)"
     )
     print(
-        f"madial-en: prompt {mean(tally.prompt):.3f} ({mean(tally.injected):.1f} injected a turn)"
-        f" search R@5 {mean(tally.r5):.3f} (bge-m3 0.553, openai 0.695)"
+        f"madial-{lang}: prompt {mean(tally.prompt):.3f} ({mean(tally.injected):.1f} injected a"
+        f" turn) search R@5 {mean(tally.r5):.3f} ({refs or 'no published lists beside it'})"
     )
     return 0
 

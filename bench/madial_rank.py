@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from madial import DEFAULT_DATA, Dialogue, load, recall  # noqa: E402
+from madial import DEFAULT_DATA, Dialogue, edition, load, recall  # noqa: E402
 
 from agent.query import rank_fusion  # noqa: E402
 from memory.index.embedders import E5Embedder, normalise  # noqa: E402
@@ -173,8 +173,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
     args = ap.parse_args()
-    if not (args.data / "MADial-Bench-en-dialogue.json").is_file():
-        ap.error(f"MADial-Bench (English) not found in {args.data}; pass its folder")
+    if not edition(args.data):
+        ap.error(f"MADial-Bench (English or Chinese) not found in {args.data}; pass its folder")
     dialogues, bank = load(args.data)
     events = {mid: str(m["event"]) for mid, m in bank.items()}
     owner = {
