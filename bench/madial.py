@@ -2,7 +2,7 @@
 
 Usage::
 
-    .venv/bin/python bench/madial.py [DATA_DIR] [--limit N]
+    .venv/bin/python bench/madial.py [DATA_DIR] [--limit N] [--user N]
 
 ``DATA_DIR`` (default ``../shared/bench/madial-en``, kept outside the repository) holds the
 benchmark's files (its README): 160 dialogues of two people, each person's memory bank, the
@@ -13,6 +13,9 @@ published top-20 lists. The edition is read from the file names: the English one
 ``openai_zh_top_20_ids.json`` when they are beside it); the last line names it
 (``madial-zh: ...``). A line is ``<Speaker>: "text"`` (a full-width colon and Chinese quotes
 too); the assistant is whoever speaks at the test turn, the person everyone else.
+``bench/data/madial-zh-tw`` is one person of the English edition translated into Traditional
+Chinese for PCAI (its README): ``bench/madial.py bench/data/madial-zh-tw`` against
+``bench/madial.py --user 1`` compares PCAI's Chinese with its English on the same content.
 
 - **Through the whole bot**: one data dir and one conversation per person, as ``pcai chat``
   would hold it. The person's memories are confirmed first (each on its own day); then each
@@ -163,8 +166,9 @@ def recall(found: list[str], relevant: tuple[str, ...], k: int) -> float:
     return len(set(found[:k]) & set(relevant)) / len(relevant)
 
 
-def published(data: Path, limit: int) -> dict[str, tuple[float, float]]:
-    """The paper's lists, scored as recall at 5 and 10 (over the same dialogues)."""
+def published(data: Path, keep: list[int]) -> dict[str, tuple[float, float]]:
+    """The paper's lists, scored as recall at 5 and 10 over the same dialogues (``keep``:
+    their places in the dialogue file)."""
     out = {}
     for name, file in PUBLISHED[edition(data) or "en"].items():
         path = data / file
@@ -172,7 +176,7 @@ def published(data: Path, limit: int) -> dict[str, tuple[float, float]]:
             continue
         rows = [r for r in json_rows(path) if isinstance(r, dict)]
         r5, r10 = [], []
-        for row in rows[:limit] if limit else rows:
+        for row in (rows[i] for i in keep if i < len(rows)):
             top = [str(i) for i in row.get("top-20-ids") or row.get("top_20_ids") or []]
             rel = tuple(str(i) for i in row.get("relevant-id") or row.get("relevant_id") or [])
             r5.append(recall(top, rel, 5))
@@ -243,22 +247,24 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("data", type=Path, nargs="?", default=DEFAULT_DATA)
     ap.add_argument("--limit", type=int, default=0, help="the first N dialogues only")
+    ap.add_argument("--user", type=int, default=0, help="one person's dialogues only (1 or 2)")
     args = ap.parse_args()
     lang = edition(args.data)
     if not lang:
         ap.error(f"MADial-Bench (English or Chinese) not found in {args.data}; pass its folder")
-    dialogues, bank = load(args.data)
-    if args.limit:
-        dialogues = dialogues[: args.limit]
+    every, bank = load(args.data)
+    keep = [i for i, d in enumerate(every) if not args.user or d.user == args.user]
+    keep = keep[: args.limit] if args.limit else keep
+    dialogues = [every[i] for i in keep]
     work = Path(tempfile.mkdtemp(prefix="pcai-madial-"))
-    embedder = build_embedder(load_settings({"PCAI_DATA_DIR": str(work / "e")}))
+    embedder = build_embedder(load_settings({**settings_env(), "PCAI_DATA_DIR": str(work / "e")}))
     started = time.perf_counter()
     day = talk_day(bank)
     tally = Tally()
     for user in sorted({d.user for d in dialogues}):
         mine = [d for d in dialogues if d.user == user]
         asyncio.run(run_person(embedder, work, user, mine, bank, tally, day))
-    lists = published(args.data, args.limit)
+    lists = published(args.data, keep)
     for name, (r5, r10) in lists.items():
         print(f"published {name}: R@5 {r5:.3f} R@10 {r10:.3f}")
     refs = ", ".join(f"{n} {lists[n][0]:.3f}" for n in ("bge-m3", "openai") if n in lists)
