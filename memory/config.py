@@ -94,25 +94,6 @@ class RetrievalConfig:
     # confirmed memories, so a growing daily log cannot crowd them out of the candidates
     # (MADial-Bench, bench/RESULTS.md). The thresholds judge them as any chunk. 0: off.
     memory_candidates: int = 36
-    # Stretch fetch (memory.search.hybrid): the stretch_summaries idle summaries nearest the
-    # query name their stretches of log; the stretch_candidates records of each nearest the
-    # query become candidates too, so a turn that shares few words with the question is
-    # fetched when the session it belongs to matches (LoCoMo multi-hop). 0: off.
-    stretch_summaries: int = 0
-    stretch_candidates: int = 0
-    # Session cap (memory.search.hybrid): at most session_cap daily-log hits of one day's log
-    # stand before the hits of other days; the rest follow them, best first. 0: off.
-    session_cap: int = 0
-    # Feedback fetch (memory.search.hybrid): the query vector moved toward the mean of its
-    # feedback_hits nearest chunks (by feedback_weight) fetches its own depth nearest too;
-    # with feedback_sim a candidate's similarity is its best cosine to either. 0: off.
-    feedback_hits: int = 0
-    feedback_weight: float = 0.5
-    feedback_sim: bool = False
-    # Speaker match (memory.search.hybrid): a daily-log record said by someone the query names
-    # gains speaker_weight. 0: off.
-    speaker_weight: float = 0.0
-    speaker_candidates: int = 0
     # The retrieval score orders the kept hits (docs/retrieval.md, "Retrieval score").
     # Its recency term is exp(-rate * days); 0 holds it at 1, since the recency stage above
     # already counts age and a rate of 0.05 lowers LoCoMo recall (bench/RESULTS.md).

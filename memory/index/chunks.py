@@ -27,7 +27,7 @@ from memory.base.lru import MB, CachePool, CappedMap
 from memory.config import DEFAULT_CACHE_MB
 from memory.index import fts
 from memory.index.schema import FTS_REFILL, SCHEMA_VERSION, Chunk, NewChunk, prepare, row_to_chunk
-from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
+from memory.index.sources import KIND_MEMORY
 from memory.index.text import space_cjk
 from memory.index.veccache import VectorCache, nearest, pick
 
@@ -304,35 +304,6 @@ class IndexStore:
                 ids = np.asarray([r[0] for r in rows], dtype=np.int64)
                 self._memory_ids[user_key] = ids
         return ids
-
-    def summary_ids(self, user_key: str) -> npt.NDArray[np.int64]:
-        """The chunk ids of the user's summaries (kind ``summary``), sorted."""
-        with self._lock:
-            rows = self.conn.execute(
-                "SELECT id FROM chunks WHERE user_key=? AND kind=? ORDER BY id",
-                (user_key, KIND_SUMMARY),
-            ).fetchall()
-        return np.asarray([r[0] for r in rows], dtype=np.int64)
-
-    def log_ids_of(self, user_key: str, speaker: str) -> npt.NDArray[np.int64]:
-        """The chunk ids of the user's daily-log records said by ``speaker``, sorted."""
-        with self._lock:
-            rows = self.conn.execute(
-                "SELECT id FROM chunks WHERE user_key=? AND kind=? AND text LIKE ? ORDER BY id",
-                (user_key, KIND_LOG, speaker + ":%"),
-            ).fetchall()
-        return np.asarray([r[0] for r in rows], dtype=np.int64)
-
-    def log_ids_between(self, user_key: str, start: str, end: str) -> npt.NDArray[np.int64]:
-        """The chunk ids of the user's daily-log records timestamped ``start``..``end``
-        (``YYYY-MM-DDTHH:MM:SS``, inclusive), sorted."""
-        with self._lock:
-            rows = self.conn.execute(
-                "SELECT id FROM chunks WHERE user_key=? AND kind=? AND date BETWEEN ? AND ? "
-                "ORDER BY id",
-                (user_key, KIND_LOG, start, end),
-            ).fetchall()
-        return np.asarray([r[0] for r in rows], dtype=np.int64)
 
     def memory_views(
         self, user_key: str, ids: Sequence[int]

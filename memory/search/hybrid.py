@@ -33,13 +33,12 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.base.markdown import MemoryStatus
-from memory.base.spans import parse_span
 from memory.config import RetrievalConfig
 from memory.index.chunks import Chunk, IndexStore
 from memory.index.embedders import Embedder, similarity_floor
 from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
 from memory.index.text import keyword_terms, selective_terms
-from memory.index.veccache import nearest_within, pick
+from memory.index.veccache import nearest_within
 from memory.search import scoring
 from memory.search.folding import fold_candidates
 from memory.search.neighbours import best_of as _best
@@ -83,34 +82,6 @@ class _Cand:
     vector: npt.NDArray[np.float32] | None
     stages: dict[str, float] = field(default_factory=dict)
     score: float = 0.0
-
-
-def _cap_days(order: list[int], live: list[_Cand], cap: int) -> list[int]:
-    """``order`` with at most ``cap`` daily-log hits of one day's log ahead of the hits of
-    other days (the rest follow, in their order): the evidence of a question about several
-    sessions lies in several days, and one day's best lines otherwise fill the top k."""
-    seen: dict[str, int] = {}
-    first: list[int] = []
-    rest: list[int] = []
-    for i in order:
-        chunk = live[i].chunk
-        if chunk.kind == KIND_LOG:
-            seen[chunk.path] = seen.get(chunk.path, 0) + 1
-            if seen[chunk.path] > cap:
-                rest.append(i)
-                continue
-        first.append(i)
-    return first + rest
-
-
-def _speakers(cands: list[_Cand], query: str, weight: float) -> None:
-    """A daily-log record said by someone the query names gains ``weight``."""
-    names = {w.casefold() for w in re.findall(r"\w+", query)}
-    for c in cands:
-        if c.chunk.kind == KIND_LOG:
-            m = _SPEAKER.match(c.chunk.text)
-            if m and m.group(0).rstrip(" :：").casefold() in names:
-                c.score += weight
 
 
 class HybridSearcher:
@@ -247,19 +218,6 @@ class HybridSearcher:
                 vec_hits += self.store.vec_search(user_key, lvec, depth, loaded)
             if cfg.memory_candidates > 0:
                 vec_hits += self._memories(user_key, loaded, [qvec, *(line_vectors or [])])
-            moved = None
-            if cfg.feedback_hits > 0 and vec_hits:
-                top = pick(*loaded, [cid for cid, _ in vec_hits[: cfg.feedback_hits]])
-                moved = qvec + cfg.feedback_weight * np.mean(list(top.values()), axis=0)
-                moved = (moved / np.linalg.norm(moved)).astype(np.float32)
-                vec_hits += self.store.vec_search(user_key, moved, depth, loaded)
-            if cfg.speaker_candidates > 0:
-                for name in set(re.findall(r"\b[A-Z]\w+", query)):
-                    said = self.store.log_ids_of(user_key, name)
-                    if len(said):
-                        vec_hits += nearest_within(*loaded, qvec, cfg.speaker_candidates, said)
-            if cfg.stretch_summaries > 0 and cfg.stretch_candidates > 0:
-                vec_hits += self._stretches(user_key, loaded, qvec)
             if line_vectors:
                 # The depth nearest by their best cosine to any vector, as many as one vector
                 # fetches: each candidate costs a fetch and the stages (a turn's time).
@@ -268,8 +226,6 @@ class HybridSearcher:
                     nearest[cid] = min(dist, nearest.get(cid, dist))
                 vec_hits = sorted(nearest.items(), key=lambda h: h[1])[:depth]
             qvec = np.stack([qvec, *line_vectors]) if line_vectors else qvec
-            if moved is not None and cfg.feedback_sim:
-                qvec = np.vstack([qvec, moved])
         if text_hits is None:
             fts_hits = self._text_hits(user_key, query, depth)
         else:
@@ -285,8 +241,6 @@ class HybridSearcher:
         bm25_weight = cfg.bm25_weight * (LINE_BM25_SHARE if line_vectors else 1.0)
         for c in cands:
             c.score = self._fuse(c, bm25_weight)
-        if cfg.speaker_weight > 0:
-            _speakers(cands, query, cfg.speaker_weight)
         if cfg.session_hits > 0 and cfg.session_weight > 0:
             self._sessions(cands, statuses)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
@@ -326,17 +280,13 @@ class HybridSearcher:
             if named is not None:
                 self._date(c, named)
             live.append(c)
-        # The session cap chooses the k among all the kept candidates, not the first k.
-        upto = None if cfg.session_cap > 0 else k
-        live = fold_candidates(live, below, dropped, self._drop, limit=upto)
+        live = fold_candidates(live, below, dropped, self._drop, limit=k)
         mmr = scoring.mmr_demote(
-            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=upto
+            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=k
         )
         # MMR chooses which k; they are listed best score first (a demoted one that made it
         # into the k stands where its score puts it, as every front end shows the scores).
         order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
-        if cfg.session_cap > 0:
-            order = _cap_days(order, live, cfg.session_cap)
         order = sorted(order[:k], key=lambda i: -live[i].score) + order[k:]
         hits: list[SearchHit] = []
         for pos, i in enumerate(order):
@@ -375,32 +325,6 @@ class HybridSearcher:
             return []  # no memories, or nothing but memories: the depth fetched them already
         want = self.config.memory_candidates
         return [hit for vec in vectors for hit in nearest_within(ids, matrix, vec, want, mine)]
-
-    def _stretches(
-        self,
-        user_key: str,
-        loaded: tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]],
-        qvec: npt.NDArray[np.float32],
-    ) -> list[tuple[int, float]]:
-        """The records nearest the query in the stretches of the idle summaries nearest it
-        (``stretch_candidates`` of each of ``stretch_summaries``): a summary tells what a
-        whole session was about, so its best turns are worth judging even when neither the
-        query's words nor its vector found them among every chunk."""
-        ids, matrix = loaded
-        cfg = self.config
-        summaries = self.store.summary_ids(user_key)
-        if not len(summaries):
-            return []
-        top = nearest_within(ids, matrix, qvec, cfg.stretch_summaries, summaries)
-        chunks = self.store.chunks([cid for cid, _ in top])
-        out: list[tuple[int, float]] = []
-        for cid, _ in top:
-            span = parse_span(chunks[cid].section) if cid in chunks else None
-            if span is None:
-                continue
-            records = self.store.log_ids_between(user_key, span.start, span.end)
-            out += nearest_within(ids, matrix, qvec, cfg.stretch_candidates, records)
-        return out
 
     def _rank(self, c: _Cand, signals: Mapping[str, EntrySignal], age: float | None) -> None:
         """The retrieval score, then the low-priority demotion: the final order."""
