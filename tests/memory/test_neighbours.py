@@ -36,13 +36,14 @@ def logged(library: Memory) -> Memory:
 
 def test_records_near_a_match_score_a_share_of_it(logged: Memory) -> None:
     cfg = logged.service.searcher.config
-    assert (cfg.neighbour_hits, cfg.neighbour_span, cfg.neighbour_share) == (5, 2, 0.95)
+    assert (cfg.neighbour_hits, cfg.neighbour_span, cfg.neighbour_share) == (5, 2, 0.9)
     fused = _fused(logged)
     top = fused["r1"]
     assert top == max(fused.values())
-    assert fused["r2"] >= 0.95 * top - 1e-9
-    # Two records away: the share squared (the reply that answers "how often").
-    assert fused["r3"] == pytest.approx(0.95**2 * top)
+    assert fused["r2"] >= 0.9 * top - 1e-9
+    # Two records away: the share squared (the reply that answers "how often"); 0.95 lifted
+    # it to 0.9025 of the match, level with lines that match the query themselves (LoCoMo).
+    assert fused["r3"] == pytest.approx(0.9**2 * top)
     # Beyond the span, and on another day, nothing is lifted.
     assert fused.get("r5", 0.0) < 0.9 * top
     assert "o1" not in fused
