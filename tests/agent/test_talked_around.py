@@ -52,17 +52,10 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("lang", sorted(CASES))
-async def test_a_memory_the_conversation_talks_around_reaches_the_prompt(
-    e5_env: Env, lang: str
-) -> None:
-    """Fails on the old turn: the earlier conversation's lines took every L2 slot (and in
-    English the dance memory fused under min_score as well)."""
-    env = e5_env
-    memory, earlier, lines = CASES[lang]
-    entry = env.services.memory.remember(USER, memory)
-    worker = agent_worker(env.agent)  # indexes each turn's log lines
-    for line in earlier:  # a conversation of the week before
+async def _chatted(env: Env, earlier: list[str], lines: list[str]) -> list[InjectedMemory]:
+    """The L2 items injected at the last of ``lines``, a week after ``earlier``."""
+    worker = agent_worker(env.agent)
+    for line in earlier:
         await env.agent.respond(env.msg(line))
     env.clock += timedelta(days=7)
     await env.agent.new_session(USER, now=env.clock)
@@ -71,7 +64,18 @@ async def test_a_memory_the_conversation_talks_around_reaches_the_prompt(
     for line in lines:
         reply = await env.agent.respond(env.msg(line))
     assert reply is not None and not reply.error
-    injected = [m for m in reply.injected if m.layer == L2]
+    return [m for m in reply.injected if m.layer == L2]
+
+
+@pytest.mark.parametrize("lang", sorted(CASES))
+async def test_a_memory_the_conversation_talks_around_reaches_the_prompt(
+    e5_env: Env, lang: str
+) -> None:
+    """Fails on the old turn: the earlier conversation's lines took every L2 slot (and in
+    English the dance memory fused under min_score as well)."""
+    memory, earlier, lines = CASES[lang]
+    entry = e5_env.services.memory.remember(USER, memory)
+    injected = await _chatted(e5_env, earlier, lines)  # a week after the earlier lines
     assert entry.id in [m.id for m in injected], injected
     # The memory comes first; other conversations' lines take at most the slots it leaves.
     assert injected[0].id == entry.id, injected
@@ -86,21 +90,6 @@ COOKING = [
     "I like cooking soup at the weekend when it is cold.",
     "I grill vegetables and fish on summer weekends.",
 ]
-
-
-async def _chatted(env: Env, earlier: list[str], lines: list[str]) -> list[InjectedMemory]:
-    """The L2 items injected at the last of ``lines``, a week after ``earlier``."""
-    worker = agent_worker(env.agent)
-    for line in earlier:
-        await env.agent.respond(env.msg(line))
-    env.clock += timedelta(days=7)
-    await env.agent.new_session(USER, now=env.clock)
-    assert await worker.settle(300)
-    reply = None
-    for line in lines:
-        reply = await env.agent.respond(env.msg(line))
-    assert reply is not None and not reply.error
-    return [m for m in reply.injected if m.layer == L2]
 
 
 async def test_an_earlier_line_at_par_leaves_the_slots_to_the_memories(e5_env: Env) -> None:
