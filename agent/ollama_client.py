@@ -7,7 +7,7 @@ import json
 import logging
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, ClassVar, cast
 
@@ -177,7 +177,10 @@ class OllamaChat:
             return held[1]
         if held is not None:  # the host setting changed: drop the old pool
             await held[1].close()
-        client = ollama.AsyncClient(host=self.host, timeout=self._timeout)
+        # A reply with U+0085 or U+2028 in it must not be cut mid-line (LineSafeTransport).
+        client = ollama.AsyncClient(
+            host=self.host, timeout=self._timeout, transport=LineSafeTransport()
+        )
         self._clients[loop] = (self.host, client)
         return client
 
@@ -360,3 +363,77 @@ def show_model(host: str, model: str, timeout: float = 5.0) -> ModelFacts:
         context_tokens=lengths[0] if lengths else None,
         tools=None if caps is None else "tools" in caps,
     )
+
+
+# Ollama's streamed answer kept whole when the model writes a line separator of Unicode's.
+#
+# Ollama streams a chat as NDJSON, one JSON object a line. Its encoder (Go's) writes U+0085
+# (next line) as the raw character inside a string, and so may a server that does not escape
+# U+2028 and U+2029; the ``ollama`` package reads the stream with httpx's ``aiter_lines``,
+# which splits lines as :meth:`str.splitlines` does, on those characters too. A reply holding one
+# (a memory the person pasted with it, read back) was cut mid-string: the turn failed as an
+# unusable answer (found by the world machine, tests/world). This transport writes the three as
+# their JSON escapes before the lines are split: inside a JSON string the escape is the same
+# character, and outside one they cannot stand in valid JSON.
+
+# The UTF-8 of U+0085, U+2028 and U+2029, and what JSON reads as the same character.
+_ESCAPES = (
+    (b"\xc2\x85", b"\\u0085"),
+    (b"\xe2\x80\xa8", b"\\u2028"),
+    (b"\xe2\x80\xa9", b"\\u2029"),
+)
+# A chunk may end inside one of them: these tails wait for the next chunk.
+_PARTIAL = (b"\xe2\x80", b"\xe2", b"\xc2")
+
+
+def escape_separators(data: bytes) -> bytes:
+    """``data`` (UTF-8 JSON) with raw U+0085, U+2028 and U+2029 written as JSON escapes."""
+    for raw, escaped in _ESCAPES:
+        data = data.replace(raw, escaped)
+    return data
+
+
+class _EscapedStream(httpx.AsyncByteStream):
+    """A response body passed on with :func:`escape_separators` applied across its chunks."""
+
+    def __init__(self, inner: httpx.AsyncByteStream) -> None:
+        self._inner = inner
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        carry = b""
+        async for chunk in self._inner:
+            data = carry + chunk
+            tail = next((len(p) for p in _PARTIAL if data.endswith(p)), 0)
+            carry = data[len(data) - tail :] if tail else b""
+            ready = data[: len(data) - tail]
+            if ready:
+                yield escape_separators(ready)
+        if carry:
+            yield escape_separators(carry)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class LineSafeTransport(httpx.AsyncBaseTransport):
+    """httpx's own transport, with NDJSON bodies passed through :class:`_EscapedStream`."""
+
+    def __init__(self) -> None:
+        self._inner = httpx.AsyncHTTPTransport()
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        response = await self._inner.handle_async_request(request)
+        if "ndjson" not in response.headers.get("content-type", ""):
+            return response
+        stream = response.stream
+        assert isinstance(stream, httpx.AsyncByteStream)
+        return httpx.Response(
+            status_code=response.status_code,
+            headers=response.headers,
+            stream=_EscapedStream(stream),
+            extensions=response.extensions,
+            request=request,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()

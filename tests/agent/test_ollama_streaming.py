@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
+import httpx
 import pytest
 
 from agent.errors import LLMContextError
-from agent.ollama_client import OllamaChat, show_model
+from agent.ollama_client import OllamaChat, _EscapedStream, show_model
 from memory.base.tokens import load_counter
 from tests.fakes.ollama_server import FakeOllama, tool_reply
 
@@ -73,3 +75,33 @@ def test_show_model_reads_the_context_length_and_tools(fake_ollama: FakeOllama) 
     assert (facts.context_tokens, facts.tools) == (32768, True)
     fake_ollama.capabilities = ("completion",)
     assert show_model(fake_ollama.url, "qwen2.5:7b").tools is False
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+async def test_a_reply_with_a_unicode_line_separator_arrives_whole(
+    fake_ollama: FakeOllama, separator: str
+) -> None:
+    """Ollama's encoder writes U+0085 raw inside a JSON string (the fake, U+2028 and U+2029
+    too), and the ollama package splits its NDJSON lines as str.splitlines does: a memory
+    read back with one in it cut the line mid-string, and the turn failed as an unusable
+    answer (the world machine found it). Fails without agent.ollama_client.LineSafeTransport."""
+    text = f"記住了：](Goal:{separator}我喜歡茶 {separator}and coffee"
+    fake_ollama.queue_chat(text)
+    resp = await OllamaChat(fake_ollama.url).chat([{"role": "user", "content": "hi"}])
+    assert resp.content == text
+    fake_ollama.queue_chat(tool_reply("memory_save", "好的", text=f"a{separator}b"))
+    resp = await OllamaChat(fake_ollama.url).chat([{"role": "user", "content": "記住"}])
+    assert [c.arguments for c in resp.tool_calls] == [{"text": f"a{separator}b"}]
+
+
+async def test_a_separator_split_across_chunks_is_escaped_whole() -> None:
+    """The stream's chunks may end inside a separator's UTF-8: it is escaped once whole."""
+
+    class Chunks(httpx.AsyncByteStream):
+        async def __aiter__(self):  # type: ignore[override]
+            for piece in (b'{"a":"x\xe2', b"\x80", b"\xa8y\xc2", b'\x85"}\n'):
+                yield piece
+
+    out = b"".join([c async for c in _EscapedStream(Chunks())])
+    assert out == b'{"a":"x\\u2028y\\u0085"}\n'
+    assert json.loads(out) == {"a": "x\u2028y\x85"}
