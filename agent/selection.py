@@ -190,10 +190,10 @@ def memories_first(
     """
     mems = [c for c in candidates if is_memory(c)]
     others = [c for c in candidates if not is_memory(c)]
-    best = max((c.score for c in mems), default=0.0)
-    strong = [c for c in others if c.score >= other_margin * best]
-    others = strong + [c for c in others if c.score < other_margin * best]
-    n_mem = min(len(mems), max(0, limit - min(other_max, len(strong))))
+    cut = other_margin * max((c.score for c in mems), default=0.0)
+    others.sort(key=lambda c: c.score < cut)  # stable: those above the margin first
+    strong = sum(1 for c in others if c.score >= cut)
+    n_mem = min(len(mems), max(0, limit - min(other_max, strong)))
     return mems[:n_mem] + others[: max(0, limit - n_mem)]
 
 

@@ -42,7 +42,6 @@ import argparse
 import asyncio
 import json
 import os
-import re
 import sys
 import tempfile
 import time
@@ -75,7 +74,6 @@ PUBLISHED = {
     "zh": {"bge-m3": "BGE_M3_dense_zh_top_20_ids.json", "openai": "openai_zh_top_20_ids.json"},
 }
 EDITIONS = ("en", "zh")
-_SPEAKER = re.compile(r"^<([^>]+)>\s*[:：]\s*")
 _QUOTES = "\"'“”「」『』 "
 
 
@@ -110,11 +108,14 @@ def mean(values: list[float] | list[int]) -> float:
 
 
 def utterance(line: str) -> tuple[str, str]:
-    """``<Bart>: "text"`` as (speaker, text); ("", "") for a mark like ``<BOD>``."""
-    match = _SPEAKER.match(line.strip())
-    if match is None:
+    """``<Bart>: "text"`` (or ``<巴特>：「text」``) as (speaker, text); ("", "") for a mark like
+    ``<BOD>``. Read by position, not a pattern: one look for ``>``, then the colon."""
+    line = line.strip()
+    close = line.find(">") if line.startswith("<") else -1
+    rest = line[close + 1 :].lstrip() if close > 1 else ""
+    if not rest or rest[0] not in ":：":
         return "", ""
-    return match.group(1), line.strip()[match.end() :].strip(_QUOTES)
+    return line[1:close], rest[1:].strip(_QUOTES)
 
 
 def edition(data: Path) -> str:

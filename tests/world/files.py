@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from memory.base.db import connect
 from memory.base.fsutil import read_text
@@ -63,18 +64,12 @@ def user_refs(data_dir: Path, user_key: str) -> list[str]:
 
 def reminders(data_dir: Path, user_key: str) -> list[Row]:
     """The person's reminders, every status."""
-    path = state_db_path(data_dir)
-    if not path.exists():
-        return []
-    conn = connect(path, vec=False)
-    try:
-        rows = conn.execute(
-            "SELECT number, text, due_utc, zone, status, id FROM reminders WHERE user_key=? "
-            "ORDER BY number",
-            (user_key,),
-        ).fetchall()
-    finally:
-        conn.close()
+    rows = _rows(
+        state_db_path(data_dir),
+        "SELECT number, text, due_utc, zone, status, id FROM reminders WHERE user_key=? "
+        "ORDER BY number",
+        (user_key,),
+    )
     return [
         Row(int(r[0]), r[1], datetime.fromisoformat(r[2]), r[3], r[4], int(r[5])) for r in rows
     ]
@@ -135,33 +130,31 @@ def moment(data_dir: Path, user_key: str) -> Moment:
 
 def index_texts(data_dir: Path, user_key: str) -> list[tuple[str, str]]:
     """(source path, text) of every chunk the search index holds for the person."""
-    path = index_path(data_dir)
-    if not path.exists():
-        return []
-    conn = connect(path, vec=False)
-    try:
-        rows = conn.execute(
-            "SELECT path, text FROM chunks WHERE user_key=?", (user_key,)
-        ).fetchall()
-    finally:
-        conn.close()
+    rows = _rows(
+        index_path(data_dir), "SELECT path, text FROM chunks WHERE user_key=?", (user_key,)
+    )
     return [(str(r[0]), str(r[1])) for r in rows]
 
 
 def stray_views(data_dir: Path, user_key: str) -> list[int]:
     """Chunk ids of the person's memory views (memory.index.views) that belong to no memory
     chunk of theirs: a view must go with its memory (forget, edit, undo)."""
-    path = index_path(data_dir)
+    rows = _rows(
+        index_path(data_dir),
+        "SELECT m.chunk_id FROM memory_view AS m LEFT JOIN chunks AS c "
+        "ON c.id = m.chunk_id AND c.user_key = m.user_key AND c.kind = 'memory' "
+        "WHERE m.user_key = ? AND c.id IS NULL",
+        (user_key,),
+    )
+    return [int(r[0]) for r in rows]
+
+
+def _rows(path: Path, sql: str, args: tuple[object, ...]) -> list[Any]:
+    """The rows ``sql`` reads from the SQLite file at ``path`` (none when it does not exist)."""
     if not path.exists():
         return []
     conn = connect(path, vec=False)
     try:
-        rows = conn.execute(
-            "SELECT m.chunk_id FROM memory_view AS m LEFT JOIN chunks AS c "
-            "ON c.id = m.chunk_id AND c.user_key = m.user_key AND c.kind = 'memory' "
-            "WHERE m.user_key = ? AND c.id IS NULL",
-            (user_key,),
-        ).fetchall()
+        return list(conn.execute(sql, args).fetchall())
     finally:
         conn.close()
-    return [int(r[0]) for r in rows]
