@@ -83,6 +83,12 @@ def keyword_terms(text: str, *, max_terms: int = 32) -> list[str]:
     kept). A CJK run becomes its overlapping character bigrams (each a two-character phrase,
     so "咖啡" matches and a whole Chinese sentence still matches its parts); a lone CJK
     character stays as itself. Every term is quoted: user text cannot inject FTS5 syntax.
+
+    A text with more than ``max_terms`` keeps its last ones: a query of several lines (a
+    pasted dialogue, the recent lines a turn joins) ends with what it is about now, and a
+    Chinese line spends the budget fast (a bigram a character). Keeping the first ones
+    searched a dialogue by its opening lines: MADial-Bench search alone, R@5 0.359 -> 0.492
+    in Traditional Chinese, 0.562 -> 0.596 in English (bench/RESULTS.md).
     """
     words: list[str] = []
     for term in query_terms(text):
@@ -97,8 +103,8 @@ def keyword_terms(text: str, *, max_terms: int = 32) -> list[str]:
         else:
             words.append(term.lower())
     content = [w for w in words if w not in _STOPWORDS]
-    seen = list(dict.fromkeys(content or words))[:max_terms]
-    return [fts_phrase(t) for t in seen]
+    newest = list(dict.fromkeys(reversed(content or words)))[:max_terms]
+    return [fts_phrase(t) for t in reversed(newest)]
 
 
 def keyword_query(text: str, *, max_terms: int = 32) -> str:

@@ -204,3 +204,24 @@ def test_each_user_gets_their_own_table(library: Memory, user: str) -> None:
     other = OTHER if user == USER else USER
     assert library.store.fts.table(other) is None
     assert library.store.fts_search(other, '"咖 啡"', 5) == []
+
+
+# A pasted dialogue in Chinese: the opening lines spend more than the term budget (a bigram a
+# character), and only the last line names the memory.
+DIALOGUE = (
+    "欸，跟你說喔，我今天早上睡過頭，差一點就趕不上公車，跑到氣喘吁吁的！\n"
+    "後來到了學校，老師說下禮拜要交一份很長的報告，題目是關於城市交通的演變。\n"
+    "放學以後我跟同學在操場打籃球，打到天黑才回家，媽媽說晚餐都涼掉了。\n"
+    "對了，我突然好想再去吃那家芒果冰淇淋"
+)
+
+
+def test_a_long_query_is_searched_by_its_newest_terms(library: Memory) -> None:
+    for text in ("巴特在新開的冰淇淋店吃了芒果口味的冰淇淋，覺得非常開心。", *MINE):
+        library.service.remember(USER, text)
+    terms = keyword_terms(DIALOGUE)
+    assert len(terms) == 32 and terms[-1] == '"淇 淋"'  # the budget ends where the text does
+
+    hits = library.searcher.text_hits(USER, DIALOGUE, 5)
+    texts = [c.text for c in library.store.chunks([cid for cid, _ in hits]).values()]
+    assert any("芒果" in t for t in texts)
