@@ -84,6 +84,12 @@ class RetrievalConfig:
     # score; 0 turns it off. Chosen on LoCoMo conversations 1-5 (bench/RESULTS.md).
     session_hits: int = 3
     session_weight: float = 0.1
+    # Reply lift (memory.search.replies): of the reply_hits best fused daily-log records, each
+    # one that asks (ends with "?") lifts the record after it, its reply, to at least
+    # reply_share x its score; 0 hits or share turns it off. Chosen on LoCoMo conversations
+    # 1-5 (bench/RESULTS.md, "Reply lift").
+    reply_hits: int = 20
+    reply_share: float = 1.02
     # Time words (memory.search.when): when the query names a time ("in May 2023", "last
     # week", "去年聖誕節"), a kept hit dated in those days or the date_slack_days after (when
     # people tell of it) gains date_weight, after the thresholds: it reorders, never lets in.

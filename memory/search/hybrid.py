@@ -44,6 +44,7 @@ from memory.search.folding import fold_candidates
 from memory.search.neighbours import best_of as _best
 from memory.search.neighbours import neighbour_lift
 from memory.search.pool import CandidatePool
+from memory.search.replies import asks, reply_lift
 from memory.search.results import Dropped, SearchHit, SearchResult
 from memory.search.sessions import session_lift
 from memory.search.signals import EntrySignal, SignalSource
@@ -245,6 +246,8 @@ class HybridSearcher:
             self._sessions(cands, statuses)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
             cands += self._neighbours(pool, cands, qvec, statuses, bm25_weight)
+        if cfg.reply_hits > 0 and cfg.reply_share > 0:
+            cands += self._replies(pool, cands, qvec, statuses, bm25_weight)
         for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
@@ -383,6 +386,40 @@ class HybridSearcher:
         order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
         matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
         lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
+        return self._lifted(pool, cands, lift, qvec, bm25_weight)
+
+    def _replies(
+        self,
+        pool: CandidatePool,
+        cands: list[_Cand],
+        qvec: npt.NDArray[np.float32] | None,
+        statuses: tuple[str, ...],
+        bm25_weight: float,
+    ) -> list[_Cand]:
+        """Lift the record after each best match that asks (:mod:`memory.search.replies`),
+        after the neighbour lift: a question it lifted lifts its reply too."""
+        cfg = self.config
+        noise = pool.noise if cfg.filter_noise else None
+        best = _best(cands, KIND_LOG, statuses, cfg.reply_hits, noise)
+        questions = [c for c in best if asks(c.chunk.text)]
+        if not questions:
+            return []
+        order = self.store.file_order(pool.user_key, [c.chunk.path for c in questions])
+        matches = [(c.chunk.id, c.chunk.path, c.score) for c in questions]
+        return self._lifted(
+            pool, cands, reply_lift(matches, order, cfg.reply_share), qvec, bm25_weight
+        )
+
+    def _lifted(
+        self,
+        pool: CandidatePool,
+        cands: list[_Cand],
+        lift: dict[int, float],
+        qvec: npt.NDArray[np.float32] | None,
+        bm25_weight: float,
+    ) -> list[_Cand]:
+        """Raise known candidates to their lifted score; fetch the others as new candidates
+        (with their stored vectors), scored at least their lift."""
         known = {c.chunk.id: c for c in cands}
         for cid, score in lift.items():
             if cid in known:

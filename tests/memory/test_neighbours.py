@@ -37,6 +37,8 @@ def logged(library: Memory) -> Memory:
 def test_records_near_a_match_score_a_share_of_it(logged: Memory) -> None:
     cfg = logged.service.searcher.config
     assert (cfg.neighbour_hits, cfg.neighbour_span, cfg.neighbour_share) == (5, 2, 0.9)
+    # The neighbour lift alone: r2 asks, so the reply lift (test_replies.py) would raise r3.
+    logged.service.searcher.config = replace(cfg, reply_hits=0)
     fused = _fused(logged)
     top = fused["r1"]
     assert top == max(fused.values())
@@ -51,7 +53,7 @@ def test_records_near_a_match_score_a_share_of_it(logged: Memory) -> None:
 
 def test_without_the_lift_the_answer_two_records_away_is_lost(logged: Memory) -> None:
     searcher = logged.service.searcher
-    searcher.config = replace(searcher.config, neighbour_hits=0)
+    searcher.config = replace(searcher.config, neighbour_hits=0, reply_hits=0)
     fused = _fused(logged)
     assert "r1" in fused
     assert "r3" not in fused

@@ -1,0 +1,44 @@
+"""The reply lift: the daily-log record after a matching question is the answer to it.
+
+A turn that asks ("What's the new one about?") shares the words of a question about the
+thing, while the reply that says it ("It's a mix of drama and romance!") often shares none.
+The record right after one of the best matches that asks scores at least ``share`` times the
+question's fused score (docs/retrieval.md, "Staged scoring"; chosen on LoCoMo conversations
+1-5, bench/RESULTS.md "Reply lift").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+# The spoken line ends with a question mark (a "[shares image: ...]" line may follow it).
+_ASKS = re.compile(r"[?？]\s*[)\"'”」』]*\s*$")
+
+
+def asks(text: str) -> bool:
+    """Whether a record's spoken line (its first line) ends with a question mark."""
+    first = text.strip().split("\n", 1)[0]
+    return bool(_ASKS.search(first))
+
+
+def reply_lift(
+    questions: Iterable[tuple[int, str, float]],
+    order: Mapping[str, Sequence[int]],
+    share: float,
+) -> dict[int, float]:
+    """The lifted score of each reply, from ``(chunk id, path, fused score)`` matches that ask.
+
+    ``order`` gives each file's chunk ids in file order; the last record of a file, or a
+    match missing from it, lifts nothing.
+    """
+    lift: dict[int, float] = {}
+    for chunk_id, path, score in questions:
+        ids = list(order.get(path, []))
+        if chunk_id not in ids:
+            continue
+        at = ids.index(chunk_id)
+        if at + 1 < len(ids):
+            reply = ids[at + 1]
+            lift[reply] = max(lift.get(reply, 0.0), share * score)
+    return lift
