@@ -244,10 +244,11 @@ class HybridSearcher:
             c.score = self._fuse(c, bm25_weight)
         if cfg.session_hits > 0 and cfg.session_weight > 0:
             self._sessions(cands, statuses)
+        orders: dict[str, list[int]] = {}  # the files both lifts read, each read once
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
-            cands += self._neighbours(pool, cands, qvec, statuses, bm25_weight)
+            cands += self._neighbours(pool, cands, qvec, statuses, bm25_weight, orders)
         if cfg.reply_hits > 0 and cfg.reply_share > 0:
-            cands += self._replies(pool, cands, qvec, statuses, bm25_weight)
+            cands += self._replies(pool, cands, qvec, statuses, bm25_weight, orders)
         for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
@@ -370,6 +371,7 @@ class HybridSearcher:
         qvec: npt.NDArray[np.float32] | None,
         statuses: tuple[str, ...],
         bm25_weight: float,
+        orders: dict[str, list[int]],
     ) -> list[_Cand]:
         """Lift the records next to the best fused matches (:mod:`memory.search.neighbours`).
 
@@ -383,7 +385,7 @@ class HybridSearcher:
         best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits, noise)
         if not best:
             return []
-        order = self.store.file_order(pool.user_key, [c.chunk.path for c in best])
+        order = self._file_order(pool.user_key, [c.chunk.path for c in best], orders)
         matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
         lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
         return self._lifted(pool, cands, lift, qvec, bm25_weight)
@@ -395,6 +397,7 @@ class HybridSearcher:
         qvec: npt.NDArray[np.float32] | None,
         statuses: tuple[str, ...],
         bm25_weight: float,
+        orders: dict[str, list[int]],
     ) -> list[_Cand]:
         """Lift the record after each best match that asks (:mod:`memory.search.replies`),
         after the neighbour lift: a question it lifted lifts its reply too."""
@@ -404,11 +407,21 @@ class HybridSearcher:
         questions = [c for c in best if asks(c.chunk.text)]
         if not questions:
             return []
-        order = self.store.file_order(pool.user_key, [c.chunk.path for c in questions])
+        order = self._file_order(pool.user_key, [c.chunk.path for c in questions], orders)
         matches = [(c.chunk.id, c.chunk.path, c.score) for c in questions]
         return self._lifted(
             pool, cands, reply_lift(matches, order, cfg.reply_share), qvec, bm25_weight
         )
+
+    def _file_order(
+        self, user_key: str, paths: list[str], orders: dict[str, list[int]]
+    ) -> dict[str, list[int]]:
+        """The chunk ids of these files in file order, read from the index only for the files
+        ``orders`` does not hold yet (it keeps what is read)."""
+        missing = [p for p in dict.fromkeys(paths) if p not in orders]
+        if missing:
+            orders.update(self.store.file_order(user_key, missing))
+        return {p: orders[p] for p in paths}
 
     def _lifted(
         self,

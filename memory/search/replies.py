@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 # The spoken line ends with a question mark (a "[shares image: ...]" line may follow it).
 _ASKS = re.compile(r"[?？]\s*[)\"'”」』]*\s*$")
@@ -33,12 +34,12 @@ def reply_lift(
     match missing from it, lifts nothing.
     """
     lift: dict[int, float] = {}
+    after: dict[str, dict[int, int]] = {}  # each file's record -> the record after it
     for chunk_id, path, score in questions:
-        ids = list(order.get(path, []))
-        if chunk_id not in ids:
-            continue
-        at = ids.index(chunk_id)
-        if at + 1 < len(ids):
-            reply = ids[at + 1]
+        if path not in after:
+            ids = order.get(path, [])
+            after[path] = dict(pairwise(ids))
+        reply = after[path].get(chunk_id)
+        if reply is not None:
             lift[reply] = max(lift.get(reply, 0.0), share * score)
     return lift
