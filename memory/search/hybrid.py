@@ -24,7 +24,7 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -381,12 +381,9 @@ class HybridSearcher:
         logged (issue 24: the same query gave 5 results, minutes later 1).
         """
         cfg = self.config
-        noise = pool.noise if cfg.filter_noise else None
-        best = _best(cands, KIND_LOG, statuses, cfg.neighbour_hits, noise)
-        if not best:
+        matches, order = self._log_matches(pool, cands, statuses, cfg.neighbour_hits, orders)
+        if not matches:
             return []
-        order = self._file_order(pool.user_key, [c.chunk.path for c in best], orders)
-        matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
         lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
         return self._lifted(pool, cands, lift, qvec, bm25_weight)
 
@@ -402,26 +399,35 @@ class HybridSearcher:
         """Lift the record after each best match that asks (:mod:`memory.search.replies`),
         after the neighbour lift: a question it lifted lifts its reply too."""
         cfg = self.config
-        noise = pool.noise if cfg.filter_noise else None
-        best = _best(cands, KIND_LOG, statuses, cfg.reply_hits, noise)
-        questions = [c for c in best if asks(c.chunk.text)]
-        if not questions:
+        matches, order = self._log_matches(pool, cands, statuses, cfg.reply_hits, orders, asks)
+        if not matches:
             return []
-        order = self._file_order(pool.user_key, [c.chunk.path for c in questions], orders)
-        matches = [(c.chunk.id, c.chunk.path, c.score) for c in questions]
-        return self._lifted(
-            pool, cands, reply_lift(matches, order, cfg.reply_share), qvec, bm25_weight
-        )
+        lift = reply_lift(matches, order, cfg.reply_share)
+        return self._lifted(pool, cands, lift, qvec, bm25_weight)
 
-    def _file_order(
-        self, user_key: str, paths: list[str], orders: dict[str, list[int]]
-    ) -> dict[str, list[int]]:
-        """The chunk ids of these files in file order, read from the index only for the files
-        ``orders`` does not hold yet (it keeps what is read)."""
-        missing = [p for p in dict.fromkeys(paths) if p not in orders]
+    def _log_matches(
+        self,
+        pool: CandidatePool,
+        cands: list[_Cand],
+        statuses: tuple[str, ...],
+        hits: int,
+        orders: dict[str, list[int]],
+        keep: Callable[[str], bool] | None = None,
+    ) -> tuple[list[tuple[int, str, float]], dict[str, list[int]]]:
+        """The ``hits`` best daily-log records that are no noise (and that ``keep`` takes by
+        their text) as ``(chunk id, path, fused score)``, and their files' record order.
+
+        ``orders`` holds the files' orders read so far this search: both lifts read the same
+        days, and each file is read from the index once.
+        """
+        noise = pool.noise if self.config.filter_noise else None
+        best = _best(cands, KIND_LOG, statuses, hits, noise)
+        best = [c for c in best if keep is None or keep(c.chunk.text)]
+        missing = [p for p in dict.fromkeys(c.chunk.path for c in best) if p not in orders]
         if missing:
-            orders.update(self.store.file_order(user_key, missing))
-        return {p: orders[p] for p in paths}
+            orders.update(self.store.file_order(pool.user_key, missing))
+        order = {c.chunk.path: orders[c.chunk.path] for c in best}
+        return [(c.chunk.id, c.chunk.path, c.score) for c in best], order
 
     def _lifted(
         self,
