@@ -9,18 +9,22 @@ question's fused score (docs/retrieval.md, "Staged scoring"; chosen on LoCoMo co
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import pairwise
 
-# The spoken line ends with a question mark (a "[shares image: ...]" line may follow it).
-_ASKS = re.compile(r"[?？]\s*[)\"'”」』]*\s*$")
+# What may close a question after its mark: ``"What?"``, ``（真的嗎？）``, ``「好嗎？」``.
+_CLOSERS = ")\"'”」』"
 
 
 def asks(text: str) -> bool:
-    """Whether a record's spoken line (its first line) ends with a question mark."""
-    first = text.strip().split("\n", 1)[0]
-    return bool(_ASKS.search(first))
+    """Whether a record's spoken line (its first line; a "[shares image: ...]" line may follow
+    it) ends with a question mark, blanks and closing quotes or brackets after it.
+
+    Stripped, not matched: a pattern anchored at the end re-scans the blanks after every
+    question mark (``"?" + " " * 100_000``: quadratic), ``rstrip`` reads them once.
+    """
+    first = text.lstrip().partition("\n")[0]
+    return first.rstrip().rstrip(_CLOSERS).rstrip().endswith(("?", "？"))
 
 
 def reply_lift(

@@ -20,3 +20,9 @@ def write_day_log(library: Memory, user: str, day: str, lines: list[tuple[str, s
     )
     path.write_text(body, encoding="utf-8")
     library.service.indexer.sync_file(user, f"memory/{day}.md")
+
+
+def fused_by_ref(library: Memory, user: str, query: str, now: datetime) -> dict[str, float]:
+    """Each hit of ``query``'s search as of ``now``, by its record's ref: its fused score."""
+    res = library.service.searcher.search_explained(user, query, 10, now=now)
+    return {h.chunk.refs[0]: h.stages["fusion"] for h in res.hits}

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from memory import Memory
-from tests.memory.daylogs import write_day_log
+from tests.memory.daylogs import fused_by_ref, write_day_log
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 QUERY = "cello lessons with Margot"
@@ -23,8 +23,7 @@ OTHER_DAY = [("user", "Booked a table at the ramen place for Saturday", "o1")]
 
 
 def _fused(library: Memory) -> dict[str, float]:
-    res = library.service.searcher.search_explained("tg_n", QUERY, 10, now=NOW)
-    return {h.chunk.refs[0]: h.stages["fusion"] for h in res.hits}
+    return fused_by_ref(library, "tg_n", QUERY, NOW)
 
 
 @pytest.fixture

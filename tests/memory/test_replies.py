@@ -9,7 +9,7 @@ import pytest
 
 from memory import Memory
 from memory.search.replies import asks, reply_lift
-from tests.memory.daylogs import write_day_log
+from tests.memory.daylogs import fused_by_ref, write_day_log
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=timezone(timedelta(hours=8)))
 QUERY = "What genre is the screenplay she finished?"
@@ -25,8 +25,7 @@ DAY = [
 
 
 def _fused(library: Memory) -> dict[str, float]:
-    res = library.service.searcher.search_explained("tg_r", QUERY, 10, now=NOW)
-    return {h.chunk.refs[0]: h.stages["fusion"] for h in res.hits}
+    return fused_by_ref(library, "tg_r", QUERY, NOW)
 
 
 @pytest.fixture

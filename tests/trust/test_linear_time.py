@@ -96,6 +96,7 @@ KNOWN = [
     ("guards.mask", "pin" + "\u3000" * 100_000 + "x"),
     ("guards.mask", "密碼是x" * 25_000),
     ("guards.scan", "token" + " " * 100_000 + "x"),
+    ("asks", "?" + " " * 100_000 + "x"),  # the reply lift's end-anchored pattern: quadratic
 ]
 
 

@@ -37,6 +37,7 @@ from memory.config import AdaptiveConfig
 from memory.index.text import fts_match_query, keyword_terms
 from memory.search.adaptive import decide_retrieval
 from memory.search.noise import noise_reason
+from memory.search.replies import asks
 from memory.state.short_term import categories_in
 from memory.write.decisions import classify_reply
 from memory.write.emphasis import emphasis
@@ -111,6 +112,7 @@ TEXT_FUNCTIONS: dict[str, Callable[[str], object]] = {
     "categories_in": categories_in,
     "fts_match_query": fts_match_query,
     "keyword_terms": keyword_terms,
+    "asks": asks,
     "derive_summary": derive_summary,
     "guess_class": guess_class,
     "classify_reply": classify_reply,
@@ -153,6 +155,7 @@ PUNCTUATION: tuple[str, ...] = (
     "|",
 )
 PUNCTUATION += ("{#", "}", "[", "](", "<", ">", "=", "\\", "'", '"', "~", "…", "—", "（")
+PUNCTUATION += ("?", "？")
 KEYWORDS: tuple[str, ...] = (
     "密碼是x",
     "password: x",
