@@ -90,6 +90,8 @@ def memory_units(paths: UserPaths) -> list[Unit]:
 # (bench/RESULTS.md measures the choice), and how much of each neighbour.
 LOG_CONTEXT_BEFORE = 1
 LOG_CONTEXT_AFTER = 1
+# Records this many apart in one day's log share a neighbour's text in their index text.
+LOG_CONTEXT_SPAN = LOG_CONTEXT_BEFORE + LOG_CONTEXT_AFTER
 LOG_CONTEXT_CHARS = 300
 LOG_CONTEXT_DATE = True
 

@@ -36,7 +36,7 @@ from memory.base.markdown import MemoryStatus
 from memory.config import RetrievalConfig
 from memory.index.chunks import Chunk, IndexStore
 from memory.index.embedders import Embedder, similarity_floor
-from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY
+from memory.index.sources import KIND_LOG, KIND_MEMORY, KIND_SUMMARY, LOG_CONTEXT_SPAN
 from memory.index.text import keyword_terms, selective_terms
 from memory.index.veccache import nearest_within
 from memory.search import scoring
@@ -286,7 +286,11 @@ class HybridSearcher:
             live.append(c)
         live = fold_candidates(live, below, dropped, self._drop, limit=k)
         mmr = scoring.mmr_demote(
-            [c.score for c in live], [c.vector for c in live], cfg.mmr_threshold, limit=k
+            [c.score for c in live],
+            [c.vector for c in live],
+            cfg.mmr_threshold,
+            limit=k,
+            shared_context=self._shared_context(pool.user_key, live, orders),
         )
         # MMR chooses which k; they are listed best score first (a demoted one that made it
         # into the k stands where its score puts it, as every front end shows the scores).
@@ -428,6 +432,31 @@ class HybridSearcher:
             orders.update(self.store.file_order(pool.user_key, missing))
         order = {c.chunk.path: orders[c.chunk.path] for c in best}
         return [(c.chunk.id, c.chunk.path, c.score) for c in best], order
+
+    def _shared_context(
+        self, user_key: str, live: list[_Cand], orders: dict[str, list[int]]
+    ) -> Callable[[int, int], bool]:
+        """Whether two of ``live`` are records of one day's log near enough to be embedded
+        with each other as context (:data:`LOG_CONTEXT_SPAN`): their vectors are close by
+        construction, so MMR must not take one for a copy of the other (LoCoMo: every one of
+        570 demotions was a record and the next one, said by the other person)."""
+
+        places: dict[str, dict[int, int]] = {}  # a file's records: chunk id -> place
+
+        def shared(i: int, j: int) -> bool:
+            a, b = live[i].chunk, live[j].chunk
+            if a.kind != KIND_LOG or b.kind != KIND_LOG or a.path != b.path:
+                return False
+            if a.path not in places:
+                if a.path not in orders:
+                    orders.update(self.store.file_order(user_key, [a.path]))
+                places[a.path] = {cid: n for n, cid in enumerate(orders[a.path])}
+            where = places[a.path]
+            if a.id not in where or b.id not in where:
+                return False
+            return abs(where[a.id] - where[b.id]) <= LOG_CONTEXT_SPAN
+
+        return shared
 
     def _lifted(
         self,

@@ -149,6 +149,7 @@ def mmr_demote(
     vectors: Sequence[npt.NDArray[np.float32] | None],
     threshold: float = 0.85,
     limit: int | None = None,
+    shared_context: Callable[[int, int], bool] | None = None,
 ) -> MMRResult:
     """MMR: an item whose cosine to a better kept item is > 0.85 is demoted.
 
@@ -158,6 +159,10 @@ def mmr_demote(
     Vectors are assumed L2-normalised; an item without a vector is never a duplicate.
     With ``limit``, the visit stops once that many are kept: the items after them would only
     be listed after the first ``limit`` (the search keeps its top k), so they are left out.
+    ``shared_context(i, j)`` names pairs whose vectors are close by construction, not because
+    the two say the same (neighbouring daily-log records are embedded with each other as
+    context): such a pair is never a near-duplicate. It is asked only of pairs over the
+    threshold.
     """
     order = sorted(range(len(scores)), key=lambda i: scores[i], reverse=True)
     kept: list[int] = []
@@ -176,9 +181,10 @@ def mmr_demote(
         dup = None
         r = row_of.get(i)
         if r is not None and kept_rows:
-            over = np.flatnonzero(sims[r, kept_rows] > threshold)
-            if over.size:
-                dup = kept_with_vec[int(over[0])]
+            over = (kept_with_vec[int(j)] for j in np.flatnonzero(sims[r, kept_rows] > threshold))
+            dup = next(
+                (j for j in over if shared_context is None or not shared_context(i, j)), None
+            )
         if dup is None:
             kept.append(i)
             if r is not None:
