@@ -296,6 +296,10 @@ class HybridSearcher:
         # into the k stands where its score puts it, as every front end shows the scores).
         order = mmr.kept + sorted(mmr.demoted, key=lambda i: live[i].score, reverse=True)
         order = sorted(order[:k], key=lambda i: -live[i].score) + order[k:]
+        listed = set(order)
+        for i, c in enumerate(live):  # past the k (MMR stopped before them): still named
+            if i not in listed and c.chunk.kind == KIND_MEMORY:
+                dropped.append(self._drop(c, "depth", f"past the first {k}"))
         hits: list[SearchHit] = []
         for pos, i in enumerate(order):
             c = live[i]
@@ -306,6 +310,8 @@ class HybridSearcher:
                 if i in mmr.demoted:
                     dup = live[mmr.demoted[i]].chunk.id
                     dropped.append(self._drop(c, "mmr", f"near-duplicate of chunk {dup}"))
+                elif c.chunk.kind == KIND_MEMORY:
+                    dropped.append(self._drop(c, "depth", f"past the first {k}"))
                 continue
             hits.append(
                 SearchHit(

@@ -104,10 +104,11 @@ def test_memories_under_the_thresholds_come_after_the_hits_within_the_gap() -> N
             _dropped(5, "memory", "noise", 0.3),  # noise stays out
             _dropped(6, "memory", "min_score", 0.12),  # under the floor
             _dropped(3, "memory", "min_score", 0.28),  # listed twice: comes once
+            _dropped(7, "memory", "depth", 0.31),  # passed, but past the search's k
         ],
     )
-    assert _ids(with_memories_below(result, 0.2)) == [1, 3, 2]
-    assert _ids(with_memories_below(result, 0.2, share=0.8)) == [1, 3]  # 0.8 x 0.32 = 0.256
+    assert _ids(with_memories_below(result, 0.2)) == [1, 7, 3, 2]
+    assert _ids(with_memories_below(result, 0.2, share=0.8)) == [1, 7, 3]  # 0.8 x 0.32 = 0.256
     assert _ids(with_memories_below(result, 0.0)) == [1]  # off
     # A clear answer keeps the weak ones out: the best memory fused at 0.9.
     clear = SearchResult([SearchHit(_chunk(1, "memory"), 0.9, 0.9, 1, {"fusion": 0.9})],

@@ -88,3 +88,29 @@ def test_memories_stay_candidates_however_long_the_log(
     # never even judged; with it, it is a candidate for the thresholds to judge.
     assert _crowded(data_dir, embedder, 0) == set()
     assert len(_crowded(data_dir, embedder, 36)) == 1
+
+
+def test_memories_past_the_k_are_listed_not_lost(library: Memory) -> None:
+    # Eight memories of one subject; the search keeps its top 3 and lists the others that
+    # passed the thresholds as past the k, so the turn can still order them in (Chinese
+    # cosines run higher: more memories pass, and those past the k were lost).
+    teas = [
+        "I drink oolong tea every morning",
+        "My favourite tea is jasmine green tea",
+        "I brew my tea in a small clay teapot",
+        "I buy tea leaves at the market on Saturdays",
+        "Milk tea with tapioca pearls is my weekend treat",
+        "I stopped drinking tea after six in the evening",
+        "My mother taught me to brew tea with care",
+        "I keep a tea diary of every tea I taste",
+    ]
+    for tea in teas:
+        library.service.remember(USER, tea)
+    query = "what tea do I like to drink?"
+    result = library.service.search_result(USER, query, library.embedder.embed_query(query), 3)
+    assert len(result.hits) == 3
+    seen = {h.chunk.text for h in result.hits} | {d.chunk.text for d in result.dropped}
+    assert seen == set(teas)  # each one kept, dropped by a stage, or listed past the k
+    past = [d for d in result.dropped if d.stage == "depth"]
+    assert past
+    assert all(d.stages["fusion"] >= library.service.searcher.config.min_score for d in past)
