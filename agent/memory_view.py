@@ -19,6 +19,7 @@ from pathlib import Path
 from agent.query import (
     ConversationQuery,
     RecentVectors,
+    Simplified,
     context_text,
     context_vector,
     fuse,
@@ -54,7 +55,9 @@ from memory.index.chunks import Chunk
 from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
+from memory.index.t2s import to_simplified
 from memory.index.veccache import pick
+from memory.index.views import split_view
 from memory.search.pool import CandidatePool
 from memory.search.results import SearchHit
 from memory.store.service import MemoryService
@@ -112,6 +115,9 @@ class MemoryView:
         # How the user's recent lines shape the search (None or 0 turns: the latest line alone).
         self.conversation = conversation or ConversationQuery()
         self.recent = RecentVectors()
+        # The same lines' vectors with their Chinese written in Simplified: the memories'
+        # order reads these (memory.index.views), the search and its thresholds never do.
+        self.simplified = RecentVectors()
         # In the process's byte-budgeted pool: a person not seen for a while is parsed again.
         self._cache: PoolCache[str, _Parsed] = memory.caches.cache("parsed_memory")
 
@@ -268,8 +274,14 @@ class MemoryView:
             first = [hit_candidate(h, parsed.by_id) for h in hits[:limit]]
             found = next(((c.section,) for c in first if c.section), ())
             if qvec is not None:
-                context = self.recent.lookup(user_key, self._earlier(lines))
-                hits = self._memory_order(user_key, hits, qvec, context)
+                said = self._earlier(lines)
+                context = self.recent.lookup(user_key, said)
+                folded = Simplified(
+                    {},
+                    self._simplified(user_key, query, qvec),
+                    self.simplified.lookup(user_key, said),
+                )
+                hits = self._memory_order(user_key, hits, qvec, context, folded)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -283,21 +295,45 @@ class MemoryView:
         turns = self.conversation.turns
         return [line[:MAX_QUERY_CHARS] for line in lines[-turns:]] if turns > 0 else []
 
+    def _simplified(self, user_key: str, query: str, qvec: Vector) -> Vector:
+        """The query's vector with its Chinese folded to Simplified (``qvec`` itself when the
+        fold changes nothing: English, Simplified), kept for the turns to come.
+
+        A second query embedding on a Traditional Chinese turn; the pipeline starts it beside
+        the first (agent.pipeline), so a turn with two cores waits for the slower of the two.
+        """
+        folded = to_simplified(query)
+        fvec = qvec if folded == query else self.memory.searcher.embedder.embed_query(folded)
+        if self.conversation.turns > 0:
+            # Kept as the session stores the line (secrets masked), which is how it is looked up.
+            self.simplified.remember(user_key, mask(query), fvec)
+        return fvec
+
     def _memory_order(
-        self, user_key: str, hits: list[SearchHit], qvec: Vector, context: list[Vector]
+        self,
+        user_key: str,
+        hits: list[SearchHit],
+        qvec: Vector,
+        context: list[Vector],
+        folded: Simplified,
     ) -> list[SearchHit]:
-        """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`);
-        a memory whose view is not stored yet stands for it with its index vector."""
+        """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`),
+        its mixed list on their Simplified views and ``folded``'s lines; a memory whose view is
+        not stored yet stands for it with its index vector."""
         mine = [h.chunk.id for h in hits if h.chunk.kind == KIND_MEMORY]
         if len(mine) < 2:
             return hits
         store = self.memory.searcher.store
-        views = store.memory_views(user_key, mine)
-        missing = [cid for cid in mine if cid not in views]
+        stored = store.memory_views(user_key, mine)
+        missing = [cid for cid in mine if cid not in stored]
         if missing:
-            views.update(pick(*store.user_vectors(user_key), missing))
+            stored.update(pick(*store.user_vectors(user_key), missing))
+        dim = len(qvec)
+        halves = {cid: split_view(vec, dim) for cid, vec in stored.items()}
+        views = {cid: plain for cid, (plain, _) in halves.items()}
+        folded = replace(folded, views={cid: simp for cid, (_, simp) in halves.items()})
         conv = self.conversation
-        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset)
+        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset, folded)
 
     def _words(self, query: str, lines: Sequence[str]) -> str:
         """The mixed search's keyword query: the recent lines together

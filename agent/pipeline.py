@@ -73,6 +73,7 @@ from history.topic_index import TopicIndex
 from memory.base.guards import mask
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
+from memory.index.t2s import to_simplified
 from memory.state.short_term import ShortTermStore
 from memory.state.usage import AccessCounter
 from memory.write.decisions import ConfirmationService
@@ -337,6 +338,9 @@ class Agent:
             return
         query = message.text[:MAX_QUERY_CHARS]
         self.ahead.start(query)
+        folded = to_simplified(query)
+        if folded != query:  # Traditional Chinese: the memories' order reads this one (views)
+            self.ahead.start(folded)
         # Its text half too, for as many hits as the view will ask for.
         self.view.memory.searcher.start_text(message.user_key, query, self.view.text_hits_wanted)
 
