@@ -52,7 +52,7 @@ from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
 from memory.errors import UnreadableFileError
 from memory.index.chunks import Chunk
-from memory.index.embedders import Vector
+from memory.index.embedders import Vector, embed_queries
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.t2s import to_simplified
@@ -235,7 +235,7 @@ class MemoryView:
             bm25 = searcher.text_hits(user_key, query, self.text_hits_wanted)
             pool.prepare([cid for cid, _ in bm25])
             # Embedded once: gating compares sections with it, and search uses it.
-            qvec = searcher.embedder.embed_query(query) if query.strip() else None
+            qvec, fvec = self._query_vectors(query)
             allowed = self._allowed(user_key, text, parsed, qvec)
             # Gating and the memories-first order drop hits after the search: search deeper.
             k = limit * 3
@@ -273,14 +273,13 @@ class MemoryView:
             # (one a turn; weaker hits of other sections would blur the window).
             first = [hit_candidate(h, parsed.by_id) for h in hits[:limit]]
             found = next(((c.section,) for c in first if c.section), ())
-            if qvec is not None:
+            if qvec is not None and fvec is not None:
                 said = self._earlier(lines)
                 context = self.recent.lookup(user_key, said)
-                folded = Simplified(
-                    {},
-                    self._simplified(user_key, query, qvec),
-                    self.simplified.lookup(user_key, said),
-                )
+                if self.conversation.turns > 0:
+                    # Kept as the session stores the line (secrets masked), as it is looked up.
+                    self.simplified.remember(user_key, mask(query), fvec)
+                folded = Simplified({}, fvec, self.simplified.lookup(user_key, said))
                 hits = self._memory_order(user_key, hits, qvec, context, folded)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
@@ -295,19 +294,25 @@ class MemoryView:
         turns = self.conversation.turns
         return [line[:MAX_QUERY_CHARS] for line in lines[-turns:]] if turns > 0 else []
 
-    def _simplified(self, user_key: str, query: str, qvec: Vector) -> Vector:
-        """The query's vector with its Chinese folded to Simplified (``qvec`` itself when the
-        fold changes nothing: English, Simplified), kept for the turns to come.
+    def _query_vectors(self, query: str) -> tuple[Vector | None, Vector | None]:
+        """The query's vector and the same with its Chinese folded to Simplified (both None for
+        a blank query), which only the memories' order reads (``qvec`` itself when the fold changes
+        nothing: English, Simplified).
 
-        A second query embedding on a Traditional Chinese turn; the pipeline starts it beside
-        the first (agent.pipeline), so a turn with two cores waits for the slower of the two.
+        A Traditional line and its fold are one batch of two in one embedder call (the
+        pipeline started it as the message arrived, agent.pipeline): one model handle, one
+        forward, where two calls wait for each other or share the cores; any other line is
+        embedded as before, alone.
         """
+        embedder = self.memory.searcher.embedder
+        if not query.strip():
+            return None, None
         folded = to_simplified(query)
-        fvec = qvec if folded == query else self.memory.searcher.embedder.embed_query(folded)
-        if self.conversation.turns > 0:
-            # Kept as the session stores the line (secrets masked), which is how it is looked up.
-            self.simplified.remember(user_key, mask(query), fvec)
-        return fvec
+        if folded == query:
+            qvec = embedder.embed_query(query)
+            return qvec, qvec
+        both = embed_queries(embedder, [query, folded])
+        return both[0], both[1]
 
     def _memory_order(
         self,

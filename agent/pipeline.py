@@ -337,10 +337,9 @@ class Agent:
         if self.ahead is None or message.in_group or not self.view.should_search(message.text, 0):
             return
         query = message.text[:MAX_QUERY_CHARS]
-        self.ahead.start(query)
-        folded = to_simplified(query)
-        if folded != query:  # Traditional Chinese: the memories' order reads this one (views)
-            self.ahead.start(folded)
+        # A Traditional line with its Simplified fold, in one batch: the memories' order reads
+        # the fold (agent.memory_view); any other line alone (the fold changes nothing).
+        self.ahead.start(query, to_simplified(query))
         # Its text half too, for as many hits as the view will ask for.
         self.view.memory.searcher.start_text(message.user_key, query, self.view.text_hits_wanted)
 

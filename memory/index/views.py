@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from memory.index.embedders import Embedder, Vector, normalise
+from memory.index.embedders import Embedder, Vector, embed_queries, normalise
 from memory.index.t2s import to_simplified
 
 Matrix = npt.NDArray[np.float32]
@@ -42,11 +42,12 @@ def memory_views(embedder: Embedder, texts: Sequence[str], passages: Matrix) -> 
     floats) when the fold changes the text."""
     out: list[Vector] = []
     for text, passage in zip(texts, np.asarray(passages, dtype=np.float32), strict=True):
-        view = normalise(passage + np.asarray(embedder.embed_query(text), dtype=np.float32))
         simplified = to_simplified(text)
-        if simplified != text:
-            query = np.asarray(embedder.embed_query(simplified), dtype=np.float32)
-            view = np.concatenate([view, normalise(passage + query)])
+        if simplified == text:
+            view = normalise(passage + np.asarray(embedder.embed_query(text), dtype=np.float32))
+        else:  # both query halves in one embedder call (one batch through one model handle)
+            queries = embed_queries(embedder, [text, simplified])
+            view = normalise(passage + queries).reshape(-1)
         out.append(view.astype(np.float32))
     return out
 

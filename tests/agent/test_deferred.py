@@ -50,11 +50,11 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
         reply = await world.agent.respond(world.msg(f"我上次說過喜歡{WORD}嗎？", 1))
         returned = asyncio.get_running_loop().time()
         assert not reply.error
-        # The turn embedded the message once as the query, and once in Simplified (the
-        # memories' order, memory.index.views); no passage was embedded in it.
+        # The turn embedded the message as the query and in Simplified (the memories' order,
+        # memory.index.views) in one request, one batch of two; no passage was embedded in it.
         turn_inputs = [r["input"] for r in world.fake.embed_requests[before:]]
         said = f"我上次說過喜歡{WORD}嗎？"
-        assert sorted(turn_inputs) == sorted([[said], [to_simplified(said)]])
+        assert turn_inputs == [[said, to_simplified(said)]]
         assert not world.indexed(1)  # the turn did not wait for the indexing
         while not world.indexed(1):
             assert asyncio.get_running_loop().time() - returned < world.worker.tick
@@ -62,7 +62,7 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
     finally:
         await world.worker.stop()
     # The worker embedded the record once, as a passage (with its context).
-    passages = [r["input"] for r in world.fake.embed_requests[before + 2 :]]
+    passages = [r["input"] for r in world.fake.embed_requests[before + 1 :]]
     assert len(passages) == 1 and sum(WORD in t for t in passages[0]) == 1
     # Indexed and embedded: search finds it (and, a bare question, drops it as noise).
     found = world.services.memory.search_explained(USER, WORD)
