@@ -19,7 +19,6 @@ from pathlib import Path
 from agent.query import (
     ConversationQuery,
     RecentVectors,
-    Simplified,
     context_text,
     context_vector,
     fuse,
@@ -52,10 +51,9 @@ from memory.base.tokens import TokenCounter
 from memory.config import BudgetConfig
 from memory.errors import UnreadableFileError
 from memory.index.chunks import Chunk
-from memory.index.embedders import Vector, embed_queries
+from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
-from memory.index.t2s import to_simplified
 from memory.index.veccache import pick
 from memory.index.views import split_view
 from memory.search.pool import CandidatePool
@@ -115,9 +113,6 @@ class MemoryView:
         # How the user's recent lines shape the search (None or 0 turns: the latest line alone).
         self.conversation = conversation or ConversationQuery()
         self.recent = RecentVectors()
-        # The same lines' vectors with their Chinese written in Simplified: the memories'
-        # order reads these (memory.index.views), the search and its thresholds never do.
-        self.simplified = RecentVectors()
         # In the process's byte-budgeted pool: a person not seen for a while is parsed again.
         self._cache: PoolCache[str, _Parsed] = memory.caches.cache("parsed_memory")
 
@@ -235,7 +230,7 @@ class MemoryView:
             bm25 = searcher.text_hits(user_key, query, self.text_hits_wanted)
             pool.prepare([cid for cid, _ in bm25])
             # Embedded once: gating compares sections with it, and search uses it.
-            qvec, fvec = self._query_vectors(query)
+            qvec = searcher.embedder.embed_query(query) if query.strip() else None
             allowed = self._allowed(user_key, text, parsed, qvec)
             # Gating and the memories-first order drop hits after the search: search deeper.
             k = limit * 3
@@ -273,14 +268,9 @@ class MemoryView:
             # (one a turn; weaker hits of other sections would blur the window).
             first = [hit_candidate(h, parsed.by_id) for h in hits[:limit]]
             found = next(((c.section,) for c in first if c.section), ())
-            if qvec is not None and fvec is not None:
-                said = self._earlier(lines)
-                context = self.recent.lookup(user_key, said)
-                if self.conversation.turns > 0:
-                    # Kept as the session stores the line (secrets masked), as it is looked up.
-                    self.simplified.remember(user_key, mask(query), fvec)
-                folded = Simplified({}, fvec, self.simplified.lookup(user_key, said))
-                hits = self._memory_order(user_key, hits, qvec, context, folded)
+            if qvec is not None:
+                context = self.recent.lookup(user_key, self._earlier(lines))
+                hits = self._memory_order(user_key, hits, qvec, context)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -294,37 +284,16 @@ class MemoryView:
         turns = self.conversation.turns
         return [line[:MAX_QUERY_CHARS] for line in lines[-turns:]] if turns > 0 else []
 
-    def _query_vectors(self, query: str) -> tuple[Vector | None, Vector | None]:
-        """The query's vector and the same with its Chinese folded to Simplified (both None for
-        a blank query), which only the memories' order reads (``qvec`` itself when the fold changes
-        nothing: English, Simplified).
-
-        A Traditional line and its fold are one batch of two in one embedder call (the
-        pipeline started it as the message arrived, agent.pipeline): one model handle, one
-        forward, where two calls wait for each other or share the cores; any other line is
-        embedded as before, alone.
-        """
-        embedder = self.memory.searcher.embedder
-        if not query.strip():
-            return None, None
-        folded = to_simplified(query)
-        if folded == query:
-            qvec = embedder.embed_query(query)
-            return qvec, qvec
-        both = embed_queries(embedder, [query, folded])
-        return both[0], both[1]
-
     def _memory_order(
         self,
         user_key: str,
         hits: list[SearchHit],
         qvec: Vector,
         context: list[Vector],
-        folded: Simplified,
     ) -> list[SearchHit]:
         """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`),
-        its mixed list on their Simplified views and ``folded``'s lines; a memory whose view is
-        not stored yet stands for it with its index vector."""
+        its mixed list on a Traditional memory's Simplified view; a memory whose view is not
+        stored yet stands for it with its index vector."""
         mine = [h.chunk.id for h in hits if h.chunk.kind == KIND_MEMORY]
         if len(mine) < 2:
             return hits
@@ -336,9 +305,10 @@ class MemoryView:
         dim = len(qvec)
         halves = {cid: split_view(vec, dim) for cid, vec in stored.items()}
         views = {cid: plain for cid, (plain, _) in halves.items()}
-        folded = replace(folded, views={cid: simp for cid, (_, simp) in halves.items()})
+        # A Traditional memory's Simplified view, for the mixed list (memory.index.views).
+        simplified = {cid: simp for cid, (_, simp) in halves.items()}
         conv = self.conversation
-        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset, folded)
+        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset, simplified)
 
     def _words(self, query: str, lines: Sequence[str]) -> str:
         """The mixed search's keyword query: the recent lines together

@@ -121,7 +121,7 @@ class OllamaEmbedder:
         return self._embed([query_part(text)])[0]
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """Embed several queries in one request (a line and its Simplified fold)."""
+        """Embed several queries in one request (a memory's text and its Simplified fold)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         return self._embed([query_part(t) for t in texts])

@@ -73,7 +73,6 @@ from history.topic_index import TopicIndex
 from memory.base.guards import mask
 from memory.base.tokens import TokenCounter
 from memory.errors import UnreadableFileError
-from memory.index.t2s import to_simplified
 from memory.state.short_term import ShortTermStore
 from memory.state.usage import AccessCounter
 from memory.write.decisions import ConfirmationService
@@ -337,9 +336,7 @@ class Agent:
         if self.ahead is None or message.in_group or not self.view.should_search(message.text, 0):
             return
         query = message.text[:MAX_QUERY_CHARS]
-        # A Traditional line with its Simplified fold, in one batch: the memories' order reads
-        # the fold (agent.memory_view); any other line alone (the fold changes nothing).
-        self.ahead.start(query, to_simplified(query))
+        self.ahead.start(query)
         # Its text half too, for as many hits as the view will ask for.
         self.view.memory.searcher.start_text(message.user_key, query, self.view.text_hits_wanted)
 

@@ -14,7 +14,6 @@ import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -68,22 +67,16 @@ class QueryAhead(WrappedEmbedder):
 
     def __init__(self, inner: Embedder, workers: int = 2) -> None:
         super().__init__(inner)
-        # A text's started embedding: a future of its vector (row None), or of a batch's rows
-        # and the text's row in it.
-        self._ahead: OrderedDict[str, tuple[Future[Any], int | None]] = OrderedDict()
+        self._ahead: OrderedDict[str, Future[Vector]] = OrderedDict()
         self._lock = threading.Lock()
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pcai-query")
 
-    def start(self, text: str, *more: str) -> None:
-        """Begin embedding ``text`` as a query now, in the background; with ``more`` (the same
-        line in Simplified), all of them in one call of the embedder: one batch, one handle."""
+    def start(self, text: str) -> None:
+        """Begin embedding ``text`` as a query now, in the background."""
         with self._lock:
-            todo = [t for t in dict.fromkeys((text, *more)) if t not in self._ahead]
-            if len(todo) == 1:
-                self._ahead[todo[0]] = (self._pool.submit(self.inner.embed_query, todo[0]), None)
-            elif todo:
-                batch = self._pool.submit(embed_queries, self.inner, todo)
-                self._ahead.update((t, (batch, row)) for row, t in enumerate(todo))
+            if text in self._ahead:
+                return
+            self._ahead[text] = self._pool.submit(self.inner.embed_query, text)
             while len(self._ahead) > KEEP:
                 self._ahead.popitem(last=False)
 
@@ -91,25 +84,6 @@ class QueryAhead(WrappedEmbedder):
         """The vector :meth:`start` began for ``text``, else one embedded now."""
         with self._lock:
             started = self._ahead.pop(text, None)
-        if started is None:
-            return self.inner.embed_query(text)
-        future, row = started
-        vec: Vector = future.result() if row is None else future.result()[row]
-        return vec
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        """The vectors :meth:`start` began for ``texts``; the others embedded now, together."""
-        with self._lock:
-            started = {t: self._ahead.pop(t) for t in texts if t in self._ahead}
-        rest = [t for t in dict.fromkeys(texts) if t not in started]
-        fresh = dict(zip(rest, embed_queries(self.inner, rest), strict=True)) if rest else {}
-        rows: list[Vector] = []
-        for t in texts:
-            if t in fresh:
-                rows.append(fresh[t])
-                continue
-            future, row = started[t]
-            rows.append(future.result() if row is None else future.result()[row])
-        if not rows:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.stack(rows).astype(np.float32)
+        if started is not None:
+            return started.result()
+        return self.inner.embed_query(text)

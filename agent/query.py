@@ -205,16 +205,6 @@ def rank_fusion(
     return total
 
 
-@dataclass(frozen=True, slots=True)
-class Simplified:
-    """What :func:`memory_order`'s mixed list reads instead: the memories' views and the
-    lines' vectors with Traditional Chinese written in Simplified (memory.index.views)."""
-
-    views: Mapping[int, Vector]
-    latest: Vector
-    context: Sequence[Vector]
-
-
 def memory_order(
     hits: Sequence[SearchHit],
     views: Mapping[int, Vector],
@@ -222,7 +212,7 @@ def memory_order(
     context: Sequence[Vector],
     weight: float,
     rank_offset: float,
-    simplified: Simplified | None = None,
+    mixed_views: Mapping[int, Vector] | None = None,
 ) -> list[SearchHit]:
     """``hits`` with the memories among them in a better order, every other hit in place.
 
@@ -237,10 +227,12 @@ def memory_order(
     without the search's order the zh set loses a question (1.000 -> 0.975).
     A memory without a view keeps its place.
 
-    ``simplified``: the mixed list compares those views and lines (Traditional Chinese read
-    in Simplified, which e5 orders better: MADial in Traditional Chinese 0.509 -> 0.569),
-    the best-line list stays on the text as written (both lists folded cost the zh set two
-    questions, 1.000 -> 0.963: a memory half in English loses to Chinese ones).
+    ``mixed_views``: the views the mixed list compares instead, where a memory has one (a
+    Traditional Chinese memory's Simplified view, :mod:`memory.index.views`), against the
+    lines as written: MADial in Traditional Chinese 0.541 -> 0.572, with no second embedding
+    of the turn (its line folded too gave 0.553, bench/RESULTS.md). The best-line list stays
+    on the views as written (both lists folded cost the zh set two questions, 1.000 -> 0.963:
+    a memory half in English loses to Chinese ones).
     """
     slots = [i for i, h in enumerate(hits) if h.chunk.id in views]
     if len(slots) < 2:
@@ -249,9 +241,8 @@ def memory_order(
     matrix = np.stack([views[h.chunk.id] for h in mems]).astype(np.float32)
     lines = np.stack([latest, *context]).astype(np.float32)
     lists = [np.max(matrix @ lines.T, axis=1), -np.arange(len(mems), dtype=np.float32)]
-    if simplified is not None:
-        matrix = np.stack([simplified.views.get(h.chunk.id, views[h.chunk.id]) for h in mems])
-        latest, context = simplified.latest, simplified.context
+    if mixed_views:
+        matrix = np.stack([mixed_views.get(h.chunk.id, views[h.chunk.id]) for h in mems])
     mixed = context_vector(latest, context, weight)
     if mixed is not None:
         lists.append(matrix.astype(np.float32) @ mixed)

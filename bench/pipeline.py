@@ -48,7 +48,7 @@ from bot.app import build_agent, build_embedder, build_services  # noqa: E402
 from bot.settings import load_settings  # noqa: E402
 from memory.base.fsutil import atomic_write_text  # noqa: E402
 from memory.base.markdown import Entry, MemoryDocument, render_memory  # noqa: E402
-from memory.index.embedders import Embedder, Vector, embed_queries  # noqa: E402
+from memory.index.embedders import Embedder, Vector  # noqa: E402
 from memory.index.t2s import to_simplified  # noqa: E402
 
 LLM_STEP = "9 llm"
@@ -118,7 +118,6 @@ class TimedEmbedder(WrappedEmbedder):
     def __init__(self, inner: Embedder) -> None:
         super().__init__(inner)
         self.query_ms: list[float] = []
-        self.batch_ms: list[float] = []  # calls embedding a line with its Simplified fold
         self.passages = 0
 
     def embed_query(self, text: str) -> Vector:
@@ -128,15 +127,6 @@ class TimedEmbedder(WrappedEmbedder):
             return self.inner.embed_query(text)
         finally:
             self.query_ms.append((time.perf_counter() - started) * 1000)
-
-    def embed_queries(self, texts: Sequence[str]) -> Any:
-        """Embed and time one batch of queries (kept apart from the single ones: the ratio's
-        reference stays one query's embedding)."""
-        started = time.perf_counter()
-        try:
-            return embed_queries(self.inner, texts)
-        finally:
-            self.batch_ms.append((time.perf_counter() - started) * 1000)
 
     def embed_passages(self, texts: Sequence[str]) -> Any:
         """Embed passages (untimed: indexing), counted."""
@@ -238,7 +228,7 @@ async def run(
             text = MESSAGES[i % len(MESSAGES)]
             text = text if len(text) < 6 else f"{text} (#{run}-{i})"
             msg = IncomingMessage(USER, text, clock, message_id=str(i))
-            embedded, batched = len(embedder.query_ms), len(embedder.batch_ms)
+            embedded = len(embedder.query_ms)
             started = time.perf_counter()
             reply = await agent.respond(msg)
             wall = (time.perf_counter() - started) * 1000
@@ -251,7 +241,6 @@ async def run(
                 background.append((time.perf_counter() - replied) * 1000)
             if i < warmup:
                 del embedder.query_ms[embedded:]  # warm-up embeddings are not measured
-                del embedder.batch_ms[batched:]
                 continue
             overheads.append(wall - timings.get(LLM_STEP, 0.0))
             before, rest = split_timings(reply.timings, wall)
@@ -294,10 +283,6 @@ async def run(
             ("  of turns in Traditional Chinese", folded),
             ("  of the other turns", plain),
         )
-        if embedder.batch_ms:
-            figures += (
-                (f"line + Simplified, one call ({len(embedder.batch_ms)})", embedder.batch_ms),
-            )
         for name, values in figures:
             if not values:
                 continue

@@ -179,9 +179,9 @@ class E5Embedder:
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts`` (each its :func:`query_part`) as queries in one call on one model
-        handle: a line and its Simplified fold are one batch, not two calls that would wait
-        for each other's handle or share the cores (the vectors are those of
-        :meth:`embed_query`)."""
+        handle (a memory's text and its Simplified fold, memory.index.views); the vectors are
+        :meth:`embed_query`'s. One batch costs what the calls one by one do (e5 is bound by
+        its arithmetic, bench/RESULTS.md) but takes the handle once."""
         if not texts:
             return np.zeros((0, self.DIM), dtype=np.float32)
         with self._model() as model:

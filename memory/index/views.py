@@ -13,9 +13,10 @@ A memory whose text has Traditional Chinese keeps a second such view, its query 
 Simplified (:func:`memory.index.t2s.to_simplified`), stored after the first in the same row:
 e5 orders Traditional Chinese worse than the same text in Simplified (bench/RESULTS.md, issue
 32: R@6 of one person's memories 0.529 -> 0.566; folding the passage half too, 0.569, would
-cost a second passage embedding). Only the order reads it (its mixed list,
-:func:`agent.query.memory_order`), so e5's Chinese cosines, which the fold raises by
-0.02-0.035, never meet a threshold. :data:`VIEW_KIND` names this recipe in the index's
+cost a second passage embedding); its two query halves are one batch of one embedder call.
+Only the order reads it (its mixed list, :func:`agent.query.memory_order`, against the turn's
+lines as written: the turn embeds nothing more), so e5's Chinese cosines, which the fold raises
+by 0.02-0.035, never meet a threshold. :data:`VIEW_KIND` names this recipe in the index's
 ``meta``: views made another way are dropped when the index opens, and the deferred work makes
 them again (:meth:`memory.index.indexer.Indexer.fill_views`).
 """

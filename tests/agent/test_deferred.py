@@ -22,7 +22,6 @@ from agent.deferred import BACKGROUND_NICE, KIND_COMPACT, KIND_TOPICS, Task
 from history.compaction import NOTE_PREFIX
 from history.sessions import KIND_COMPACTION, SessionStore
 from memory.base.logs import parse_log
-from memory.index.t2s import to_simplified
 from tests.agent.deferred_world import SMALL, USER, WORD, World, open_world, summarising_model
 from tests.fakes.chat_requests import instruction_of
 from tests.fakes.ollama_server import FakeOllama
@@ -50,11 +49,10 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
         reply = await world.agent.respond(world.msg(f"我上次說過喜歡{WORD}嗎？", 1))
         returned = asyncio.get_running_loop().time()
         assert not reply.error
-        # The turn embedded the message as the query and in Simplified (the memories' order,
-        # memory.index.views) in one request, one batch of two; no passage was embedded in it.
+        # The turn embedded the message once, as the query, a Traditional line too (only the
+        # memories' views are read in Simplified); no passage was embedded in it.
         turn_inputs = [r["input"] for r in world.fake.embed_requests[before:]]
-        said = f"我上次說過喜歡{WORD}嗎？"
-        assert turn_inputs == [[said, to_simplified(said)]]
+        assert turn_inputs == [[f"我上次說過喜歡{WORD}嗎？"]]
         assert not world.indexed(1)  # the turn did not wait for the indexing
         while not world.indexed(1):
             assert asyncio.get_running_loop().time() - returned < world.worker.tick

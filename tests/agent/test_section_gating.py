@@ -26,7 +26,6 @@ from history.topic_index import TopicState, record_turn, sections_to_query
 from memory.base.markdown import Entry
 from memory.index.embedders import E5Embedder
 from memory.index.passages import PassageCache, passage_key
-from memory.index.t2s import to_simplified
 from tests.fakes.ollama_server import FakeOllama
 
 USER = "cli_alice"
@@ -126,9 +125,9 @@ async def test_dominance_does_not_hide_a_named_section(world: World) -> None:
     # Gated away before (only 偏好 was searched, then the static fallback stood in).
     assert "每週一早上十點有團隊會議" in world.searched()
     assert "[L2 | " in block and "fallback" not in block
-    # Gating reused the turn's query vector; the other is the line in Simplified, which
-    # only orders the memories found (memory.index.views): both in one call, one batch.
-    assert world.embedder.calls == [[question, to_simplified(question)]]
+    # Gating reused the turn's query vector: one embedding, a Traditional line too (only the
+    # memories' views are read in Simplified, memory.index.views).
+    assert world.embedder.calls == [[question]]
 
 
 async def test_dominance_does_not_hide_a_section_by_meaning(world: World) -> None:
@@ -244,5 +243,4 @@ async def test_a_turn_after_a_confirm_embeds_only_its_query(world: World) -> Non
     block = await world.ask("我早上通常喝什麼？")
     assert "燕麥奶" in block
     assert described not in world.embedder.passages
-    # The query, and the same in Simplified for the memories' order, in one call.
-    assert world.embedder.calls[calls:] == [["我早上通常喝什麼？", "我早上通常喝什么？"]]
+    assert world.embedder.calls[calls:] == [["我早上通常喝什麼？"]]
