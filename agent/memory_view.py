@@ -55,6 +55,7 @@ from memory.index.embedders import Vector
 from memory.index.passages import PassageCache
 from memory.index.sources import KIND_LOG, KIND_MEMORY
 from memory.index.veccache import pick
+from memory.index.views import split_view
 from memory.search.pool import CandidatePool
 from memory.search.results import SearchHit
 from memory.store.service import MemoryService
@@ -284,20 +285,30 @@ class MemoryView:
         return [line[:MAX_QUERY_CHARS] for line in lines[-turns:]] if turns > 0 else []
 
     def _memory_order(
-        self, user_key: str, hits: list[SearchHit], qvec: Vector, context: list[Vector]
+        self,
+        user_key: str,
+        hits: list[SearchHit],
+        qvec: Vector,
+        context: list[Vector],
     ) -> list[SearchHit]:
-        """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`);
-        a memory whose view is not stored yet stands for it with its index vector."""
+        """The memories among ``hits`` ordered on their views (:func:`agent.query.memory_order`),
+        its mixed list on a Traditional memory's Simplified view; a memory whose view is not
+        stored yet stands for it with its index vector."""
         mine = [h.chunk.id for h in hits if h.chunk.kind == KIND_MEMORY]
         if len(mine) < 2:
             return hits
         store = self.memory.searcher.store
-        views = store.memory_views(user_key, mine)
-        missing = [cid for cid in mine if cid not in views]
+        stored = store.memory_views(user_key, mine)
+        missing = [cid for cid in mine if cid not in stored]
         if missing:
-            views.update(pick(*store.user_vectors(user_key), missing))
+            stored.update(pick(*store.user_vectors(user_key), missing))
+        dim = len(qvec)
+        halves = {cid: split_view(vec, dim) for cid, vec in stored.items()}
+        views = {cid: plain for cid, (plain, _) in halves.items()}
+        # A Traditional memory's Simplified view, for the mixed list (memory.index.views).
+        simplified = {cid: simp for cid, (_, simp) in halves.items()}
         conv = self.conversation
-        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset)
+        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset, simplified)
 
     def _words(self, query: str, lines: Sequence[str]) -> str:
         """The mixed search's keyword query: the recent lines together

@@ -120,6 +120,12 @@ class OllamaEmbedder:
         """Embed a search query (its :func:`query_part`: a long message costs a short one's)."""
         return self._embed([query_part(text)])[0]
 
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed several queries in one request (a memory's text and its Simplified fold)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([query_part(t) for t in texts])
+
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed documents in batches."""
         if not texts:

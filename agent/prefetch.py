@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 import numpy.typing as npt
 
-from memory.index.embedders import Embedder, Vector, similarity_floor
+from memory.index.embedders import Embedder, Vector, embed_queries, similarity_floor
 
 # Started embeddings nobody asked for (a search that failed first) are dropped past this.
 KEEP = 32
@@ -52,6 +52,10 @@ class WrappedEmbedder:
     def embed_query(self, text: str) -> Vector:
         """The wrapped embedder's query vector."""
         return self.inner.embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """The wrapped embedder's query vectors, in one call of it (see :func:`embed_queries`)."""
+        return embed_queries(self.inner, texts)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """The wrapped embedder's passage vectors."""

@@ -216,6 +216,7 @@ def memory_order(
     context: Sequence[Vector],
     weight: float,
     rank_offset: float,
+    mixed_views: Mapping[int, Vector] | None = None,
 ) -> list[SearchHit]:
     """``hits`` with the memories among them in a better order, every other hit in place.
 
@@ -229,6 +230,13 @@ def memory_order(
     0.543 -> 0.628; the latest line's own cosine as a fourth list lowers it (0.615), and
     without the search's order the zh set loses a question (1.000 -> 0.975).
     A memory without a view keeps its place.
+
+    ``mixed_views``: the views the mixed list compares instead, where a memory has one (a
+    Traditional Chinese memory's Simplified view, :mod:`memory.index.views`), against the
+    lines as written: MADial in Traditional Chinese 0.541 -> 0.572, with no second embedding
+    of the turn (its line folded too gave 0.553, bench/RESULTS.md). The best-line list stays
+    on the views as written (both lists folded cost the zh set two questions, 1.000 -> 0.963:
+    a memory half in English loses to Chinese ones).
     """
     slots = [i for i, h in enumerate(hits) if h.chunk.id in views]
     if len(slots) < 2:
@@ -237,9 +245,11 @@ def memory_order(
     matrix = np.stack([views[h.chunk.id] for h in mems]).astype(np.float32)
     lines = np.stack([latest, *context]).astype(np.float32)
     lists = [np.max(matrix @ lines.T, axis=1), -np.arange(len(mems), dtype=np.float32)]
+    if mixed_views:
+        matrix = np.stack([mixed_views.get(h.chunk.id, views[h.chunk.id]) for h in mems])
     mixed = context_vector(latest, context, weight)
     if mixed is not None:
-        lists.append(matrix @ mixed)
+        lists.append(matrix.astype(np.float32) @ mixed)
     order = np.argsort(-rank_fusion(lists, rank_offset), kind="stable")
     out = list(hits)
     for slot, i in zip(slots, order, strict=True):

@@ -49,6 +49,7 @@ from bot.settings import load_settings  # noqa: E402
 from memory.base.fsutil import atomic_write_text  # noqa: E402
 from memory.base.markdown import Entry, MemoryDocument, render_memory  # noqa: E402
 from memory.index.embedders import Embedder, Vector  # noqa: E402
+from memory.index.t2s import to_simplified  # noqa: E402
 
 LLM_STEP = "9 llm"
 
@@ -214,6 +215,8 @@ async def run(
         clock = datetime.now().astimezone()
         overheads: list[float] = []
         pre_llm: list[float] = []
+        folded: list[float] = []  # pre-LLM of turns whose line folds (Traditional Chinese)
+        plain: list[float] = []
         after: list[float] = []
         steps: dict[str, list[float]] = defaultdict(list)
         background: list[float] = []  # ms from a reply until its deferred work was done
@@ -242,6 +245,7 @@ async def run(
             overheads.append(wall - timings.get(LLM_STEP, 0.0))
             before, rest = split_timings(reply.timings, wall)
             pre_llm.append(before)
+            (folded if to_simplified(text) != text else plain).append(before)
             after.append(rest)
             searched += any(m.layer == "L2" for m in reply.injected)
             for name, ms in reply.timings:
@@ -276,8 +280,12 @@ async def run(
             ("after the answer (steps after 9 + session save)", after),
             (f"query embedding ({len(embeds)} in these turns)", embeds),
             ("pre-LLM (steps before 9 llm)", pre_llm),
+            ("  of turns in Traditional Chinese", folded),
+            ("  of the other turns", plain),
         )
         for name, values in figures:
+            if not values:
+                continue
             print(
                 f"{name:<50} mean {statistics.fmean(values):6.1f}  p50 {pct(values, 0.5):6.1f}  "
                 f"p95 {pct(values, 0.95):6.1f} ms"

@@ -48,6 +48,18 @@ class Embedder(Protocol):
         ...
 
 
+def embed_queries(embedder: Embedder, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+    """The query vectors of ``texts`` (one row each) in one call of the embedder's
+    ``embed_queries`` when it has one (e5: one forward through one model handle; Ollama: one
+    request), else one :meth:`Embedder.embed_query` each."""
+    batch = getattr(embedder, "embed_queries", None)
+    if callable(batch):
+        return np.asarray(batch(texts), dtype=np.float32)
+    if not texts:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.stack([np.asarray(embedder.embed_query(t), dtype=np.float32) for t in texts])
+
+
 # The part of a message a query embedding sees: its head and its tail. e5 reads 512 tokens at
 # most (about that many Chinese characters, 2,000 English ones), so a 100 KB message costs
 # what a short one does, and the turn never holds a model handle for minutes.
@@ -164,6 +176,17 @@ class E5Embedder:
         with self._model() as model:
             vec = model.query(query_part(text))
         return np.asarray(vec, dtype=np.float32)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Embed ``texts`` (each its :func:`query_part`) as queries in one call on one model
+        handle (a memory's text and its Simplified fold, memory.index.views); the vectors are
+        :meth:`embed_query`'s. One batch costs what the calls one by one do (e5 is bound by
+        its arithmetic, bench/RESULTS.md) but takes the handle once."""
+        if not texts:
+            return np.zeros((0, self.DIM), dtype=np.float32)
+        with self._model() as model:
+            rows = model.query([query_part(t) for t in texts])
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), self.DIM)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Embed ``texts`` with the ``passage: `` prefix, in batches."""

@@ -13,11 +13,14 @@ from typing import Any
 
 from memory.index.fts import SCHEMA as FTS_SCHEMA
 from memory.index.fts import UserFts
+from memory.index.views import VIEW_KIND
 
 # 3: one FTS table per user (2 had one for everyone; 2 is upgraded in place, see _from_v2).
 SCHEMA_VERSION = 3
 # In ``meta`` while the FTS rows of an upgraded schema-2 file are still to be refilled.
 FTS_REFILL = "fts_refill"
+# In ``meta``: how the stored memory views were made (memory.index.views.VIEW_KIND).
+VIEWS = "memory_views"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -155,9 +158,13 @@ def prepare(conn: Any, fts: UserFts, path: Path, model: str, dim: int) -> bool:
         "chunk_id INTEGER PRIMARY KEY, user_key TEXT PARTITION KEY, "
         f"embedding float[{dim}] distance_metric=cosine)"
     )
+    if meta.get(VIEWS) != VIEW_KIND:
+        # Views made another way (before the fold) are dropped; the deferred work makes each
+        # person's again (Indexer.fill_views), and until then a memory orders on its vector.
+        conn.execute("DELETE FROM memory_view")
     conn.executemany(
         "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
-        [("embed_model", model), ("embed_dim", str(dim))],
+        [("embed_model", model), ("embed_dim", str(dim)), (VIEWS, VIEW_KIND)],
     )
     conn.commit()
     return fresh or changed

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from agent.query import (
@@ -211,7 +213,8 @@ async def test_the_conversation_brings_the_memory_it_is_about_into_the_prompt(
 async def test_the_context_costs_no_embedding_only_the_latest_line_is_embedded(
     e5_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The recent lines' vectors are the ones their own turns computed: one embedding a turn."""
+    """The recent lines' vectors are the ones their own turns computed: one embedding a turn,
+    a Traditional Chinese one too (only the memories' views are read in Simplified)."""
     env = e5_env
     env.services.memory.remember(USER, "我媽媽住在高雄，有糖尿病")
     await env.agent.respond(env.msg("媽媽下週要從南部上來住幾天"))
@@ -219,13 +222,20 @@ async def test_the_context_costs_no_embedding_only_the_latest_line_is_embedded(
     ahead = env.agent.ahead
     assert ahead is not None
     embedded: list[str] = []
-    real = ahead.inner.embed_query
+    inner = ahead.inner
+    assert isinstance(inner, E5Embedder)
+    real, real_batch = inner.embed_query, inner.embed_queries
 
     def counted(text: str) -> Vector:
         embedded.append(text)
         return real(text)
 
-    monkeypatch.setattr(ahead.inner, "embed_query", counted)
+    def counted_batch(texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        embedded.extend(texts)
+        return real_batch(texts)
+
+    monkeypatch.setattr(inner, "embed_query", counted)
+    monkeypatch.setattr(inner, "embed_queries", counted_batch)
     reply = await env.agent.respond(env.msg("有什麼要小心的？"))
     assert not reply.error
     assert embedded == ["有什麼要小心的？"]
@@ -317,3 +327,70 @@ def test_memory_order_puts_the_memory_the_conversation_talks_around_first(
     assert sorted(_ids(ordered)) == [1, 2, 3, 4]
     # Without views (an index not given them yet) the search's order stands.
     assert _ids(memory_order(hits, {}, latest, earlier, 1.0, 2.0)) == [1, 2, 3, 4]
+
+
+# One person of bench/data/madial-zh-tw (MADial-Bench, MIT; translated by hand into Traditional
+# Chinese; in the repository): the person's memories, confirmed each on its day.
+MADIAL_ZH_TW = Path(__file__).resolve().parents[2] / "bench" / "data" / "madial-zh-tw"
+
+
+def _remember_bart(env: Env) -> dict[str, int]:
+    """Bart's 76 memories, confirmed as the benchmark does: text -> memory id."""
+    ids: dict[str, int] = {}
+    path = MADIAL_ZH_TW / "MADial-Bench-zh-memory.json"
+    for raw in path.read_text(encoding="utf-8").splitlines():
+        for mem in json.loads(raw).values() if raw.strip() else ():
+            if int(mem["user-id"]) == 1:
+                when = datetime.fromisoformat(mem["time"]).replace(hour=20).astimezone()
+                ids[mem["event"]] = env.services.memory.remember(USER, mem["event"], now=when).id
+    return ids
+
+
+# Talks of the benchmark where the memory that fits reaches the prompt only when the
+# memories' order reads the Simplified views (each fails on main: it is left out).
+TALKS = [
+    (
+        [
+            "我昨天開始看一本新的武俠小說，裡面的主角真的超帥的！",
+            "主角用劍擋下飛過來的箭，保護了整個村子！",
+            "我想學劍術！想像一下可以像小說裡的英雄一樣揮劍，那一定超帥的！",
+        ],
+        "巴特在學校的課堂上分享他最喜歡的書",
+    ),
+    (
+        [
+            "為什麼他們老是叫我那些奇怪的綽號？",
+            "嗯，我覺得很難過，他們好像不喜歡我。",
+            "可是如果我都沒有朋友怎麼辦？他們都用那種眼神看我。",
+        ],
+        "巴特和他的好朋友吉米分享自己的郵票收藏",
+    ),
+    (
+        [
+            "我今天看到那台限量版的玩具車，可是媽媽說我們買不起。我好難過，嗚嗚嗚。",
+            "對啊，我每天都在想那台玩具車，想像自己在玩它。",
+            "對啊，我真的好想要。可是現在感覺我永遠都得不到了。",
+        ],
+        "巴特的爸媽送給他一台紅色的遙控跑車",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lines", "memory"), TALKS)
+async def test_a_traditional_chinese_memory_the_talk_goes_around_reaches_the_prompt(
+    e5_env: Env, lines: list[str], memory: str
+) -> None:
+    """Real e5, real turns, all in Traditional Chinese, among the person's 76 memories: e5
+    orders the memories better on the text written in Simplified (memory.index.t2s), so the
+    memories' order (its mixed list) reads a Traditional memory's Simplified view, against
+    the lines as written (the turn embeds nothing more). Fails on the text as written: the
+    memory that fits is left out of the prompt."""
+    env = e5_env
+    ids = _remember_bart(env)
+    reply = None
+    for line in lines:
+        reply = await env.agent.respond(env.msg(line))
+    assert reply is not None and not reply.error
+    injected = [m.id for m in reply.injected if m.layer == L2]
+    wanted = next(cid for text, cid in ids.items() if text.startswith(memory))
+    assert wanted in injected, [m.text[:20] for m in reply.injected]

@@ -49,7 +49,8 @@ async def test_the_turn_embeds_only_the_query_and_the_worker_indexes_within_one_
         reply = await world.agent.respond(world.msg(f"我上次說過喜歡{WORD}嗎？", 1))
         returned = asyncio.get_running_loop().time()
         assert not reply.error
-        # The turn embedded the message once, as the query; no passage was embedded in it.
+        # The turn embedded the message once, as the query, a Traditional line too (only the
+        # memories' views are read in Simplified); no passage was embedded in it.
         turn_inputs = [r["input"] for r in world.fake.embed_requests[before:]]
         assert turn_inputs == [[f"我上次說過喜歡{WORD}嗎？"]]
         assert not world.indexed(1)  # the turn did not wait for the indexing

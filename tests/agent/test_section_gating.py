@@ -33,17 +33,25 @@ PREF, WORK, HOME = "偏好 Preferences", "工作 Work", "個人 Personal"
 
 
 class CountingEmbedder(WrappedEmbedder):
-    """The real e5 model, counting the query embeddings a turn asks for."""
+    """The real e5 model, counting the query embeddings a turn asks for, and the calls."""
 
     def __init__(self, inner: E5Embedder) -> None:
         super().__init__(inner)
         self.queries: list[str] = []
+        self.calls: list[list[str]] = []  # the texts of each call that embeds queries
         self.passages: list[str] = []
 
     def embed_query(self, text: str) -> npt.NDArray[np.float32]:
         """Count, then embed."""
         self.queries.append(text)
+        self.calls.append([text])
         return self.inner.embed_query(text)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        """Count, then embed them in one call."""
+        self.queries.extend(texts)
+        self.calls.append(list(texts))
+        return self.inner.embed_queries(texts)
 
     def embed_passages(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         """Keep the texts, then embed."""
@@ -111,11 +119,15 @@ async def _make_preferences_dominant(world: World) -> None:
 async def test_dominance_does_not_hide_a_named_section(world: World) -> None:
     await _make_preferences_dominant(world)
     world.embedder.queries.clear()
-    block = await world.ask("我下週的工作會議幾點開始？")
+    world.embedder.calls.clear()
+    question = "我下週的工作會議幾點開始？"
+    block = await world.ask(question)
     # Gated away before (only 偏好 was searched, then the static fallback stood in).
     assert "每週一早上十點有團隊會議" in world.searched()
     assert "[L2 | " in block and "fallback" not in block
-    assert len(world.embedder.queries) == 1  # gating reused the turn's query vector
+    # Gating reused the turn's query vector: one embedding, a Traditional line too (only the
+    # memories' views are read in Simplified, memory.index.views).
+    assert world.embedder.calls == [[question]]
 
 
 async def test_dominance_does_not_hide_a_section_by_meaning(world: World) -> None:
@@ -227,8 +239,8 @@ async def test_a_turn_after_a_confirm_embeds_only_its_query(world: World) -> Non
     await world.ask("好")  # a turn: its deferred work runs before the next one (ask settles)
     assert described in world.embedder.passages
     world.embedder.passages.clear()
-    queries = len(world.embedder.queries)
+    calls = len(world.embedder.calls)
     block = await world.ask("我早上通常喝什麼？")
     assert "燕麥奶" in block
     assert described not in world.embedder.passages
-    assert len(world.embedder.queries) == queries + 1
+    assert world.embedder.calls[calls:] == [["我早上通常喝什麼？"]]

@@ -9,7 +9,13 @@ import pytest
 
 from agent.ollama_client import OllamaEmbedder
 from memory.errors import EmbedderUnavailableError
-from memory.index.embedders import QUERY_HEAD_CHARS, QUERY_TAIL_CHARS, E5Embedder, query_part
+from memory.index.embedders import (
+    QUERY_HEAD_CHARS,
+    QUERY_TAIL_CHARS,
+    E5Embedder,
+    embed_queries,
+    query_part,
+)
 from tests.fakes.ollama_server import FakeOllama, fake_embedding
 
 
@@ -128,3 +134,21 @@ def test_ollama_is_sent_the_bounded_part(fake_ollama: FakeOllama) -> None:
     emb.embed_query(LONG)
     [body] = fake_ollama.embed_requests
     assert body["input"] == [query_part(LONG)]
+
+
+def test_e5_queries_in_one_call_are_each_query_s_vector(embedder: E5Embedder) -> None:
+    """A memory's text and its Simplified fold are embedded in one call (memory.index.views):
+    each row is what embed_query gives that text, a long one cut the same way."""
+    texts = ["我每天早上都喝烏龍茶", "我每天早上都喝乌龙茶", LONG]
+    rows = embed_queries(embedder, texts)
+    assert rows.shape == (3, embedder.dim)
+    for row, text in zip(rows, texts, strict=True):
+        assert np.allclose(row, embedder.embed_query(text), atol=1e-5)
+
+
+def test_ollama_queries_in_one_call_are_one_request(fake_ollama: FakeOllama) -> None:
+    emb = OllamaEmbedder(fake_ollama.url, "mxbai-embed-large", dim=64)
+    rows = embed_queries(emb, ["烏龍茶", LONG])
+    [body] = fake_ollama.embed_requests
+    assert body["input"] == ["烏龍茶", query_part(LONG)]
+    assert np.allclose(rows[0], emb.embed_query("烏龍茶"), atol=1e-6)

@@ -15,7 +15,9 @@ from memory.base.db import connect
 from memory.config import index_path
 from memory.index.chunks import SCHEMA_VERSION, IndexStore
 from memory.index.embedders import E5Embedder
+from memory.index.schema import VIEWS
 from memory.index.text import fts_match_query
+from memory.index.views import VIEW_KIND
 from tests.fakes.ollama_server import FakeOllama, fake_embedding
 
 USER = "cli_alice"
@@ -89,7 +91,7 @@ def test_schema_version_and_model_are_recorded(library: Memory) -> None:
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
-    assert meta == {"embed_model": E5Embedder.MODEL, "embed_dim": "384"}
+    assert meta == {"embed_model": E5Embedder.MODEL, "embed_dim": "384", VIEWS: VIEW_KIND}
     assert library.store.needs_rebuild is False  # ensure_index already rebuilt it
 
 
@@ -156,7 +158,7 @@ def test_model_change_re_embeds_instead_of_mixing(
             want = np.asarray(fake_embedding(chunks[cid].text, 384), dtype=np.float32)
             assert np.allclose(vectors[cid], want, atol=1e-5)
         meta = dict(second.store.conn.execute("SELECT key, value FROM meta").fetchall())
-        assert meta == {"embed_model": "ollama/bge-m3", "embed_dim": "384"}
+        assert meta == {"embed_model": "ollama/bge-m3", "embed_dim": "384", VIEWS: VIEW_KIND}
         assert any(ENTRIES[0] == h.chunk.text for h in second.search(USER, "咖啡", 5))
     finally:
         second.close()

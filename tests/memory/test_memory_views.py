@@ -10,7 +10,10 @@ import numpy as np
 import memory
 from memory import E5Embedder, Memory
 from memory.config import MemoryConfig, RetrievalConfig
+from memory.index.embedders import normalise
+from memory.index.schema import VIEWS
 from memory.index.sources import KIND_MEMORY
+from memory.index.t2s import to_simplified
 from tests.memory.daylogs import write_day_log
 
 USER = "cli_views"
@@ -114,3 +117,45 @@ def test_memories_past_the_k_are_listed_not_lost(library: Memory) -> None:
     past = [d for d in result.dropped if d.stage == "depth"]
     assert past
     assert all(d.stages["fusion"] >= library.service.searcher.config.min_score for d in past)
+
+
+TEA_ZH = "我每天早上都喝烏龍茶，不加糖"
+
+
+def test_views_made_before_the_fold_are_made_again_with_a_simplified_half(
+    data_dir: Path, embedder: E5Embedder
+) -> None:
+    """An index whose views read the Traditional text only as it is (before
+    memory.index.t2s) drops them when it opens; the deferred work's fill_views makes them
+    again, a Traditional memory's with a second half whose query reads the Simplified text.
+    Fails without the migration: the old views stay."""
+    assert to_simplified(TEA_ZH) == "我每天早上都喝乌龙茶，不加糖"
+    with memory.open(data_dir, embedder=embedder) as library:
+        library.service.remember(USER, TEA_ZH)
+        library.service.remember(USER, TEA)
+        ids = _memory_ids(library)
+        passages = dict(zip(*library.store.user_vectors(USER), strict=True))
+        # What an index made before the fold holds: the text embedded as it is, no record
+        # in meta of how its views were made.
+        old = {
+            cid: normalise(passages[cid] + embedder.embed_query(text)) for text, cid in ids.items()
+        }
+        library.store.add_memory_views(USER, old)
+        library.store.conn.execute("DELETE FROM meta WHERE key=?", (VIEWS,))
+        library.store.conn.commit()
+    with memory.open(data_dir, embedder=embedder) as library:
+        assert library.store.memory_views(USER, list(ids.values())) == {}
+        assert library.service.indexer.fill_views(USER) == 2
+        made = library.store.memory_views(USER, list(ids.values()))
+    zh, en = ids[TEA_ZH], ids[TEA]
+    dim = embedder.dim
+    simplified = normalise(passages[zh] + embedder.embed_query(to_simplified(TEA_ZH)))
+    assert made[zh].shape == (2 * dim,)
+    assert np.allclose(made[zh][:dim], old[zh], atol=1e-5)  # the view as it was
+    assert np.allclose(made[zh][dim:], simplified, atol=1e-5)  # and the Simplified one
+    assert not np.allclose(simplified, old[zh], atol=1e-3)
+    assert made[en].shape == (dim,)  # English folds to itself: one view
+    assert np.allclose(made[en], old[en], atol=1e-5)
+    # Opened again, the views made the new way stay.
+    with memory.open(data_dir, embedder=embedder) as library:
+        assert set(library.store.memory_views(USER, [zh, en])) == {zh, en}

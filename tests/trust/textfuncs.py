@@ -34,6 +34,7 @@ from memory.base.markdown import parse_memory
 from memory.base.sections import choose_section
 from memory.base.spans import parse_span
 from memory.config import AdaptiveConfig
+from memory.index.t2s import to_simplified
 from memory.index.text import fts_match_query, keyword_terms
 from memory.search.adaptive import decide_retrieval
 from memory.search.noise import noise_reason
@@ -113,6 +114,7 @@ TEXT_FUNCTIONS: dict[str, Callable[[str], object]] = {
     "fts_match_query": fts_match_query,
     "keyword_terms": keyword_terms,
     "asks": asks,
+    "to_simplified": to_simplified,
     "derive_summary": derive_summary,
     "guess_class": guess_class,
     "classify_reply": classify_reply,
@@ -170,6 +172,8 @@ KEYWORDS: tuple[str, ...] = (
 KEYWORDS += ("十", "1", "1 ", "12:", "1.", "1-", "1/", "月", "號", "年", "生日", "重要", "very ")
 KEYWORDS += ("remind me ", "提醒我", "TODO", "Goal:", "## ", "- ", "  - ", "thanks", "謝謝")
 KEYWORDS += ("remember", "記得", '{"name": ', "<tool_call>", "important", "the ")
+# The start of a Traditional phrase whose every length is looked up (memory.index.t2s).
+KEYWORDS += ("乾", "酒逢知己千鍾少話不投機半句")
 OTHER: tuple[str, ...] = (
     "咖啡",
     "a",
