@@ -30,7 +30,7 @@ from memory.search.results import SearchHit, SearchResult
 # The drops a memory may come back from: the thresholds, and past the search's k (it passed
 # them; Chinese cosines run higher, so more memories pass and were lost there). Not noise,
 # status or folding.
-_THRESHOLDS = frozenset({"min_score", "hard_min", "depth"})
+_COME_BACK_FROM = frozenset({"min_score", "hard_min", "depth"})
 
 # Query vectors kept per user (the session window shows at most a few user lines anyway).
 PER_USER = 8
@@ -174,7 +174,7 @@ def with_memories_below(result: SearchResult, floor: float, share: float = 0.0) 
     fused += [
         d.stages.get("fusion", d.score)
         for d in result.dropped
-        if d.chunk.kind == KIND_MEMORY and d.stage in _THRESHOLDS
+        if d.chunk.kind == KIND_MEMORY and d.stage in _COME_BACK_FROM
     ]
     best = max(fused, default=0.0)
     cut = max(floor, share * best)
@@ -182,7 +182,7 @@ def with_memories_below(result: SearchResult, floor: float, share: float = 0.0) 
     below: dict[int, SearchHit] = {}
     for d in result.dropped:
         score = d.stages.get("fusion", d.score)
-        if d.chunk.kind != KIND_MEMORY or d.stage not in _THRESHOLDS or score < cut:
+        if d.chunk.kind != KIND_MEMORY or d.stage not in _COME_BACK_FROM or score < cut:
             continue
         if d.chunk.id in seen or d.chunk.id in below:
             continue

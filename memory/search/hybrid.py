@@ -28,6 +28,7 @@ from collections.abc import Callable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 
 import numpy as np
 import numpy.typing as npt
@@ -244,11 +245,17 @@ class HybridSearcher:
             c.score = self._fuse(c, bm25_weight)
         if cfg.session_hits > 0 and cfg.session_weight > 0:
             self._sessions(cands, statuses)
-        orders: dict[str, list[int]] = {}  # the files both lifts read, each read once
+        orders: dict[str, list[int]] = {}  # the files the lifts and MMR read, each read once
+        lift = partial(self._log_lift, pool, qvec=qvec, statuses=statuses, orders=orders)
         if cfg.neighbour_hits > 0 and cfg.neighbour_share > 0:
-            cands += self._neighbours(pool, cands, qvec, statuses, bm25_weight, orders)
+            # The records next to the best fused matches (memory.search.neighbours).
+            near = partial(neighbour_lift, span=cfg.neighbour_span, share=cfg.neighbour_share)
+            cands += lift(cands, cfg.neighbour_hits, near, bm25_weight)
         if cfg.reply_hits > 0 and cfg.reply_share > 0:
-            cands += self._replies(pool, cands, qvec, statuses, bm25_weight, orders)
+            # After the neighbour lift: a question it lifted lifts its reply too
+            # (memory.search.replies).
+            answer = partial(reply_lift, share=cfg.reply_share)
+            cands += lift(cands, cfg.reply_hits, answer, bm25_weight, keep=asks)
         for c in cands:
             if c.chunk.status not in statuses:
                 dropped.append(Dropped(c.chunk, "status", 0.0, f"status {c.chunk.status}"))
@@ -310,8 +317,6 @@ class HybridSearcher:
                 if i in mmr.demoted:
                     dup = live[mmr.demoted[i]].chunk.id
                     dropped.append(self._drop(c, "mmr", f"near-duplicate of chunk {dup}"))
-                elif c.chunk.kind == KIND_MEMORY:
-                    dropped.append(self._drop(c, "depth", f"past the first {k}"))
                 continue
             hits.append(
                 SearchHit(
@@ -374,70 +379,43 @@ class HybridSearcher:
             for c in cands:
                 c.score += gain.get(c.chunk.id, 0.0)
 
-    def _neighbours(
+    def _log_lift(
         self,
         pool: CandidatePool,
         cands: list[_Cand],
-        qvec: npt.NDArray[np.float32] | None,
-        statuses: tuple[str, ...],
-        bm25_weight: float,
-        orders: dict[str, list[int]],
-    ) -> list[_Cand]:
-        """Lift the records next to the best fused matches (:mod:`memory.search.neighbours`).
-
-        Neighbours that are not candidates yet are fetched with their stored vectors. Only
-        records that are no noise start a lift: a greeting or a bare question that matches the
-        query words lifted unrelated lines next to it, which came and went as lines were
-        logged (issue 24: the same query gave 5 results, minutes later 1).
-        """
-        cfg = self.config
-        matches, order = self._log_matches(pool, cands, statuses, cfg.neighbour_hits, orders)
-        if not matches:
-            return []
-        lift = neighbour_lift(matches, order, cfg.neighbour_span, cfg.neighbour_share)
-        return self._lifted(pool, cands, lift, qvec, bm25_weight)
-
-    def _replies(
-        self,
-        pool: CandidatePool,
-        cands: list[_Cand],
-        qvec: npt.NDArray[np.float32] | None,
-        statuses: tuple[str, ...],
-        bm25_weight: float,
-        orders: dict[str, list[int]],
-    ) -> list[_Cand]:
-        """Lift the record after each best match that asks (:mod:`memory.search.replies`),
-        after the neighbour lift: a question it lifted lifts its reply too."""
-        cfg = self.config
-        matches, order = self._log_matches(pool, cands, statuses, cfg.reply_hits, orders, asks)
-        if not matches:
-            return []
-        lift = reply_lift(matches, order, cfg.reply_share)
-        return self._lifted(pool, cands, lift, qvec, bm25_weight)
-
-    def _log_matches(
-        self,
-        pool: CandidatePool,
-        cands: list[_Cand],
-        statuses: tuple[str, ...],
         hits: int,
+        lift: Callable[[list[tuple[int, str, float]], dict[str, list[int]]], dict[int, float]],
+        bm25_weight: float,
+        *,
+        qvec: npt.NDArray[np.float32] | None,
+        statuses: tuple[str, ...],
         orders: dict[str, list[int]],
         keep: Callable[[str], bool] | None = None,
-    ) -> tuple[list[tuple[int, str, float]], dict[str, list[int]]]:
-        """The ``hits`` best daily-log records that are no noise (and that ``keep`` takes by
-        their text) as ``(chunk id, path, fused score)``, and their files' record order.
+    ) -> list[_Cand]:
+        """Raise the records ``lift`` names from the ``hits`` best daily-log records (those
+        ``keep`` takes by their text), given as ``(chunk id, path, fused score)`` with their
+        files' record order; returns the ones that were no candidates yet.
 
-        ``orders`` holds the files' orders read so far this search: both lifts read the same
-        days, and each file is read from the index once.
+        Only records that are no noise start a lift: a greeting or a bare question that
+        matches the query words lifted unrelated lines next to it, which came and went as
+        lines were logged (issue 24: the same query gave 5 results, minutes later 1).
         """
         noise = pool.noise if self.config.filter_noise else None
         best = _best(cands, KIND_LOG, statuses, hits, noise)
         best = [c for c in best if keep is None or keep(c.chunk.text)]
-        missing = [p for p in dict.fromkeys(c.chunk.path for c in best) if p not in orders]
-        if missing:
-            orders.update(self.store.file_order(pool.user_key, missing))
+        if not best:
+            return []
+        self._read_orders(pool.user_key, [c.chunk.path for c in best], orders)
         order = {c.chunk.path: orders[c.chunk.path] for c in best}
-        return [(c.chunk.id, c.chunk.path, c.score) for c in best], order
+        matches = [(c.chunk.id, c.chunk.path, c.score) for c in best]
+        return self._lifted(pool, cands, lift(matches, order), qvec, bm25_weight)
+
+    def _read_orders(self, user_key: str, paths: list[str], orders: dict[str, list[int]]) -> None:
+        """Add the record order of each of these files not in ``orders`` yet (one read a search:
+        both lifts and MMR read the same days)."""
+        missing = [p for p in dict.fromkeys(paths) if p not in orders]
+        if missing:
+            orders.update(self.store.file_order(user_key, missing))
 
     def _shared_context(
         self, user_key: str, live: list[_Cand], orders: dict[str, list[int]]
@@ -454,8 +432,7 @@ class HybridSearcher:
             if a.kind != KIND_LOG or b.kind != KIND_LOG or a.path != b.path:
                 return False
             if a.path not in places:
-                if a.path not in orders:
-                    orders.update(self.store.file_order(user_key, [a.path]))
+                self._read_orders(user_key, [a.path], orders)
                 places[a.path] = {cid: n for n, cid in enumerate(orders[a.path])}
             where = places[a.path]
             if a.id not in where or b.id not in where:
