@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 
+from agent.background import LineBackground
 from agent.query import (
     ConversationQuery,
     RecentVectors,
@@ -113,6 +114,9 @@ class MemoryView:
         # How the user's recent lines shape the search (None or 0 turns: the latest line alone).
         self.conversation = conversation or ConversationQuery()
         self.recent = RecentVectors()
+        # The person's usual line, taken out of the memories' order (the turn's own context
+        # lines join it only after they left it).
+        self.background = LineBackground(searcher.store, self.conversation.turns + 1)
         # In the process's byte-budgeted pool: a person not seen for a while is parsed again.
         self._cache: PoolCache[str, _Parsed] = memory.caches.cache("parsed_memory")
 
@@ -271,6 +275,7 @@ class MemoryView:
             if qvec is not None:
                 context = self.recent.lookup(user_key, self._earlier(lines))
                 hits = self._memory_order(user_key, hits, qvec, context)
+                self._join_background(user_key, query, qvec)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -278,6 +283,13 @@ class MemoryView:
         gated = gate_sections(cands, frozenset(allowed) if allowed else None, len(cands))
         budget = self.budget
         return memories_first(gated, limit, budget.l2_other_max, budget.l2_other_margin), found
+
+    def _join_background(self, user_key: str, query: str, qvec: Vector) -> None:
+        """The turn's line toward the person's usual line; a failed write costs only that."""
+        try:
+            self.background.add(user_key, query, qvec)
+        except Exception:
+            log.warning("%s: the usual line was not updated", user_key, exc_info=True)
 
     def _earlier(self, lines: Sequence[str]) -> list[str]:
         """The recent lines the conversation's context is made of, as their vectors are kept."""
@@ -308,7 +320,10 @@ class MemoryView:
         # A Traditional memory's Simplified view, for the mixed list (memory.index.views).
         simplified = {cid: simp for cid, (_, simp) in halves.items()}
         conv = self.conversation
-        return memory_order(hits, views, qvec, context, conv.weight, conv.rank_offset, simplified)
+        usual = self.background.of(user_key)
+        return memory_order(
+            hits, views, qvec, context, conv.weight, conv.rank_offset, simplified, usual
+        )
 
     def _words(self, query: str, lines: Sequence[str]) -> str:
         """The mixed search's keyword query: the recent lines together

@@ -217,6 +217,7 @@ def memory_order(
     weight: float,
     rank_offset: float,
     mixed_views: Mapping[int, Vector] | None = None,
+    background: Vector | None = None,
 ) -> list[SearchHit]:
     """``hits`` with the memories among them in a better order, every other hit in place.
 
@@ -237,6 +238,11 @@ def memory_order(
     of the turn (its line folded too gave 0.553, bench/RESULTS.md). The best-line list stays
     on the views as written (both lists folded cost the zh set two questions, 1.000 -> 0.963:
     a memory half in English loses to Chinese ones).
+
+    ``background``: the person's usual line (:mod:`agent.background`), taken out of the latest
+    line and the recent ones before both cosine lists compare them: a memory near everything
+    the person says is no sign of this turn (MADial through the bot, Simplified Chinese
+    0.578 -> 0.620, Traditional 0.575 -> 0.612, English 0.662 -> 0.661). None: as they are.
     """
     slots = [i for i, h in enumerate(hits) if h.chunk.id in views]
     if len(slots) < 2:
@@ -244,10 +250,13 @@ def memory_order(
     mems = [hits[i] for i in slots]
     matrix = np.stack([views[h.chunk.id] for h in mems]).astype(np.float32)
     lines = np.stack([latest, *context]).astype(np.float32)
+    mixed = context_vector(latest, context, weight)
+    if background is not None:
+        lines = lines - background.astype(np.float32)
+        mixed = None if mixed is None else mixed - background.astype(np.float32)
     lists = [np.max(matrix @ lines.T, axis=1), -np.arange(len(mems), dtype=np.float32)]
     if mixed_views:
         matrix = np.stack([mixed_views.get(h.chunk.id, views[h.chunk.id]) for h in mems])
-    mixed = context_vector(latest, context, weight)
     if mixed is not None:
         lists.append(matrix.astype(np.float32) @ mixed)
     order = np.argsort(-rank_fusion(lists, rank_offset), kind="stable")

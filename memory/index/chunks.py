@@ -277,6 +277,8 @@ class IndexStore:
         if ids and self._any_memory(ids):
             # A changed or forgotten memory: its summary may be in a description's vector.
             self.conn.execute("DELETE FROM passage_vec WHERE user_key=?", (user_key,))
+            # And the person's usual line (agent.background): a forgotten line may be in it.
+            self.conn.execute("DELETE FROM line_background WHERE user_key=?", (user_key,))
         self._vec_cache.drop(ids)
         self._rows.pop(user_key, None)
         self._memory_ids.pop(user_key, None)
@@ -386,6 +388,33 @@ class IndexStore:
                 ],
             )
             self.conn.commit()
+
+    def line_background(self, user_key: str) -> tuple[npt.NDArray[np.float32], float, int] | None:
+        """The person's usual line as kept (agent.background): (decayed sum, weight, lines),
+        or None (none yet, or a vector of another size)."""
+        with self._lock:
+            row = self.conn.execute(
+                "SELECT weight, lines, vec FROM line_background WHERE user_key=?", (user_key,)
+            ).fetchone()
+        if row is None or len(row[2]) != 4 * self.dim:
+            return None
+        return np.frombuffer(row[2], dtype=np.float32).copy(), float(row[0]), int(row[1])
+
+    def keep_line_background(
+        self, user_key: str, total: npt.NDArray[np.float32], weight: float, lines: int
+    ) -> None:
+        """Store the person's usual line (agent.background)."""
+        with self._lock:
+            try:
+                self.conn.execute(
+                    "INSERT OR REPLACE INTO line_background (user_key, weight, lines, vec) "
+                    "VALUES (?, ?, ?, ?)",
+                    (user_key, weight, lines, np.asarray(total, dtype=np.float32).tobytes()),
+                )
+                self.conn.commit()
+            except BaseException:
+                self._rolled_back()
+                raise
 
     def delete_path(self, user_key: str, path: str) -> None:
         """Drop everything indexed from one file."""

@@ -68,6 +68,15 @@ CREATE TABLE IF NOT EXISTS memory_view (
     vec BLOB NOT NULL
 );
 CREATE INDEX IF NOT EXISTS memory_view_by_user ON memory_view (user_key);
+-- A person's usual line (agent.background): the decayed sum of the query vectors of their
+-- lines, its weight, and how many lines joined. Dropped when one of the person's memories is
+-- forgotten or changed (a forgotten line may be in it), and with the index.
+CREATE TABLE IF NOT EXISTS line_background (
+    user_key TEXT PRIMARY KEY,
+    weight REAL NOT NULL,
+    lines INTEGER NOT NULL,
+    vec BLOB NOT NULL
+);
 """
 
 
@@ -181,6 +190,7 @@ def drop_all(conn: Any, fts: UserFts) -> None:
         "meta",
         "passage_vec",
         "memory_view",
+        "line_background",
     ):
         conn.execute(f"DROP TABLE IF EXISTS {table}")
     conn.commit()
