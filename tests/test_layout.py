@@ -451,7 +451,14 @@ TABLE_OWNERS = {
 }
 # index.db is rebuilt from the Markdown, never migrated: its tables stay with the index.
 INDEX_TABLES = {
-    "memory/index/schema.py": {"files", "chunks", "meta", "passage_vec", "memory_view"},
+    "memory/index/schema.py": {
+        "files",
+        "chunks",
+        "meta",
+        "passage_vec",
+        "memory_view",
+        "line_background",
+    },
     "memory/index/fts.py": {"fts_tables"},
 }
 FROZEN_FOREIGN = {  # the tables m001 and m004 made for other owners before the sets
