@@ -2,7 +2,8 @@
 
 ``forget`` blanks the copies of what the memory said (the rule is :mod:`history.redact`'s), and
 the message it came from, in the user's daily logs, summaries, MEMORY.md's keyword index,
-topic line, session, pending proposals, short-term rows and /why records; then it deletes the
+topic line, session, pending proposals (one still waiting that held a copy is taken back: it
+would make a memory of the forgotten one), short-term rows and /why records; then it deletes the
 entry (and the versions it replaced) from MEMORY.md and the index, keeping one undo copy in
 ``pcai.db`` with the journal of every unit it changed; it re-indexes the files it changed and
 scrubs both databases so no deleted text stays readable in them. ``undo`` puts the entries

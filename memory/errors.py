@@ -229,6 +229,16 @@ class DuplicateMemoryError(ProposalRefusedError):
         self.entry_id = entry_id
 
 
+class ForgottenTextError(ProposalRefusedError):
+    """The text holds ``[forgotten]``, the marker a forget leaves where a copy was: a memory
+    made of it would be made of a forgotten one, and would read as the bot's own mark."""
+
+    code = "refused_forgotten"
+
+    def __init__(self) -> None:
+        super().__init__("refused: the text holds the forget marker")
+
+
 class InvalidProposalError(ProposalRefusedError):
     """The text is too long, or a field value is not one the schema allows.
 

@@ -289,6 +289,9 @@ TEXTS: dict[str, str] = {
     "refused_noise": "Not saved: that reads as {what}, not something to remember.",
     "refused_secret": "Not saved: it looks like it contains {what}, and secrets are never stored.",
     "refused_duplicate": "I already remember that ({entry_id}).",
+    "refused_forgotten": (
+        "Not saved: [forgotten] marks where a forgotten memory was, so no memory may hold it."
+    ),
     "refused_field": "Unknown memory field {field!r}.",
     "refused_value": "The memory field {field!r} has a value of the wrong kind.",
     "refused_class": "memory_class must be one of {allowed}.",

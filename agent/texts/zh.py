@@ -242,6 +242,7 @@ TEXTS: dict[str, str] = {
     "refused_noise": "不會記住：這看起來是閒聊或太短的內容，不是需要記住的資訊。",
     "refused_secret": "不會記住：內容似乎含有{what}，敏感資料一律不儲存。",
     "refused_duplicate": "這條已經記住了（{entry_id}）。",
+    "refused_forgotten": "不會記住：[forgotten] 標示已刪除記憶原本的位置，記憶裡不能有它。",
     "refused_field": "不認得的記憶欄位 {field!r}。",
     "refused_value": "記憶欄位 {field!r} 的值不對。",
     "refused_class": "memory_class 不正確。",

@@ -27,11 +27,12 @@ from dataclasses import dataclass, fields, replace
 from datetime import datetime
 from typing import Any
 
-from memory.base.guards import mask, scan, secrets_in
+from memory.base.guards import FORGOTTEN, mask, scan, secrets_in
 from memory.base.markdown import ENFORCEMENT_LEVELS, MEMORY_CLASSES, Entry, MemoryStatus
 from memory.base.sections import choose_section, known_section
 from memory.errors import (
     DuplicateMemoryError,
+    ForgottenTextError,
     InvalidProposalError,
     NoiseError,
     SensitiveDataError,
@@ -194,10 +195,15 @@ class ConfirmationService:
         An entry named in ``replaces`` is not a duplicate: a new version may keep its text.
         ``message`` is what the user said when the proposal was made: a secret of it is
         refused in the text even without its keyword (a model may write "bank: hunter22").
+        A text holding the forget marker ``[forgotten]`` is refused too.
         """
         text = text.strip()
         if len(text) > MAX_TEXT_CHARS:
             raise InvalidProposalError("refused_too_long", length=len(text), limit=MAX_TEXT_CHARS)
+        if FORGOTTEN in text.casefold():
+            # The mark a forget leaves where a copy was (a model may copy it from the history):
+            # a memory made of it would be made of a forgotten one.
+            raise ForgottenTextError()
         reason = noise_reason(text)
         if reason is not None:
             raise NoiseError(reason)

@@ -36,6 +36,7 @@ from memory.write.proposals import (
     CONFIRMED,
     EXPIRED,
     PENDING,
+    REJECTED,
     Proposal,
     ProposalStatus,
     Reconciled,
@@ -358,16 +359,18 @@ class PendingStore:
     ) -> int:
         """Redact the user's rows (forget); the proposals of ``entry_ids`` become ``blank``.
 
-        ``note(key, before, after)`` hears of each value changed (``<row id>:<column>``), so
-        :meth:`put_back` can undo it.
+        A proposal still waiting whose text (or a field) held a copy is taken back (rejected):
+        confirmed, it would write a memory made of the forgotten one, with ``blank`` in it.
+        ``note(key, before, after)`` hears of each value changed (``<row id>:<column>``, the
+        status too), so :meth:`put_back` can undo it.
         """
         check_user_key(user_key)
         gone = set(entry_ids)
         changed = 0
         with self.state.transaction() as conn:
             rows = conn.execute(
-                "SELECT id, text, fields, conflicts_shown, entry_id FROM pending_memories "
-                "WHERE user_key=?",
+                "SELECT id, text, fields, conflicts_shown, entry_id, status, resolved_ts "
+                "FROM pending_memories WHERE user_key=?",
                 (user_key,),
             ).fetchall()
             for r in rows:
@@ -379,12 +382,20 @@ class PendingStore:
                     red = {k: redact(v) if isinstance(v, str) else v for k, v in values.items()}
                     fields = r["fields"] if red == values else json.dumps(red, ensure_ascii=False)
                 note_text = redact(r["conflicts_shown"])
-                new = {"text": text, "fields": fields, "conflicts_shown": note_text}
-                if tuple(new.values()) != (r["text"], r["fields"], r["conflicts_shown"]):
+                status, resolved = r["status"], r["resolved_ts"]
+                if status == PENDING and (text, fields) != (r["text"], r["fields"]):
+                    status, resolved = REJECTED, datetime.now().timestamp()
+                new = {
+                    "text": text,
+                    "fields": fields,
+                    "conflicts_shown": note_text,
+                    "status": status,
+                }
+                if tuple(new.values()) != tuple(r[column] for column in new):
                     conn.execute(
-                        "UPDATE pending_memories SET text=?, fields=?, conflicts_shown=? "
-                        "WHERE id=?",
-                        (text, fields, note_text, r["id"]),
+                        "UPDATE pending_memories SET text=?, fields=?, conflicts_shown=?, "
+                        "status=?, resolved_ts=? WHERE id=?",
+                        (text, fields, note_text, status, resolved, r["id"]),
                     )
                     changed += 1
                     for column, value in new.items():
@@ -403,4 +414,12 @@ class PendingStore:
                         f"UPDATE pending_memories SET {column}=? "
                         f"WHERE id=? AND user_key=? AND {column}=?",
                         (before, row_id, user_key, after),
+                    )
+                elif column == "status" and (before, after) == (PENDING, REJECTED):
+                    # A proposal the forget took back waits again (it expires when it would
+                    # have); one answered or purged since stays as it is.
+                    conn.execute(
+                        "UPDATE pending_memories SET status=?, resolved_ts=NULL "
+                        "WHERE id=? AND user_key=? AND status=?",
+                        (PENDING, row_id, user_key, REJECTED),
                     )

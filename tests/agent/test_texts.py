@@ -41,6 +41,7 @@ EXAMPLES: list[me.MemoryStoreError | HistoryError] = [
     me.SensitiveDataError(("password",)),
     me.NoiseError("greeting"),
     me.DuplicateMemoryError("m-1"),
+    me.ForgottenTextError(),
     me.InvalidProposalError("refused_too_long", length=2500, limit=2000),
     me.InvalidProposalError("refused_field", field="colour"),
     me.InvalidProposalError("refused_class", allowed=tuple(map(str, MEMORY_CLASSES))),

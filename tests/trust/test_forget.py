@@ -235,7 +235,7 @@ def _rows(services: Services) -> list[tuple[str, ...]]:
     conn = services.state.conn
     out: list[tuple[str, ...]] = []
     for sql in (
-        "SELECT id, text, fields, conflicts_shown FROM pending_memories WHERE user_key=?",
+        "SELECT id, text, fields, conflicts_shown, status FROM pending_memories WHERE user_key=?",
         "SELECT id, content FROM short_term_memory WHERE user_key=?",
         "SELECT user_key, injected FROM last_injection WHERE user_key=?",
         "SELECT id, injected FROM injection_history WHERE user_key=?",

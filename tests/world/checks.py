@@ -4,7 +4,7 @@ Each reads the files (or what the process showed) and compares them with the mod
 
 - every memory the person confirmed and did not remove is in MEMORY.md once, current, with
   the text it has and pinned as they left it; nothing else is current; no version of a
-  forgotten memory is anywhere in the file;
+  forgotten memory is anywhere in the file, and no memory holds the forget marker;
 - each reminder they set is scheduled once, at the instant they meant; nothing else rings;
   the proposals waiting are the ones the model knows; the zone is the one they chose;
 - the proposals waiting for them are the ones they were shown and did not answer;
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from agent.texts import say
 from bot.app import Services
+from memory.base.guards import FORGOTTEN
 from memory.base.users import UserPaths
 from tests.world import files
 from tests.world.person import Person, instant
@@ -46,6 +47,9 @@ def memory_problems(data_dir: Path, person: Person) -> list[str]:
     for m in person.memories:
         if m.id not in live:
             out.append(f"{key}: {m.text!r} is not current as {m.id} in MEMORY.md")
+    marked = sorted(e.text for e in live.values() if FORGOTTEN in e.text)
+    if marked:  # a proposal a forget blanked was confirmed: a memory of a forgotten one
+        out.append(f"{key}: memories hold the forget marker: {marked}")
     back = {e.id for e in files.entries(data_dir, key)} & person.forgotten
     if back:
         out.append(f"{key}: forgotten versions {sorted(back)} are in MEMORY.md again")
