@@ -13,7 +13,7 @@ bench/RESULTS.md, issue 32: MADial through the bot, Simplified 0.578 -> 0.620, T
   otherwise be subtracted from itself); the background is read once ``BACKGROUND_MIN_LINES``
   joined (a few lines are one topic, not how the person talks).
 - A line whose text has a secret never joins: the background is stored, and secrets are stored
-  nowhere (:func:`memory.base.guards.mask`).
+  nowhere (the turn tells, by :func:`memory.base.guards.mask`, which it masks anyway).
 - It is kept in the index (:meth:`memory.index.chunks.IndexStore.line_background`), so a
   restart keeps it; the lines not joined yet are in memory only. Derived, like the rest of the
   index: a rebuild starts it again, and a forgotten or changed memory drops it (a forgotten
@@ -23,13 +23,13 @@ bench/RESULTS.md, issue 32: MADial through the bot, Simplified 0.578 -> 0.620, T
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict, deque
+from collections import deque
 from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.base.guards import mask
+from memory.base.lru import CappedMap
 from memory.index.embedders import Vector
 
 # How many lines the background is about (the decay: each older line weighs 1 - 1/this of the
@@ -70,8 +70,7 @@ class LineBackground:
         self._hold = max(0, hold)
         self._decay = 1.0 - 1.0 / max(1, lines)
         self._min = min_lines
-        self._max_users = max_users
-        self._waiting: OrderedDict[str, deque[Vector]] = OrderedDict()
+        self._waiting: CappedMap[str, deque[Vector]] = CappedMap(max_users)
         self._lock = threading.Lock()
 
     def of(self, user_key: str) -> Vector | None:
@@ -85,15 +84,14 @@ class LineBackground:
             return None
         return (total / np.float32(weight)).astype(np.float32)
 
-    def add(self, user_key: str, text: str, vector: Vector) -> None:
-        """The turn's line ``text`` with its query vector: it joins the background once
-        ``hold`` newer lines came (never, when it holds a secret)."""
+    def add(self, user_key: str, vector: Vector, *, secret: bool) -> None:
+        """The turn's line, by its query vector: it joins the background once ``hold`` newer
+        lines came; never when its text holds a ``secret``."""
         with self._lock:
-            waiting = self._waiting.pop(user_key, None) or deque()
-            self._waiting[user_key] = waiting
-            while len(self._waiting) > self._max_users:
-                self._waiting.popitem(last=False)
-            if mask(text) != text:
+            waiting = self._waiting.get(user_key)
+            if waiting is None:
+                waiting = self._waiting[user_key] = deque()
+            if secret:
                 return
             waiting.append(np.asarray(vector, dtype=np.float32))
             while len(waiting) > self._hold:

@@ -238,7 +238,10 @@ class MemoryView:
             allowed = self._allowed(user_key, text, parsed, qvec)
             # Gating and the memories-first order drop hits after the search: search deeper.
             k = limit * 3
-            mixed, earlier = self._mixed(user_key, query, qvec, lines)
+            # As the session stores the line (secrets masked): the recent vectors are looked
+            # up by it, and a line with a secret never joins the person's usual line.
+            masked = mask(query)
+            mixed, earlier = self._mixed(user_key, masked, qvec, lines)
             floor, share = self.budget.l2_memory_min_score, self.budget.l2_memory_share
             hits: list[SearchHit] = []
             if qvec is not None:
@@ -275,7 +278,7 @@ class MemoryView:
             if qvec is not None:
                 context = self.recent.lookup(user_key, self._earlier(lines))
                 hits = self._memory_order(user_key, hits, qvec, context)
-                self._join_background(user_key, query, qvec)
+                self._join_background(user_key, qvec, secret=masked != query)
         except Exception:  # embedder down, index damaged: answer without L2, never fail
             log.warning("%s: memory search failed; answering without it", user_key, exc_info=True)
             return [], ()
@@ -284,10 +287,10 @@ class MemoryView:
         budget = self.budget
         return memories_first(gated, limit, budget.l2_other_max, budget.l2_other_margin), found
 
-    def _join_background(self, user_key: str, query: str, qvec: Vector) -> None:
+    def _join_background(self, user_key: str, qvec: Vector, *, secret: bool) -> None:
         """The turn's line toward the person's usual line; a failed write costs only that."""
         try:
-            self.background.add(user_key, query, qvec)
+            self.background.add(user_key, qvec, secret=secret)
         except Exception:
             log.warning("%s: the usual line was not updated", user_key, exc_info=True)
 
@@ -334,9 +337,10 @@ class MemoryView:
         return context_text(query, lines, conv.turns, MAX_QUERY_CHARS)
 
     def _mixed(
-        self, user_key: str, query: str, qvec: Vector | None, lines: Sequence[str]
+        self, user_key: str, masked: str, qvec: Vector | None, lines: Sequence[str]
     ) -> tuple[Vector | None, list[Vector]]:
         """The context search's vectors: (None, []) to search the latest line alone.
+        ``masked``: the latest line with its secrets masked, as the session stores it.
 
         ``per_line`` (off by default): the latest line's vector and the recent lines' as
         separate queries, a candidate keeping its best similarity (the searcher's line
@@ -347,8 +351,7 @@ class MemoryView:
         conv = self.conversation
         if qvec is None or conv.turns <= 0:
             return None, []
-        # Kept as the session stores the line (secrets masked), which is how it is looked up.
-        self.recent.remember(user_key, mask(query), qvec)
+        self.recent.remember(user_key, masked, qvec)
         context = self.recent.lookup(user_key, self._earlier(lines))
         if not conv.per_line:
             return context_vector(qvec, context, conv.weight), []

@@ -252,8 +252,9 @@ def memory_order(
     lines = np.stack([latest, *context]).astype(np.float32)
     mixed = context_vector(latest, context, weight)
     if background is not None:
-        lines = lines - background.astype(np.float32)
-        mixed = None if mixed is None else mixed - background.astype(np.float32)
+        usual = background.astype(np.float32)
+        lines = lines - usual
+        mixed = None if mixed is None else mixed - usual
     lists = [np.max(matrix @ lines.T, axis=1), -np.arange(len(mems), dtype=np.float32)]
     if mixed_views:
         matrix = np.stack([mixed_views.get(h.chunk.id, views[h.chunk.id]) for h in mems])

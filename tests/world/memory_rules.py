@@ -159,6 +159,9 @@ class MemoryRules(Ground):
         if not gone:
             return
         assert gone == [m.id], f"/forget {m.id} ({m.text!r}) also removed {gone}"
+        # The person's usual line (agent.background) may hold a forgotten line: it goes too.
+        usual = self.proc.services.memory.searcher.store.line_background(person.key)
+        assert usual is None, f"/forget {m.id} left the person's usual line ({usual[2]} lines)"
         person.memories.remove(m)
         person.forgotten |= set(m.versions)
         person.acted(f"/forget {m.id} ({m.text})", kept, state)
